@@ -1,0 +1,40 @@
+"""Initial locations of the per-class inducing points ``Z`` with shape ``[C, M, D]``."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+
+
+def init_inducing_points(X: np.ndarray, n_latent: int, n_inducing: int, method: str = "random",
+                         shared: bool = False, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Choose inducing points from the training inputs.
+
+    Args:
+        X: ``[N, D]`` training inputs (already scaled as the model sees them).
+        n_latent: C, the number of latent functions.
+        n_inducing: M <= N.
+        method: ``"random"`` picks M distinct training points (the papers' choice);
+            ``"kmeans++"`` uses k-means++ seeding (scikit-learn), which spreads them out.
+        shared: use the same M points for every latent function.
+        rng: NumPy generator for reproducibility.
+    Returns:
+        ``[C, M, D]`` array.
+    """
+    rng = np.random.default_rng() if rng is None else rng
+    n = X.shape[0]
+    if n_inducing > n:
+        raise ValueError(f"n_inducing={n_inducing} exceeds the number of training points {n}")
+    draws = 1 if shared else n_latent
+    out = []
+    for _ in range(draws):
+        if method == "random":
+            out.append(X[rng.choice(n, size=n_inducing, replace=False)])
+        elif method == "kmeans++":
+            centers, _ = kmeans_plusplus(np.asarray(X), n_inducing,
+                                         random_state=int(rng.integers(2**31 - 1)))
+            out.append(centers)
+        else:
+            raise ValueError(f"unknown inducing-point initialisation {method!r}; use 'random' or 'kmeans++'")
+    Z = np.stack(out)
+    return np.repeat(Z, n_latent, axis=0) if shared else Z

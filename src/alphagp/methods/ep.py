@@ -1,0 +1,284 @@
+"""Scalable (power) expectation propagation for multi-class GP classification.
+
+Implements the method of ``scalable-multiclass-gpc-ep.txt`` (EP and stochastic EP) with the
+power alpha of ``alpha-divergence-multiclass-gpc.txt`` (Appendix A; alpha = 1 is EP).
+
+Model. C latent functions, each with M inducing points ``Z[c]`` and inducing values
+``u^c ~ N(0, K_c)``. One factor phi_{i,k} per data point i and class k != y_i
+(eq. 6, 33). The factor depends on u only through the scalar projections
+``h_i^c = v_i^c' u^c`` with ``v_i^c = K_c^{-1} k_c(Z_c, x_i)``, so its Gaussian
+approximation is rank one in u-space (eq. 8, 20-23): precision ``C1 v v'`` and natural mean
+``C2 v`` on class y_i and on class k. All cavities, tilted moments and site updates therefore
+happen on scalars ("h-space"); u-space is only touched to rebuild q.
+
+Storage (buffers, so ``state_dict`` holds the whole approximation):
+
+* ``site_precision``, ``site_natural`` ``[C, M, M]``, ``[C, M]``: the sum of all sites' natural
+  parameters in u-space. For SEP (``tied=True``) this is the tied factor raised to the number
+  of factors n = N (C - 1), and nothing else is stored: memory O(C M^2), independent of N
+  (section 2.3.1).
+* EP only: ``factor_c1``, ``factor_c2`` ``[N, C, 2]`` (C1, C2 of factor (i, k) on the winning
+  class y_i in ``[..., 0]`` and on class k in ``[..., 1]``) and ``factor_v`` ``[N, C, M]``, the
+  v_i^c each point's sites were last stored with, so a mini-batch can take its own old
+  contribution out of the running sum exactly.
+
+A step on a batch B (all data in batch training) costs O(C (M^3 + |B| M^2)):
+
+1. q restricted to the batch: the running sum minus the batch's stored contribution, plus the
+   batch's sites re-expressed along the current v_i (in batch mode this is eq. 25-27).
+2. Cavities in h-space (eq. 28-32, A.7-A.9), tilted moments through the likelihood
+   (eq. 34-46, A.10-A.15), new sites C1, C2 divided by alpha (eq. 48-55, A.17-A.20),
+   damped in parallel (Appendix E). A site that would get negative precision or a non-finite
+   value is not updated; ``n_skipped_updates`` counts these events.
+3. ``objective`` is log Z_q (eq. 9, 57-61; A.23-A.27) with the sites held fixed, scaled by
+   N/|B| on mini-batches (eq. 12); autodiff gives the gradient w.r.t. kernel
+   hyper-parameters and inducing points (eq. 10, 62-64).
+
+Computations use whitened coordinates w = L^{-1} u (K = L L'): q(w) = N(B^{-1} b, B^{-1})
+with B = I + L' Lambda L and b = L' eta.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..kernels import ARDKernel
+from ..likelihoods import HeavisideLikelihood
+from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky
+
+_MIN_VARIANCE = 1e-10
+
+
+class ScalableEP(nn.Module):
+    """EP (``tied=False``) or SEP (``tied=True``) with power ``alpha`` for multi-class GPC.
+
+    Args:
+        inducing_points: ``[C, M, D]`` initial inducing inputs.
+        kernel: an :class:`ARDKernel` for the C latent functions.
+        n_data: N, the number of training points (sizes the EP site storage and the
+            mini-batch scaling).
+        alpha: power of power EP in (0, 1]; 1 is EP.
+        damping: rho in (0, 1]; new site = rho * update + (1 - rho) * old (Appendix E).
+        tied: stochastic EP, one tied factor (memory independent of N).
+        likelihood: defaults to :class:`HeavisideLikelihood`.
+    """
+
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
+                 alpha: float = 1.0, damping: float = 0.5, tied: bool = False,
+                 likelihood: HeavisideLikelihood | None = None):
+        super().__init__()
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+        if not 0.0 < damping <= 1.0:
+            raise ValueError(f"damping must lie in (0, 1], got {damping}")
+        C, M, _ = inducing_points.shape
+        if C < 2:
+            raise ValueError("multi-class EP needs at least 2 latent functions")
+        dtype = inducing_points.dtype
+        self.kernel = kernel
+        self.inducing_points = nn.Parameter(inducing_points.clone())
+        self.likelihood = likelihood or HeavisideLikelihood()
+        self.alpha = float(alpha)
+        self.damping = float(damping)
+        self.tied = bool(tied)
+        self.n_data = int(n_data)
+        self.n_classes = C
+        self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
+        self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
+        self.register_buffer("n_skipped_updates", torch.zeros((), dtype=torch.long))
+        if not self.tied:
+            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=dtype))
+            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=dtype))
+            self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
+        self._cache = None
+
+    # ------------------------------------------------------------------ kernel quantities
+    def _features(self, X: torch.Tensor):
+        """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
+        Z = self.inducing_points
+        Kuu = self.kernel.cross(Z, Z)
+        L = stable_cholesky(Kuu + 1e-6 * self.kernel.amplitude.max().detach()
+                            * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
+        Psi = torch.linalg.solve_triangular(L, self.kernel.cross(Z, X), upper=False)
+        s = (self.kernel.diag(X.shape[0]) - (Psi * Psi).sum(1)).clamp_min(_MIN_VARIANCE)
+        return L, Psi, s
+
+    def _cached_features(self, X, batch_id):
+        """Kernel quantities of the batch ``local_update`` just saw, or fresh ones.
+
+        ``local_update`` computes them with autograd on and leaves them here, so the
+        ``objective`` call that follows on the same batch (same ``idx`` object) reuses them.
+        """
+        cache, self._cache = self._cache, None
+        if cache is not None and cache[0] is batch_id:
+            return cache[1]
+        return self._features(X)
+
+    # ------------------------------------------------------------------ site bookkeeping
+    def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
+        """Total site precision and natural mean per point and class, ``[B, C]`` each (eq. 26-27)."""
+        c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
+        onehot = torch.nn.functional.one_hot(y, self.n_classes).to(c1.dtype)
+        prec = c1[..., 1] + onehot * c1[..., 0].sum(1, keepdim=True)
+        nat = c2[..., 1] + onehot * c2[..., 0].sum(1, keepdim=True)
+        return prec, nat
+
+    def _rest_of_sum(self, y: torch.Tensor, idx: torch.Tensor):
+        """Running u-space sum minus the batch's stored contribution (EP only)."""
+        if idx.numel() == self.n_data:
+            return torch.zeros_like(self.site_precision), torch.zeros_like(self.site_natural)
+        prec, nat = self._point_sites(y, idx)                        # [B, C]
+        v = self.factor_v[idx]                                       # [B, C, M]
+        lam = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
+        eta = torch.einsum("bcm,bc->cm", v, nat)
+        return self.site_precision - lam, self.site_natural - eta
+
+    # ------------------------------------------------------------------ Gaussian algebra
+    @staticmethod
+    def _whitened(L, precision, natural):
+        """B = I + L' Lambda L and b = L' eta for u-space natural parameters."""
+        Lt = L.transpose(-1, -2)
+        Bm = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device) + Lt @ precision @ L
+        return Bm, (Lt @ natural[..., None])[..., 0]
+
+    @staticmethod
+    def _marginals(Bm, b, Psi):
+        """Means and variances ``[C, B]`` of h = psi' w under N(B^{-1} b, B^{-1}), and the chol of B."""
+        LB = stable_cholesky(Bm)
+        A = torch.linalg.solve_triangular(LB, Psi, upper=False)
+        c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)
+        return (A * c).sum(1), (A * A).sum(1).clamp_min(_MIN_VARIANCE), LB, c[..., 0]
+
+    def _q_batch(self, L, Psi, y, idx):
+        """Whitened q for a batch, and (EP) the running sum without the batch's old sites.
+
+        EP re-expresses the batch's sites along the current v_i (eq. 25-27 in batch mode).
+        """
+        if self.tied:
+            return (*self._whitened(L, self.site_precision, self.site_natural), None)
+        rest = self._rest_of_sum(y, idx)
+        Bm, b = self._whitened(L, *rest)
+        prec, nat = self._point_sites(y, idx)                        # [B, C]
+        Bm = Bm + torch.einsum("cmb,bc,cnb->cmn", Psi, prec, Psi)
+        b = b + torch.einsum("cmb,bc->cm", Psi, nat)
+        return Bm, b, rest
+
+    # ------------------------------------------------------------------ cavities and tilted
+    def _cavities(self, L, Psi, y, idx):
+        """Cavity means/variances of (h^{y_i}, h^k) for every factor, and g(cavity) - g(q).
+
+        Returns dict with ``[B, C]`` tensors ``m_w, v_w`` (winning class side), ``m_l, v_l``
+        (class k side), ``g_diff`` (the log-normaliser difference of each factor's cavity and
+        q), the Cholesky ``LB`` of B and ``c = LB^{-1} b`` for the energy, and (EP) ``rest``,
+        the running u-space sum without the batch's old sites.
+        """
+        Bm, b, rest = self._q_batch(L, Psi, y, idx)
+        mean, var, LB, c = self._marginals(Bm, b, Psi)
+        mean, var = mean.T, var.T                                    # [B, C]
+        out = {"LB": LB, "c": c, "rest": rest}
+        if self.tied:
+            shrink = 1.0 - self.alpha / self._n_factors
+            Bc, bc = self._whitened(L, shrink * self.site_precision, shrink * self.site_natural)
+            m_cav, v_cav, LBc, cc = self._marginals(Bc, bc, Psi)
+            m_cav, v_cav = m_cav.T, v_cav.T
+            g_cav = -log_det_from_cholesky(LBc) + (cc * cc).sum(-1)
+            g_q = -log_det_from_cholesky(LB) + (c * c).sum(-1)
+            out["g_diff"] = 0.5 * (g_cav - g_q).sum() * torch.ones_like(m_cav)
+            out["m_w"], out["v_w"] = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
+            out["m_l"], out["v_l"] = m_cav, v_cav
+            out["m_w"], out["v_w"] = out["m_w"].expand_as(m_cav), out["v_w"].expand_as(m_cav)
+            return out
+        tau, nu = 1.0 / var, mean / var
+        c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
+        a = self.alpha
+        tau_w = (tau.gather(1, y[:, None]) - a * c1[..., 0]).clamp_min(_MIN_VARIANCE)
+        nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
+        tau_l = (tau - a * c1[..., 1]).clamp_min(_MIN_VARIANCE)
+        nu_l = nu - a * c2[..., 1]
+        out["m_w"], out["v_w"] = nu_w / tau_w, 1.0 / tau_w
+        out["m_l"], out["v_l"] = nu_l / tau_l, 1.0 / tau_l
+        g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
+        out["g_diff"] = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
+                         + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
+        return out
+
+    def _tilted(self, cav, s, y):
+        """log Z_{i,k} and derivatives for every factor, ``[B, C]`` each."""
+        s_b = s.T                                                    # [B, C]
+        s_d = s_b.gather(1, y[:, None]) + s_b
+        return self.likelihood.tilted(cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"], s_d, self.alpha)
+
+    # ------------------------------------------------------------------ method interface
+    @property
+    def _n_factors(self) -> int:
+        return self.n_data * (self.n_classes - 1)
+
+    @torch.no_grad()
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> None:
+        """Parallel damped (power) EP update of all factors of the batch (Appendix D-E)."""
+        with torch.enable_grad():
+            feats = self._features(X)
+        self._cache = (idx, feats)
+        L, Psi, s = (t.detach() for t in feats)
+        cav = self._cavities(L, Psi, y, idx)
+        _, g1, g2 = self._tilted(cav, s, y)
+        a = self.alpha
+        # new site = (tilted marginal - cavity) / alpha in natural parameters (eq. 48-55, A.17-A.20)
+        denom_w = 1.0 + cav["v_w"] * g2
+        denom_l = 1.0 + cav["v_l"] * g2
+        new_c1 = torch.stack((-g2 / denom_w, -g2 / denom_l), -1) / a
+        new_c2 = torch.stack(((g1 - cav["m_w"] * g2) / denom_w,
+                              (-g1 - cav["m_l"] * g2) / denom_l), -1) / a
+        is_factor = torch.ones_like(g1, dtype=torch.bool).scatter_(1, y[:, None], False)
+        ok = (torch.isfinite(new_c1).all(-1) & torch.isfinite(new_c2).all(-1)
+              & (new_c1 >= 0).all(-1) & (denom_w > 0) & (denom_l > 0))
+        self.n_skipped_updates += int((is_factor & ~ok).sum())
+        keep = (is_factor & ok)[..., None]
+        V = torch.linalg.solve_triangular(L.transpose(-1, -2), Psi, upper=True)   # v_i: [C, M, B]
+        rho = self.damping
+        if self.tied:
+            new_c1 = torch.where(keep, new_c1, 0.0)
+            new_c2 = torch.where(keep, new_c2, 0.0)
+            onehot = torch.nn.functional.one_hot(y, self.n_classes).to(new_c1.dtype)
+            prec = new_c1[..., 1] + onehot * new_c1[..., 0].sum(1, keepdim=True)
+            nat = new_c2[..., 1] + onehot * new_c2[..., 0].sum(1, keepdim=True)
+            frac = rho * idx.numel() * (self.n_classes - 1) / self._n_factors
+            self.site_precision.mul_(1.0 - frac).add_(rho * torch.einsum("cmb,bc,cnb->cmn", V, prec, V))
+            self.site_natural.mul_(1.0 - frac).add_(rho * torch.einsum("cmb,bc->cm", V, nat))
+            return
+        rest_prec, rest_nat = cav["rest"]
+        old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
+        self.factor_c1[idx] = torch.where(keep, rho * new_c1 + (1 - rho) * old_c1, old_c1)
+        self.factor_c2[idx] = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
+        prec, nat = self._point_sites(y, idx)
+        self.site_precision.copy_(rest_prec + torch.einsum("cmb,bc,cnb->cmn", V, prec, V))
+        self.site_natural.copy_(rest_nat + torch.einsum("cmb,bc->cm", V, nat))
+        self.factor_v[idx] = V.permute(2, 0, 1)
+
+    def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
+
+        Differentiable w.r.t. the kernel hyper-parameters and the inducing points; the EP
+        sites are buffers and stay fixed (eq. 10, 62-64).
+        """
+        L, Psi, s = self._cached_features(X, idx)
+        cav = self._cavities(L, Psi, y, idx)
+        log_z, _, _ = self._tilted(cav, s, y)
+        is_factor = torch.ones_like(log_z, dtype=torch.bool).scatter_(1, y[:, None], False)
+        data = torch.where(is_factor, log_z + cav["g_diff"], 0.0).sum() / self.alpha
+        prior = (-log_det_from_cholesky(cav["LB"]) + (cav["c"] * cav["c"]).sum(-1)).sum() * 0.5
+        return prior + data * (self.n_data / idx.numel())
+
+    @torch.no_grad()
+    def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Marginal means and variances ``[N, C]`` of f(x), additive noise included (eq. 65-67)."""
+        L, Psi, s = self._features(X)
+        Bm, b = self._whitened(L, self.site_precision, self.site_natural)
+        mean, var, _, _ = self._marginals(Bm, b, Psi)
+        return mean.T, (s + var).T
+
+    @torch.no_grad()
+    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
+        """``[N, C]`` class probabilities by 1-D quadrature (eq. 68)."""
+        return self.likelihood.predict_proba(*self.predict_f(X))

@@ -1,0 +1,42 @@
+"""Classification metrics on predicted probabilities ``proba`` ``[N, C]`` and integer labels ``[N]``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EPS = 1e-300
+
+
+def error_rate(proba: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of points whose most probable class is not the label."""
+    return float(np.mean(np.argmax(proba, axis=1) != y))
+
+
+def negative_log_likelihood(proba: np.ndarray, y: np.ndarray) -> float:
+    """Mean negative log predictive probability of the true label (nats)."""
+    return float(-np.mean(np.log(np.maximum(proba[np.arange(len(y)), y], _EPS))))
+
+
+def brier_score(proba: np.ndarray, y: np.ndarray) -> float:
+    """Mean over points of sum_c (p_c - [y = c])^2 (multi-class Brier score, in [0, 2])."""
+    onehot = np.zeros_like(proba)
+    onehot[np.arange(len(y)), y] = 1.0
+    return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+
+
+def expected_calibration_error(proba: np.ndarray, y: np.ndarray, n_bins: int = 15) -> float:
+    """Top-label ECE: sum_b |B_b|/N * |accuracy(B_b) - confidence(B_b)| over equal-width bins."""
+    conf = proba.max(axis=1)
+    correct = np.argmax(proba, axis=1) == y
+    bins = np.minimum((conf * n_bins).astype(int), n_bins - 1)
+    total = 0.0
+    for b in np.unique(bins):
+        sel = bins == b
+        total += sel.sum() * abs(correct[sel].mean() - conf[sel].mean())
+    return float(total / len(y))
+
+
+def all_metrics(proba: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """error, nll, ece and brier in one dict."""
+    return {"error": error_rate(proba, y), "nll": negative_log_likelihood(proba, y),
+            "ece": expected_calibration_error(proba, y), "brier": brier_score(proba, y)}
