@@ -98,8 +98,8 @@ class ScalableEP(nn.Module):
         """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
         Z = self.inducing_points
         Kuu = self.kernel.cross(Z, Z)
-        L = stable_cholesky(Kuu + 1e-6 * self.kernel.amplitude.max().detach()
-                            * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
+        jitter = 1e-6 * self.kernel.amplitude.expand(self.n_classes)[:, None, None]
+        L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
         Psi = torch.linalg.solve_triangular(L, self.kernel.cross(Z, X), upper=False)
         s = (self.kernel.diag(X.shape[0]) - (Psi * Psi).sum(1)).clamp_min(_MIN_VARIANCE)
         return L, Psi, s

@@ -1,0 +1,27 @@
+import numpy as np
+import torch
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+from alphagp.kernels import ARDKernel
+
+
+def test_ard_kernel_matches_scikit_learn(rng):
+    A, B = rng.standard_normal((7, 3)), rng.standard_normal((5, 3))
+    ls = np.array([[0.5, 1.0, 2.0], [1.5, 0.7, 0.9]])
+    k = ARDKernel(2, 3, lengthscale=torch.tensor(ls), amplitude=torch.tensor([1.3, 0.4]), noise=0.2)
+    K = k.cross(torch.tensor(A), torch.tensor(B)).detach().numpy()
+    for c, amp in enumerate([1.3, 0.4]):
+        ref = (ConstantKernel(amp) * RBF(ls[c]))(A, B)
+        assert np.allclose(K[c], ref, atol=1e-12)
+    assert np.allclose(k.diag(4).detach().numpy(), np.array([[1.5] * 4, [0.6] * 4]))
+
+
+def test_shared_kernel_broadcasts_and_per_class_inputs_work(rng):
+    k = ARDKernel(3, 2, shared=True, lengthscale=0.8)
+    Z = torch.tensor(rng.standard_normal((3, 4, 2)))
+    X = torch.tensor(rng.standard_normal((6, 2)))
+    K = k.cross(Z, X)
+    assert K.shape == (3, 4, 6)
+    ref = RBF(0.8)(Z[1].numpy(), X.numpy())
+    assert np.allclose(K[1].detach().numpy(), ref)
+    assert k.raw_lengthscale.shape == (1, 2)

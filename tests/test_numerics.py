@@ -1,0 +1,53 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import norm
+
+from alphagp.numerics import (CholeskyError, gauss_hermite, gaussian_log_normaliser,
+                              inverse_mills, log_det_from_cholesky, log_ndtr, stable_cholesky)
+
+
+def test_cholesky_of_a_positive_definite_batch_reconstructs_it(rng):
+    A = rng.standard_normal((3, 5, 5))
+    A = torch.tensor(A @ A.transpose(0, 2, 1) + 5 * np.eye(5))
+    L = stable_cholesky(A)
+    assert torch.allclose(L @ L.transpose(-1, -2), A, atol=1e-10)
+    assert torch.allclose(log_det_from_cholesky(L), torch.logdet(A))
+
+
+def test_cholesky_escalates_jitter_on_a_singular_matrix(rng):
+    x = torch.tensor(rng.standard_normal((6, 1)))
+    A = x @ x.T  # rank one: plain Cholesky fails
+    assert torch.any(torch.linalg.cholesky_ex(A).info)
+    L = stable_cholesky(A)
+    assert torch.allclose(L @ L.T, A, atol=1e-3 * A.diagonal().mean().item())
+
+
+def test_cholesky_raises_a_clear_error_when_jitter_is_not_enough():
+    A = torch.tensor([[1.0, 0.0], [0.0, -1.0]], dtype=torch.float64)
+    with pytest.raises(CholeskyError, match="not positive definite"):
+        stable_cholesky(A, max_tries=3)
+
+
+def test_gauss_hermite_matches_gaussian_moments():
+    x, w = gauss_hermite(20)
+    for k, moment in [(0, 1), (2, 1), (4, 3), (6, 15)]:
+        assert float((w * x**k).sum()) == pytest.approx(moment, rel=1e-12)
+    assert float((w * torch.cos(x)).sum()) == pytest.approx(math.exp(-0.5), rel=1e-12)
+
+
+def test_log_ndtr_and_inverse_mills_match_scipy_in_the_tails():
+    x = np.array([-40.0, -10.0, -1.0, 0.0, 3.0, 12.0])
+    assert np.allclose(log_ndtr(torch.tensor(x)).numpy(), norm.logcdf(x), rtol=1e-12)
+    expected = np.exp(norm.logpdf(x) - norm.logcdf(x))
+    assert np.allclose(inverse_mills(torch.tensor(x)).numpy(), expected, rtol=1e-10)
+
+
+def test_log_normaliser_is_log_of_gaussian_integral():
+    tau, nu = torch.tensor(2.5, dtype=torch.float64), torch.tensor(-0.7, dtype=torch.float64)
+    # int exp(-tau/2 h^2 + nu h) dh = sqrt(2 pi / tau) exp(nu^2 / (2 tau))
+    from scipy.integrate import quad
+    val, _ = quad(lambda h: math.exp(-0.5 * 2.5 * h * h - 0.7 * h), -50, 50)
+    assert float(gaussian_log_normaliser(tau, nu)) == pytest.approx(math.log(val), rel=1e-10)
