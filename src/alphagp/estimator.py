@@ -124,9 +124,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
 
-    def _validate_X(self, X, reset):
+    def _validate(self, X, y="no_validation", reset=False):
+        """scikit-learn's validation, with a clearer message for non-numeric features."""
         try:
-            return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=True)
+            return validate_data(self, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True)
         except ValueError as err:
             if "could not convert" in str(err):
                 raise ValueError(f"GPClassifier needs numeric features: {err}") from err
@@ -152,12 +153,12 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                 :class:`~alphagp.training.MetricsRecorder`).
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        X, y = self._validate(X, y, reset=True)
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
         self.classes_ = encoder.classes_
         if len(self.classes_) < 2:
-            raise ValueError(f"GPClassifier needs at least 2 classes in y; got only the class "
+            raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         y_idx = encoder.transform(y)
         n, d = X.shape
@@ -211,7 +212,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:
         """``[N, C]`` class probabilities (columns ordered as ``classes_``)."""
         check_is_fitted(self, "model_")
-        X = self._validate_X(X, reset=False)
+        X = self._validate(X)
         Xs = (X - self.mean_) / self.scale_
         dtype = _DTYPES[self.dtype]
         out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype)).numpy()
@@ -227,6 +228,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """``[N]`` most probable class labels."""
+        check_is_fitted(self, "model_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def score(self, X, y, sample_weight=None) -> float:
