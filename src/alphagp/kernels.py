@@ -81,8 +81,11 @@ class ARDKernel(nn.Module):
         ls = self.lengthscale[:, None, :]  # [G, 1, D]
         A_ = A / ls if A.dim() == 3 else A[None] / ls
         B_ = B / ls if B.dim() == 3 else B[None] / ls
-        sq = (A_ * A_).sum(-1)[:, :, None] + (B_ * B_).sum(-1)[:, None, :] - 2.0 * A_ @ B_.transpose(-1, -2)
-        K = self.amplitude[:, None, None] * torch.exp(-0.5 * sq.clamp_min(0.0))
+        # log k = log a - |A_|^2 / 2 - |B_|^2 / 2 + A_ . B_, fused into one baddbmm and one exp
+        base = (torch.log(self.amplitude)[:, None, None] - 0.5 * (A_ * A_).sum(-1)[:, :, None]
+                - 0.5 * (B_ * B_).sum(-1)[:, None, :])
+        A_, B_ = A_.expand(base.shape[0], -1, -1), B_.expand(base.shape[0], -1, -1)
+        K = torch.exp(torch.baddbmm(base, A_, B_.transpose(-1, -2)))
         return K.expand(self.n_latent, -1, -1) if K.shape[0] == 1 else K
 
     def diag(self, n: int) -> torch.Tensor:

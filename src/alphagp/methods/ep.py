@@ -148,7 +148,22 @@ class ScalableEP(nn.Module):
         LB = stable_cholesky(Bm)
         A = torch.linalg.solve_triangular(LB, Psi, upper=False)
         c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)
-        return (A * c).sum(1), (A * A).sum(1).clamp_min(_MIN_VARIANCE), LB, c[..., 0]
+        mean = (c.transpose(-1, -2) @ A)[:, 0]
+        return mean, (A * A).sum(1).clamp_min(_MIN_VARIANCE), LB, c[..., 0]
+
+    @staticmethod
+    def _scaled_gram(Psi, weights):
+        """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
+        return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
+
+    @staticmethod
+    def _to_u_space(L, gram, vec):
+        """Whitened natural parameters (L' Lambda L, L' eta) back to u-space (Lambda, eta)."""
+        Lt = L.transpose(-1, -2)
+        half = torch.linalg.solve_triangular(Lt, gram, upper=True)                 # L^{-T} G
+        precision = torch.linalg.solve_triangular(Lt, half.transpose(-1, -2), upper=True)
+        natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
+        return 0.5 * (precision + precision.transpose(-1, -2)), natural
 
     def _q_batch(self, L, Psi, y, idx):
         """Whitened q for a batch, and (EP) the running sum without the batch's old sites.
@@ -160,9 +175,7 @@ class ScalableEP(nn.Module):
         rest = self._rest_of_sum(y, idx)
         Bm, b = self._whitened(L, *rest)
         prec, nat = self._point_sites(y, idx)                        # [B, C]
-        Bm = Bm + torch.einsum("cmb,bc,cnb->cmn", Psi, prec, Psi)
-        b = b + torch.einsum("cmb,bc->cm", Psi, nat)
-        return Bm, b, rest
+        return Bm + self._scaled_gram(Psi, prec), b + (Psi @ nat.T[..., None])[..., 0], rest
 
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, y, idx):
@@ -235,7 +248,6 @@ class ScalableEP(nn.Module):
               & (new_c1 >= 0).all(-1) & (denom_w > 0) & (denom_l > 0))
         self.n_skipped_updates += int((is_factor & ~ok).sum())
         keep = (is_factor & ok)[..., None]
-        V = torch.linalg.solve_triangular(L.transpose(-1, -2), Psi, upper=True)   # v_i: [C, M, B]
         rho = self.damping
         if self.tied:
             new_c1 = torch.where(keep, new_c1, 0.0)
@@ -243,18 +255,24 @@ class ScalableEP(nn.Module):
             onehot = torch.nn.functional.one_hot(y, self.n_classes).to(new_c1.dtype)
             prec = new_c1[..., 1] + onehot * new_c1[..., 0].sum(1, keepdim=True)
             nat = new_c2[..., 1] + onehot * new_c2[..., 0].sum(1, keepdim=True)
+            batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
+                                                     (Psi @ nat.T[..., None])[..., 0])
             frac = rho * idx.numel() * (self.n_classes - 1) / self._n_factors
-            self.site_precision.mul_(1.0 - frac).add_(rho * torch.einsum("cmb,bc,cnb->cmn", V, prec, V))
-            self.site_natural.mul_(1.0 - frac).add_(rho * torch.einsum("cmb,bc->cm", V, nat))
+            self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
+            self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
             return
         rest_prec, rest_nat = cav["rest"]
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
         self.factor_c1[idx] = torch.where(keep, rho * new_c1 + (1 - rho) * old_c1, old_c1)
         self.factor_c2[idx] = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
         prec, nat = self._point_sites(y, idx)
-        self.site_precision.copy_(rest_prec + torch.einsum("cmb,bc,cnb->cmn", V, prec, V))
-        self.site_natural.copy_(rest_nat + torch.einsum("cmb,bc->cm", V, nat))
-        self.factor_v[idx] = V.permute(2, 0, 1)
+        batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
+                                                 (Psi @ nat.T[..., None])[..., 0])
+        self.site_precision.copy_(rest_prec + batch_prec)
+        self.site_natural.copy_(rest_nat + batch_nat)
+        if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
+            self.factor_v[idx] = torch.linalg.solve_triangular(
+                L.transpose(-1, -2), Psi, upper=True).permute(2, 0, 1)
 
     def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
