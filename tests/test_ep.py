@@ -138,3 +138,24 @@ def test_minibatch_and_batch_ep_reach_comparable_nll():
     mini = GPClassifier(n_inducing=25, max_iter=40, batch_size=60, random_state=0).fit(Xtr, ytr)
     nll_batch, nll_mini = batch.evaluate(Xte, yte)["nll"], mini.evaluate(Xte, yte)["nll"]
     assert nll_mini == pytest.approx(nll_batch, abs=0.06)
+
+
+def test_ep_refuses_minibatch_updates_after_full_batch_updates():
+    model, X, y, idx = _tiny(n=12)
+    _run_ep(model, X, y, idx, 2)
+    with pytest.raises(RuntimeError, match="full-batch"):
+        model.local_update(X[:4], y[:4], idx[:4])
+
+
+def test_minibatch_ep_sum_stays_consistent_with_its_sites():
+    """After many mini-batch updates the running u-space sum equals the sum rebuilt from the
+    stored C1 and v_i of every point (no drift from taking old sites out)."""
+    model, X, y, idx = _tiny(n=12)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(40):
+        b = torch.randperm(12, generator=g)[:4].sort().values
+        model.local_update(X[b], y[b], b)
+    prec, _ = model._point_sites(y, idx)
+    v = model.factor_v
+    rebuilt = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
+    assert torch.allclose(model.site_precision, rebuilt, atol=1e-8 * rebuilt.abs().max().item())

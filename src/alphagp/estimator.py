@@ -13,6 +13,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .data.streaming import StandardizedRows, column_mean_std
 from .inducing import init_inducing_points
 from .kernels import ARDKernel
 from .methods import ScalableEP
@@ -164,10 +165,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         n, d = X.shape
         C = len(self.classes_)
         dtype = _DTYPES[self.dtype]
-        self.mean_ = X.mean(0) if self.standardize else np.zeros(d)
-        scale = X.std(0) if self.standardize else np.ones(d)
-        self.scale_ = np.where(scale > 0, scale, 1.0)
-        Xs = (X - self.mean_) / self.scale_
+        mean, scale = column_mean_std(X) if self.standardize else (np.zeros(d), np.ones(d))
+        self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
+        Xs = StandardizedRows(X, self.mean_, self.scale_)  # memory-maps stay on disk
         rng = np.random.default_rng(self.random_state)
         Z = self._initial_inducing(Xs, C, n, rng)
         kernel = ARDKernel(C, d, shared=self.shared_hyperparameters, dtype=dtype,

@@ -11,7 +11,8 @@ def init_inducing_points(X: np.ndarray, n_latent: int, n_inducing: int, method: 
     """Choose inducing points from the training inputs.
 
     Args:
-        X: ``[N, D]`` training inputs (already scaled as the model sees them).
+        X: ``[N, D]`` training inputs as the model sees them (any object supporting
+            ``X[rows]``; k-means++ reads it whole).
         n_latent: C, the number of latent functions.
         n_inducing: M <= N.
         method: ``"random"`` picks M distinct training points (the papers' choice);
@@ -29,7 +30,7 @@ def init_inducing_points(X: np.ndarray, n_latent: int, n_inducing: int, method: 
     out = []
     for _ in range(draws):
         if method == "random":
-            out.append(X[rng.choice(n, size=n_inducing, replace=False)])
+            out.append(X[np.sort(rng.choice(n, size=n_inducing, replace=False))])
         elif method == "kmeans++":
             centers, _ = kmeans_plusplus(np.asarray(X), n_inducing,
                                          random_state=int(rng.integers(2**31 - 1)))

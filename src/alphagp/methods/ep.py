@@ -91,6 +91,8 @@ class ScalableEP(nn.Module):
             self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=dtype))
             self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=dtype))
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
+            # False once a full-batch update stored sites without refreshing factor_v
+            self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
         self._cache = None
 
     # ------------------------------------------------------------------ kernel quantities
@@ -128,6 +130,9 @@ class ScalableEP(nn.Module):
         """Running u-space sum minus the batch's stored contribution (EP only)."""
         if idx.numel() == self.n_data:
             return torch.zeros_like(self.site_precision), torch.zeros_like(self.site_natural)
+        if not bool(self.factor_v_current):
+            raise RuntimeError("this EP model was trained with full-batch updates; mini-batch updates "
+                               "after them are not supported (the stored v_i are stale)")
         prec, nat = self._point_sites(y, idx)                        # [B, C]
         v = self.factor_v[idx]                                       # [B, C, M]
         lam = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
@@ -273,6 +278,8 @@ class ScalableEP(nn.Module):
         if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
             self.factor_v[idx] = torch.linalg.solve_triangular(
                 L.transpose(-1, -2), Psi, upper=True).permute(2, 0, 1)
+        else:
+            self.factor_v_current.fill_(False)
 
     def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).

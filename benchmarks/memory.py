@@ -1,0 +1,78 @@
+"""SEP peak resident memory against N: the same model trained on 10^4 and 10^6 synthetic rows
+streamed from a memory-mapped file. Each size runs in its own process (ru_maxrss is per process).
+
+    python benchmarks/memory.py --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from common import append_row, base_row
+
+D, C = 10, 3
+
+
+def make_data(path: Path, n: int, seed: int = 0) -> None:
+    """Rows x ~ N(0, I_D); labels argmax of three fixed smooth functions, written in chunks."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((D, C))
+    X = np.lib.format.open_memmap(path / "X.npy", mode="w+", dtype=np.float64, shape=(n, D))
+    y = np.lib.format.open_memmap(path / "y.npy", mode="w+", dtype=np.int64, shape=(n,))
+    for start in range(0, n, 100_000):
+        chunk = rng.standard_normal((min(100_000, n - start), D))
+        X[start:start + len(chunk)] = chunk
+        y[start:start + len(chunk)] = np.argmax(np.sin(chunk @ W), axis=1)
+    X.flush()
+    y.flush()
+
+
+def child(path: str, threads: int, steps: int) -> None:
+    import torch
+    torch.set_num_threads(threads)
+    from alphagp import GPClassifier
+    X = np.load(Path(path) / "X.npy", mmap_mode="r")
+    y = np.load(Path(path) / "y.npy", mmap_mode="r")
+    batch = max(1, len(y) // steps)
+    start = time.perf_counter()
+    clf = GPClassifier(method="sep", n_inducing=50, batch_size=batch, max_iter=1, random_state=0).fit(X, y)
+    seconds = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    Xt = np.asarray(X[:5000])
+    print(json.dumps({"n": len(y), "batch_size": batch, "steps": steps, "peak_rss_mib": peak_mib,
+                      "train_seconds": seconds, "train_error_first_5000": float(np.mean(clf.predict(Xt) != y[:5000]))}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 1_000_000])
+    parser.add_argument("--steps", type=int, default=100, help="mini-batch steps per run (one epoch)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--child", default=None)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.threads, args.steps)
+        return
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            make_data(Path(tmp), n)
+            out = subprocess.check_output([sys.executable, __file__, "--child", tmp, "--threads",
+                                           str(args.threads), "--steps", str(args.steps)], text=True)
+            result = json.loads(out.strip().splitlines()[-1])
+        row = base_row("sep-memory", dataset="synthetic-memmap", method="SEP", alpha=1.0, seed=0, M=50,
+                       test_error=None, test_nll=None, **result)
+        append_row("memory.jsonl", row)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Markdown tables from benchmarks/results/*.jsonl, beside the papers' numbers.
+
+    python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+from common import RESULTS
+
+NAMES = {"glass": "Glass", "new_thyroid": "New-thyroid", "satimage": "Satellite", "svmguide2": "Svmguide2",
+         "vehicle": "Vehicle", "vowel": "Vowel", "waveform_21": "Waveform", "wine": "Wine"}
+# Paper (scalable EP, Tables 2 and 3): {fraction: {dataset: (EP, SEP)}}
+PAPER_NLL = {
+    0.05: {"glass": (0.78, 0.77), "new_thyroid": (0.11, 0.06), "satimage": (0.31, 0.33), "svmguide2": (0.63, 0.67),
+           "vehicle": (0.34, 0.34), "vowel": (0.25, 0.25), "waveform_21": (0.36, 0.39), "wine": (0.07, 0.08)},
+    0.10: {"glass": (0.74, 0.79), "new_thyroid": (0.06, 0.06), "satimage": (0.30, 0.34), "svmguide2": (0.67, 0.74),
+           "vehicle": (0.33, 0.34), "vowel": (0.19, 0.19), "waveform_21": (0.36, 0.41), "wine": (0.06, 0.07)},
+    0.20: {"glass": (0.75, 0.81), "new_thyroid": (0.06, 0.05), "satimage": (0.30, 0.36), "svmguide2": (0.65, 0.74),
+           "vehicle": (0.33, 0.34), "vowel": (0.16, 0.18), "waveform_21": (0.37, 0.45), "wine": (0.05, 0.06)},
+}
+PAPER_ERROR = {
+    0.05: {"glass": (0.31, 0.31), "new_thyroid": (0.04, 0.02), "satimage": (0.11, 0.12), "svmguide2": (0.20, 0.20),
+           "vehicle": (0.17, 0.16), "vowel": (0.09, 0.09), "waveform_21": (0.15, 0.16), "wine": (0.03, 0.03)},
+    0.10: {"glass": (0.29, 0.30), "new_thyroid": (0.02, 0.03), "satimage": (0.11, 0.12), "svmguide2": (0.20, 0.20),
+           "vehicle": (0.16, 0.16), "vowel": (0.05, 0.06), "waveform_21": (0.16, 0.16), "wine": (0.02, 0.03)},
+    0.20: {"glass": (0.28, 0.28), "new_thyroid": (0.02, 0.02), "satimage": (0.11, 0.12), "svmguide2": (0.19, 0.20),
+           "vehicle": (0.16, 0.16), "vowel": (0.03, 0.05), "waveform_21": (0.16, 0.17), "wine": (0.01, 0.03)},
+}
+PAPER_TIME = {0.05: (53.8, 48.5), 0.10: (102, 96.6), 0.20: (228, 216)}
+
+
+def load(name: str) -> list[dict]:
+    with open(RESULTS / f"{name}.jsonl") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def mean_se(values) -> str:
+    v = np.asarray(values, dtype=float)
+    se = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else float("nan")
+    return f"{v.mean():.2f} ± {se:.2f}"
+
+
+def uci_tables() -> None:
+    groups = defaultdict(list)
+    for r in load("uci"):
+        groups[(r["M_fraction"], r["dataset"], r["method"])].append(r)
+    for metric, paper, title in (("test_nll", PAPER_NLL, "negative test log-likelihood"),
+                                 ("test_error", PAPER_ERROR, "test error")):
+        print(f"\n#### {title} (mean ± standard error over splits; paper in brackets)\n")
+        print("| M | data set | splits | EP | SEP | EP paper | SEP paper |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for frac in sorted(paper):
+            for ds in NAMES:
+                ep, sep = groups.get((frac, ds, "EP"), []), groups.get((frac, ds, "SEP"), [])
+                if not ep and not sep:
+                    continue
+                cells = [mean_se([r[metric] for r in rows]) if rows else "–" for rows in (ep, sep)]
+                print(f"| {int(frac * 100)}% | {NAMES[ds]} | {max(len(ep), len(sep))} | {cells[0]} | {cells[1]} "
+                      f"| {paper[frac][ds][0]:.2f} | {paper[frac][ds][1]:.2f} |")
+    print("\n#### training time per fit, averaged over the data sets run (seconds; paper's R code in brackets)\n")
+    print("| M | EP s/fit | SEP s/fit | EP s/iteration | SEP s/iteration | EP paper | SEP paper |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for frac in sorted(PAPER_TIME):
+        row = []
+        for key in ("train_seconds", "seconds_per_iter"):
+            for method in ("EP", "SEP"):
+                per_ds = [np.mean([r[key] for r in groups[(frac, ds, method)]])
+                          for ds in NAMES if groups.get((frac, ds, method))]
+                row.append(f"{np.mean(per_ds):.3g}" if per_ds else "–")
+        print(f"| {int(frac * 100)}% | {' | '.join(row)} | {PAPER_TIME[frac][0]} | {PAPER_TIME[frac][1]} |")
+
+
+if __name__ == "__main__":
+    {"uci": uci_tables}[sys.argv[1] if len(sys.argv) > 1 else "uci"]()

@@ -1,0 +1,81 @@
+"""How close a training step runs to its unavoidable dense linear algebra.
+
+For a configuration (C classes, M inducing points, batch |B|, D features) this times one full
+training step (EP local update + objective + backward + optimiser step) and, in the same
+run, the dense floor alone: the C kernel matrices K_uu and K_uf and the C Cholesky
+factorisations of K_uu. The ratio step / floor says how much the implementation adds.
+
+    python benchmarks/speed.py --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from alphagp.kernels import ARDKernel
+from alphagp.methods import ScalableEP
+
+from common import append_row, base_row
+
+CONFIGS = {  # name: (C, M, batch, D, N)
+    "mnist-minibatch": (10, 200, 200, 784, 60000),
+    "satellite-batch-M5%": (6, 64, 1287, 36, 1287),
+}
+
+
+def best_of(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def measure(C, M, B, D, N, tied, repeats=15):
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(B, D, generator=g, dtype=torch.float64)
+    y = torch.randint(0, C, (B,), generator=g)
+    idx = torch.arange(B) if B == N else torch.randperm(N, generator=g)[:B].sort().values
+    Z = torch.randn(C, M, D, generator=g, dtype=torch.float64)
+    model = ScalableEP(Z, ARDKernel(C, D), n_data=N, tied=tied, damping=1.0 if B < N else 0.5)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        model.local_update(X, y, idx)
+        opt.zero_grad()
+        (-model.objective(X, y, idx) / N).backward()
+        opt.step()
+
+    def floor():
+        with torch.no_grad():
+            Kuu = model.kernel.cross(model.inducing_points, model.inducing_points)
+            torch.linalg.cholesky(Kuu + 1e-6 * torch.eye(M, dtype=torch.float64))
+            model.kernel.cross(model.inducing_points, X)
+
+    step(), floor()
+    return best_of(step, repeats), best_of(floor, repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    for name, (C, M, B, D, N) in CONFIGS.items():
+        for tied in (False, True):
+            step, floor = measure(C, M, B, D, N, tied)
+            row = base_row("step-vs-dense-floor", dataset=name, method="SEP" if tied else "EP", alpha=1.0,
+                           seed=0, M=M, batch_size=B, C=C, D=D, step_seconds=step, floor_seconds=floor,
+                           ratio=step / floor)
+            append_row("speed.jsonl", row)
+            print(f"{name:22s} {row['method']:3s} step {step * 1e3:7.1f} ms  floor {floor * 1e3:6.1f} ms  "
+                  f"ratio {step / floor:5.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

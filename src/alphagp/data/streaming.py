@@ -1,0 +1,42 @@
+"""Row-wise views of large (memory-mapped) arrays that never copy the whole array."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_CHUNK = 65536
+
+
+def column_mean_std(X, chunk: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard deviations of ``X`` ``[N, D]``, reading ``chunk`` rows at a time."""
+    n = X.shape[0]
+    total = np.zeros(X.shape[1])
+    for start in range(0, n, chunk):
+        total += np.asarray(X[start:start + chunk], dtype=np.float64).sum(0)
+    mean = total / n
+    sq = np.zeros(X.shape[1])
+    for start in range(0, n, chunk):
+        sq += ((np.asarray(X[start:start + chunk], dtype=np.float64) - mean) ** 2).sum(0)
+    return mean, np.sqrt(sq / n)
+
+
+class StandardizedRows:
+    """``(X - mean) / scale`` computed only for the rows asked for.
+
+    Supports ``len``, ``shape``, ``X[rows]`` and ``np.asarray`` (which does materialise the
+    whole standardised array; batch training needs it anyway).
+    """
+
+    def __init__(self, X, mean: np.ndarray, scale: np.ndarray):
+        self.X, self.mean, self.scale = X, mean, scale
+        self.shape = X.shape
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return (np.asarray(self.X[rows], dtype=np.float64) - self.mean) / self.scale
+
+    def __array__(self, dtype=None, copy=None):
+        out = self[slice(None)]
+        return out if dtype is None else out.astype(dtype)
