@@ -148,13 +148,18 @@ class ScalableEP(nn.Module):
         return Bm, (Lt @ natural[..., None])[..., 0]
 
     @staticmethod
-    def _marginals(Bm, b, Psi):
-        """Means and variances ``[C, B]`` of h = psi' w under N(B^{-1} b, B^{-1}), and the chol of B."""
+    def _factorise(Bm, b):
+        """Cholesky ``LB`` of B and ``c = LB^{-1} b``; g(q) - g(prior) = -log|LB| + |c|^2 / 2."""
         LB = stable_cholesky(Bm)
+        return LB, torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
+
+    @classmethod
+    def _marginals(cls, Bm, b, Psi):
+        """Means and variances ``[C, B]`` of h = psi' w under N(B^{-1} b, B^{-1}), ``LB`` and ``c``."""
+        LB, c = cls._factorise(Bm, b)
         A = torch.linalg.solve_triangular(LB, Psi, upper=False)
-        c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)
-        mean = (c.transpose(-1, -2) @ A)[:, 0]
-        return mean, (A * A).sum(1).clamp_min(_MIN_VARIANCE), LB, c[..., 0]
+        mean = (c[:, None, :] @ A)[:, 0]
+        return mean, (A * A).sum(1).clamp_min(_MIN_VARIANCE), LB, c
 
     @staticmethod
     def _scaled_gram(Psi, weights):
@@ -192,10 +197,9 @@ class ScalableEP(nn.Module):
         the running u-space sum without the batch's old sites.
         """
         Bm, b, rest = self._q_batch(L, Psi, y, idx)
-        mean, var, LB, c = self._marginals(Bm, b, Psi)
-        mean, var = mean.T, var.T                                    # [B, C]
-        out = {"LB": LB, "c": c, "rest": rest}
-        if self.tied:
+        if self.tied:  # only the cavity's marginals are needed; q enters through g(q)
+            LB, c = self._factorise(Bm, b)
+            out = {"LB": LB, "c": c, "rest": rest}
             shrink = 1.0 - self.alpha / self._n_factors
             Bc, bc = self._whitened(L, shrink * self.site_precision, shrink * self.site_natural)
             m_cav, v_cav, LBc, cc = self._marginals(Bc, bc, Psi)
@@ -207,6 +211,9 @@ class ScalableEP(nn.Module):
             out["m_l"], out["v_l"] = m_cav, v_cav
             out["m_w"], out["v_w"] = out["m_w"].expand_as(m_cav), out["v_w"].expand_as(m_cav)
             return out
+        mean, var, LB, c = self._marginals(Bm, b, Psi)
+        mean, var = mean.T, var.T                                    # [B, C]
+        out = {"LB": LB, "c": c, "rest": rest}
         tau, nu = 1.0 / var, mean / var
         c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
         a = self.alpha
