@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Every benchmark of BENCHMARKS.md, one process at a time, 2 threads each.
+set -euo pipefail
+cd "$(dirname "$0")"
+python uci.py --threads 2 --splits 5 --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
+python uci.py --threads 2 --splits 5 --datasets satimage --fractions 0.05 0.10
+python speed.py --threads 2
+python memory.py --threads 2
+python mnist.py --method sep --threads 2 --max-minutes "${MNIST_MINUTES:-40}"
+python uci.py --threads 2 --splits 3 --datasets satimage --fractions 0.20
