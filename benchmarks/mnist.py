@@ -29,6 +29,9 @@ def main() -> None:
     parser.add_argument("--max-epochs", type=int, default=100)
     parser.add_argument("--max-minutes", type=float, default=40.0, help="training-time budget")
     parser.add_argument("--learning-rate", type=float, default=0.01)
+    parser.add_argument("--lengthscale", type=float, default=10.0,
+                        help="initial lengthscale on raw [0, 1] pixels (about the typical distance "
+                             "between two images; pixels are not standardised)")
     parser.add_argument("--eval-every", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -37,7 +40,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     Xtr, ytr, Xte, yte = load_mnist()
     clf = GPClassifier(method=args.method, n_inducing=args.n_inducing, batch_size=args.batch_size,
-                       max_iter=args.max_epochs, learning_rate=args.learning_rate,
+                       max_iter=args.max_epochs, learning_rate=args.learning_rate, standardize=False,
+                       kernel_params={"lengthscale": args.lengthscale},
                        checkpoint=args.checkpoint, random_state=args.seed, verbose=False)
     recorder = MetricsRecorder(lambda X: clf.predict_proba(X), Xte, yte, every=args.eval_every)
 
