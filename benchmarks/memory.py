@@ -1,5 +1,6 @@
-"""SEP peak resident memory against N: the same model trained on 10^4 and 10^6 synthetic rows
-streamed from a memory-mapped file. Each size runs in its own process (ru_maxrss is per process).
+"""SEP peak resident memory against N: the same model (M = 50, C = 3, D = 10, mini-batches of
+1000) trained for one epoch on 10^4 and on 10^6 synthetic rows streamed from a memory-mapped
+file. Each size runs in its own process (ru_maxrss is per process).
 
     python benchmarks/memory.py --threads 2
 """
@@ -36,39 +37,38 @@ def make_data(path: Path, n: int, seed: int = 0) -> None:
     y.flush()
 
 
-def child(path: str, threads: int, steps: int) -> None:
+def child(path: str, threads: int, batch: int) -> None:
     import torch
     torch.set_num_threads(threads)
     from alphagp import GPClassifier
     X = np.load(Path(path) / "X.npy", mmap_mode="r")
     y = np.load(Path(path) / "y.npy", mmap_mode="r")
-    batch = max(1, len(y) // steps)
     start = time.perf_counter()
     clf = GPClassifier(method="sep", n_inducing=50, batch_size=batch, max_iter=1, random_state=0).fit(X, y)
     seconds = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     Xt = np.asarray(X[:5000])
-    print(json.dumps({"n": len(y), "batch_size": batch, "steps": steps, "peak_rss_mib": peak_mib,
+    print(json.dumps({"n": len(y), "batch_size": batch, "steps": -(-len(y) // batch), "peak_rss_mib": peak_mib,
                       "train_seconds": seconds, "train_error_first_5000": float(np.mean(clf.predict(Xt) != y[:5000]))}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 1_000_000])
-    parser.add_argument("--steps", type=int, default=100, help="mini-batch steps per run (one epoch)")
+    parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--child", default=None)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.threads, args.steps)
+        child(args.child, args.threads, args.batch_size)
         return
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             make_data(Path(tmp), n)
             out = subprocess.check_output([sys.executable, __file__, "--child", tmp, "--threads",
-                                           str(args.threads), "--steps", str(args.steps)], text=True)
+                                           str(args.threads), "--batch-size", str(args.batch_size)], text=True)
             result = json.loads(out.strip().splitlines()[-1])
-        row = base_row("sep-memory", dataset="synthetic-memmap", method="SEP", alpha=1.0, seed=0, M=50,
+        row = base_row("sep-memory", dataset="synthetic-memmap", method="SEP", alpha=1.0, seed=0, M=50, C=C, D=D,
                        test_error=None, test_nll=None, **result)
         append_row("memory.jsonl", row)
         print(json.dumps(row), flush=True)
