@@ -1,6 +1,8 @@
 """SEP peak resident memory against N: the same model (M = 50, C = 3, D = 10, mini-batches of
 1000) trained for one epoch on 10^4 and on 10^6 synthetic rows streamed from a memory-mapped
-file. Each size runs in its own process (ru_maxrss is per process).
+file. Each size runs in its own process. Two measures: peak RSS (ru_maxrss, which counts the
+memory-mapped file's pages once read: reclaimable page cache) and peak anonymous RSS (the
+memory the process allocated itself, sampled every 5 ms from /proc/self/status).
 
     python benchmarks/memory.py --threads 2
 """
@@ -37,18 +39,40 @@ def make_data(path: Path, n: int, seed: int = 0) -> None:
     y.flush()
 
 
+def _rss_anon_mib() -> float:
+    """Anonymous (not file-backed) resident memory of this process, from /proc/self/status."""
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def child(path: str, threads: int, batch: int) -> None:
+    import threading
+
     import torch
     torch.set_num_threads(threads)
     from alphagp import GPClassifier
     X = np.load(Path(path) / "X.npy", mmap_mode="r")
     y = np.load(Path(path) / "y.npy", mmap_mode="r")
+    peak_anon = [_rss_anon_mib()]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.005):
+            peak_anon[0] = max(peak_anon[0], _rss_anon_mib())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     start = time.perf_counter()
     clf = GPClassifier(method="sep", n_inducing=50, batch_size=batch, max_iter=1, random_state=0).fit(X, y)
     seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     Xt = np.asarray(X[:5000])
     print(json.dumps({"n": len(y), "batch_size": batch, "steps": -(-len(y) // batch), "peak_rss_mib": peak_mib,
+                      "peak_anon_rss_mib": peak_anon[0],
                       "train_seconds": seconds, "train_error_first_5000": float(np.mean(clf.predict(Xt) != y[:5000]))}))
 
 

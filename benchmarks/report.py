@@ -1,6 +1,9 @@
 """Markdown tables from benchmarks/results/*.jsonl, beside the papers' numbers.
 
     python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper
+    python benchmarks/report.py mnist    # test error / NLL against training time
+    python benchmarks/report.py speed    # step time against the dense floor
+    python benchmarks/report.py memory   # SEP peak memory against N
 """
 
 from __future__ import annotations
@@ -76,5 +79,31 @@ def uci_tables() -> None:
         print(f"| {int(frac * 100)}% | {' | '.join(row)} | {PAPER_TIME[frac][0]} | {PAPER_TIME[frac][1]} |")
 
 
+def mnist_table() -> None:
+    print("| method | epoch | training time (s) | s/epoch | test error | test NLL | ECE |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in load("mnist"):
+        print(f"| {r['method']} | {r['epoch']} | {r['train_seconds']:.0f} | {r['seconds_per_epoch']:.1f} "
+              f"| {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
+
+
+def speed_table() -> None:
+    print("| configuration | method | C | M | batch | D | step (ms) | dense floor (ms) | step / floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in load("speed"):
+        print(f"| {r['dataset']} | {r['method']} | {r['C']} | {r['M']} | {r['batch_size']} | {r['D']} "
+              f"| {1e3 * r['step_seconds']:.1f} | {1e3 * r['floor_seconds']:.1f} | {r['ratio']:.2f} |")
+
+
+def memory_table() -> None:
+    print("| N (rows, memory-mapped) | batch | steps | peak RSS incl. file pages (MiB) "
+          "| peak anonymous RSS (MiB) | training time (s) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in load("memory"):
+        print(f"| {r['n']:,} | {r['batch_size']} | {r['steps']} | {r['peak_rss_mib']:.0f} "
+              f"| {r['peak_anon_rss_mib']:.0f} | {r['train_seconds']:.1f} |")
+
+
 if __name__ == "__main__":
-    {"uci": uci_tables}[sys.argv[1] if len(sys.argv) > 1 else "uci"]()
+    tables = {"uci": uci_tables, "mnist": mnist_table, "speed": speed_table, "memory": memory_table}
+    tables[sys.argv[1] if len(sys.argv) > 1 else "uci"]()

@@ -56,3 +56,13 @@ def test_demo_prints_metrics(capsys):
     out = capsys.readouterr().out
     for key in ("test error", "test nll", "test ece", "test brier", "train time"):
         assert key in out
+
+
+def test_predict_on_an_unlabelled_file(csv_file, tmp_path):
+    model = tmp_path / "m.joblib"
+    assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(model), *ARGS]) == 0
+    unlabelled = tmp_path / "x.csv"
+    pd.read_csv(csv_file).drop(columns="label").to_csv(unlabelled, index=False)
+    out = tmp_path / "p.csv"
+    assert main(["predict", "--model", str(model), "--data", str(unlabelled), "--output", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 215

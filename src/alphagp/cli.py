@@ -73,7 +73,7 @@ def cmd_predict(args) -> int:
     from . import GPClassifier
     from .data import read_file
     clf = GPClassifier.load(args.model)
-    X, _ = read_file(args.data, args.target) if args.target else (_read_features(args.data), None)
+    X, _ = read_file(args.data, args.target)
     proba = clf.predict_proba(X)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
@@ -84,14 +84,6 @@ def cmd_predict(args) -> int:
         if out is not sys.stdout:
             out.close()
     return 0
-
-
-def _read_features(path):
-    import pandas as pd
-    from .data import read_libsvm
-    if str(path).lower().endswith((".libsvm", ".svm", ".svmlight")):
-        return read_libsvm(path)[0]
-    return pd.read_csv(path, sep="\t" if ".tsv" in str(path) else ",").to_numpy(dtype=np.float64)
 
 
 def cmd_evaluate(args) -> int:

@@ -35,19 +35,21 @@ def data_dir() -> Path:
         f"(looked in {', '.join(str(p) for p in candidates)})")
 
 
-def read_table(path, target: str = "target", drop: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+def read_table(path, target: str | None = "target",
+               drop: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a CSV/TSV file (optionally gzipped) with a header row.
 
     Returns ``X`` (float64 ``[N, D]``, every column but ``target`` and ``drop``) and the
-    raw labels ``y`` ``[N]``. Raises ``ValueError`` naming non-numeric feature columns.
+    raw labels ``y`` ``[N]`` (``None`` when ``target`` is ``None``: an unlabelled file).
+    Raises ``ValueError`` naming non-numeric feature columns.
     """
     path = Path(path)
     suffixes = [s for s in path.suffixes if s != ".gz"]
     sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
     frame = pd.read_csv(path, sep=sep)
-    if target not in frame.columns:
+    if target is not None and target not in frame.columns:
         raise ValueError(f"target column {target!r} not in {path.name}; columns are {list(frame.columns)}")
-    y = frame.pop(target).to_numpy()
+    y = frame.pop(target).to_numpy() if target is not None else None
     features = frame.drop(columns=[c for c in drop if c in frame.columns])
     bad = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if bad:
@@ -61,8 +63,9 @@ def read_libsvm(path) -> tuple[np.ndarray, np.ndarray]:
     return X.toarray(), y
 
 
-def read_file(path, target: str = "target") -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch on the extension: ``.libsvm``/``.svm``/``.svmlight`` or CSV/TSV."""
+def read_file(path, target: str | None = "target") -> tuple[np.ndarray, np.ndarray | None]:
+    """Dispatch on the extension: ``.libsvm``/``.svm``/``.svmlight`` or CSV/TSV (``target=None``
+    reads an unlabelled CSV/TSV file)."""
     if Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
         return read_libsvm(path)
     return read_table(path, target)

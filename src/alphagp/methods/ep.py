@@ -118,13 +118,19 @@ class ScalableEP(nn.Module):
         return self._features(X)
 
     # ------------------------------------------------------------------ site bookkeeping
-    def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
-        """Total site precision and natural mean per point and class, ``[B, C]`` each (eq. 26-27)."""
-        c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
+    def _per_point(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
+        """Sum factor sites ``[B, C, 2]`` into per-point, per-class totals ``[B, C]`` (eq. 26-27).
+
+        Class y_i collects the winning-side sites of all C - 1 factors of point i; class k != y_i
+        the losing side of factor (i, k).
+        """
         onehot = torch.nn.functional.one_hot(y, self.n_classes).to(c1.dtype)
-        prec = c1[..., 1] + onehot * c1[..., 0].sum(1, keepdim=True)
-        nat = c2[..., 1] + onehot * c2[..., 0].sum(1, keepdim=True)
-        return prec, nat
+        return (c1[..., 1] + onehot * c1[..., 0].sum(1, keepdim=True),
+                c2[..., 1] + onehot * c2[..., 0].sum(1, keepdim=True))
+
+    def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
+        """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
+        return self._per_point(self.factor_c1[idx], self.factor_c2[idx], y)
 
     def _rest_of_sum(self, y: torch.Tensor, idx: torch.Tensor):
         """Running u-space sum minus the batch's stored contribution (EP only)."""
@@ -167,6 +173,11 @@ class ScalableEP(nn.Module):
         return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
 
     @staticmethod
+    def _weighted_sum(Psi, weights):
+        """Psi w ``[C, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
+        return (Psi @ weights.T[..., None])[..., 0]
+
+    @staticmethod
     def _to_u_space(L, gram, vec):
         """Whitened natural parameters (L' Lambda L, L' eta) back to u-space (Lambda, eta)."""
         Lt = L.transpose(-1, -2)
@@ -185,7 +196,7 @@ class ScalableEP(nn.Module):
         rest = self._rest_of_sum(y, idx)
         Bm, b = self._whitened(L, *rest)
         prec, nat = self._point_sites(y, idx)                        # [B, C]
-        return Bm + self._scaled_gram(Psi, prec), b + (Psi @ nat.T[..., None])[..., 0], rest
+        return Bm + self._scaled_gram(Psi, prec), b + self._weighted_sum(Psi, nat), rest
 
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, y, idx):
@@ -262,14 +273,10 @@ class ScalableEP(nn.Module):
         keep = (is_factor & ok)[..., None]
         rho = self.damping
         if self.tied:
-            new_c1 = torch.where(keep, new_c1, 0.0)
-            new_c2 = torch.where(keep, new_c2, 0.0)
-            onehot = torch.nn.functional.one_hot(y, self.n_classes).to(new_c1.dtype)
-            prec = new_c1[..., 1] + onehot * new_c1[..., 0].sum(1, keepdim=True)
-            nat = new_c2[..., 1] + onehot * new_c2[..., 0].sum(1, keepdim=True)
+            prec, nat = self._per_point(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y)
             batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
-                                                     (Psi @ nat.T[..., None])[..., 0])
-            frac = rho * idx.numel() * (self.n_classes - 1) / self._n_factors
+                                                     self._weighted_sum(Psi, nat))
+            frac = rho * int(keep.sum()) / self._n_factors  # the share of the tied factor replaced
             self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
             self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
             return
@@ -279,7 +286,7 @@ class ScalableEP(nn.Module):
         self.factor_c2[idx] = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
         prec, nat = self._point_sites(y, idx)
         batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
-                                                 (Psi @ nat.T[..., None])[..., 0])
+                                                 self._weighted_sum(Psi, nat))
         self.site_precision.copy_(rest_prec + batch_prec)
         self.site_natural.copy_(rest_nat + batch_nat)
         if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
