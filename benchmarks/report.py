@@ -4,6 +4,7 @@
     python benchmarks/report.py mnist    # test error / NLL against training time
     python benchmarks/report.py speed    # step time against the dense floor
     python benchmarks/report.py memory   # SEP peak memory against N
+    python benchmarks/report.py lr       # initial learning rate of batch training
 """
 
 from __future__ import annotations
@@ -104,6 +105,18 @@ def memory_table() -> None:
               f"| {r['peak_anon_rss_mib']:.0f} | {r['train_seconds']:.1f} |")
 
 
+def learning_rate_table() -> None:
+    groups = defaultdict(list)
+    for r in load("learning_rate"):
+        groups[(r["dataset"], r["learning_rate"])].append(r)
+    print("| data set | initial rate | splits | final log Z_q | test NLL | test error |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (ds, rate), rows in groups.items():
+        print(f"| {NAMES[ds]} | {rate} | {len(rows)} | {np.mean([r['final_log_Zq'] for r in rows]):.1f} "
+              f"| {mean_se([r['test_nll'] for r in rows])} | {mean_se([r['test_error'] for r in rows])} |")
+
+
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "mnist": mnist_table, "speed": speed_table, "memory": memory_table}
+    tables = {"uci": uci_tables, "mnist": mnist_table, "speed": speed_table, "memory": memory_table,
+              "lr": learning_rate_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"]()

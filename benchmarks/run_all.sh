@@ -2,6 +2,7 @@
 # Every benchmark of BENCHMARKS.md, one process at a time, 2 threads each.
 set -euo pipefail
 cd "$(dirname "$0")"
+python learning_rate.py --threads 2
 python uci.py --threads 2 --splits 5 --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
 python uci.py --threads 2 --splits 5 --datasets satimage --fractions 0.05 0.10
 python speed.py --threads 2
