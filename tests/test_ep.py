@@ -79,7 +79,7 @@ def test_converged_ep_matches_tilted_moments_by_monte_carlo(alpha):
         for kk in range(3):
             if kk == yi:
                 continue
-            marg_q, marg_tilted, draws = [], [], []
+            marg_q, draws = [], []
             for side in (0, 1):
                 c, Ps, es = sites[(i, kk, side)]
                 Vq = np.linalg.inv(P[c])

@@ -215,7 +215,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         """``[N, C]`` class probabilities (columns ordered as ``classes_``)."""
         check_is_fitted(self, "model_")
         X = self._validate(X)
-        Xs = (X - self.mean_) / self.scale_
+        Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = _DTYPES[self.dtype]
         out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype)).numpy()
                for i in range(0, len(Xs), chunk_size)]

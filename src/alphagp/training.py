@@ -84,6 +84,7 @@ class Trainer:
         self.checkpoint_every = max(1, int(checkpoint_every))
         self.verbose = verbose
         self.generator = torch.Generator().manual_seed(int(seed))
+        self._dtype = next(method.buffers()).dtype  # inputs are cast to the model's float type
         params = [p for p in method.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(optimizer, params, learning_rate) if params else None
         self.state = TrainingState()
@@ -106,8 +107,11 @@ class Trainer:
         self.state = TrainingState(**ckpt["state"])
 
     # ------------------------------------------------------------------ batches
+    def _full_batch(self, n: int) -> bool:
+        return self.batch_size is None or self.batch_size >= n
+
     def _batches(self, n: int):
-        if self.batch_size is None or self.batch_size >= n:
+        if self._full_batch(n):
             yield torch.arange(n)
             return
         order = torch.randperm(n, generator=self.generator)
@@ -124,13 +128,13 @@ class Trainer:
     def fit(self, X, y) -> TrainingState:
         """Train; returns the final :class:`TrainingState` (history has one row per epoch)."""
         n = len(y)
-        dtype = next(self.method.buffers()).dtype
+        dtype = self._dtype
         y_t = torch.as_tensor(np.asarray(y), dtype=torch.long)
-        if self.batch_size is None or self.batch_size >= n:
+        if self._full_batch(n):
             X = torch.as_tensor(np.asarray(X), dtype=dtype)  # batch training: convert once
         if self.checkpoint and self.checkpoint.exists():
             self._load()
-        steps = math.ceil(n / self.batch_size) if self.batch_size and self.batch_size < n else 1
+        steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
         bar = tqdm(total=self.max_iter * steps, initial=self.state.epoch * steps,
                    disable=not self.verbose, desc="training", unit="step", leave=False)
         try:
@@ -144,7 +148,7 @@ class Trainer:
         start = time.perf_counter()
         total = 0.0
         for idx in self._batches(n):
-            Xb, yb = self._rows(X, idx, next(self.method.buffers()).dtype), y_t[idx]
+            Xb, yb = self._rows(X, idx, self._dtype), y_t[idx]
             self.method.local_update(Xb, yb, idx)
             if self.optimizer is not None:
                 self.optimizer.zero_grad(set_to_none=True)
