@@ -46,9 +46,9 @@ def measure(C, M, B, D, N, tied, repeats=15):
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def step():
-        model.local_update(X, y, idx)
+        objective = model.local_update(X, y, idx)
         opt.zero_grad()
-        (-model.objective(X, y, idx) / N).backward()
+        (-objective / N).backward()
         opt.step()
 
     def floor():

@@ -37,3 +37,19 @@ def test_memory_mapped_training_equals_in_memory(tmp_path):
     a = GPClassifier(**params).fit(X, y)
     b = GPClassifier(**params).fit(np.load(tmp_path / "X.npy", mmap_mode="r"), y)
     assert np.allclose(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
+    import pytest
+    from alphagp.kernels import ARDKernel
+    from alphagp.methods import ScalableEP
+    from alphagp.training import Trainer
+    g = np.random.default_rng(0)
+    X, y = g.standard_normal((30, 2)), np.arange(30) % 3
+    model = ScalableEP(torch.tensor(g.standard_normal((3, 4, 2))), ARDKernel(3, 2), n_data=30, tied=True)
+    trainer = Trainer(model, max_iter=3, batch_size=10, optimizer="adam", learning_rate=0.02,
+                      learning_rate_decay=0.5)
+    trainer.fit(X, y)
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.02 * 0.5**3)
+    with pytest.raises(ValueError, match="sign-adaptive"):
+        Trainer(model, optimizer="sign-adaptive", learning_rate_decay=0.5)

@@ -52,6 +52,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         Initial learning rate; ``None`` means 0.1 for the sign-adaptive rule of batch training
         (it halves the rate on every sign flip, so a large start is safe; chosen by the final
         log Z_q on four UCI sets, see BENCHMARKS.md) and 0.01 for Adam.
+    learning_rate_decay : float in (0, 1]
+        Mini-batch training: Adam's rate is multiplied by this factor after every epoch.
+        1 keeps it constant; batch training accepts only 1.
     shared_hyperparameters : bool
         One kernel (and one set of inducing inputs) for all classes.
     inducing_init : {"random", "kmeans++"}
@@ -87,7 +90,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, method="ep", n_inducing=50, alpha=1.0, batch_size=None, max_iter=250,
-                 damping=None, learning_rate=None, shared_hyperparameters=False,
+                 damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing=True, standardize=True,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64",
@@ -99,6 +102,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.damping = damping
         self.learning_rate = learning_rate
+        self.learning_rate_decay = learning_rate_decay
         self.shared_hyperparameters = shared_hyperparameters
         self.inducing_init = inducing_init
         self.inducing_points = inducing_points
@@ -182,7 +186,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
         trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size,
                           optimizer="adam" if mini else "sign-adaptive",
-                          learning_rate=self.learning_rate or (1e-2 if mini else 1e-1), tol=self.tol,
+                          learning_rate=self.learning_rate or (1e-2 if mini else 1e-1),
+                          learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
                           checkpoint=self.checkpoint, verbose=self.verbose,
                           seed=int(rng.integers(2**31 - 1)))

@@ -2,8 +2,9 @@
 
 Each epoch visits the data once, in mini-batches drawn without replacement from a seeded
 permutation (or as one batch in batch training). Per batch the loop calls
-``method.local_update`` (closed-form refinement, e.g. EP site updates) and then takes one
-optimiser step on ``-method.objective / N``. Inputs may be in-memory arrays or NumPy
+``method.local_update`` (closed-form refinement, e.g. EP site updates), which returns the
+batch's differentiable objective from the same pass (or ``None``, and then
+``method.objective`` is called), and takes one optimiser step on ``-objective / N``. Inputs may be in-memory arrays or NumPy
 memory-maps; only the rows of the current batch are read.
 
 A checkpoint written at the end of an epoch holds the method, the optimiser, the random
@@ -53,11 +54,15 @@ class Trainer:
     """Fits a method (see DESIGN.md's method interface) to ``X`` ``[N, D]``, ``y`` ``[N]``.
 
     Args:
-        method: module with ``local_update``, ``objective`` (and parameters to learn).
+        method: module with ``local_update`` (returning the batch objective or ``None``),
+            ``objective`` (and parameters to learn).
         max_iter: number of epochs (in batch training, one epoch is one iteration).
         batch_size: rows per mini-batch; ``None`` for batch training.
         optimizer: ``"adam"`` or ``"sign-adaptive"``; ignored when nothing is trainable.
         learning_rate: initial learning rate.
+        learning_rate_decay: Adam's rate is ``learning_rate * learning_rate_decay**epoch``
+            (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
+            own rates, so it accepts only 1.
         tol, n_iter_no_change: stop when the epoch's mean objective has not improved by more
             than ``tol * |best|`` for ``n_iter_no_change`` epochs; ``tol=None`` never stops early.
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
@@ -70,11 +75,17 @@ class Trainer:
 
     def __init__(self, method, max_iter: int = 250, batch_size: int | None = None,
                  optimizer: str = "sign-adaptive", learning_rate: float = 1e-2,
-                 tol: float | None = None, n_iter_no_change: int = 10,
+                 learning_rate_decay: float = 1.0, tol: float | None = None, n_iter_no_change: int = 10,
                  callbacks: list[Callable[[TrainingState], None]] | None = None,
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
                  verbose: bool = False, seed: int = 0):
+        if not 0.0 < learning_rate_decay <= 1.0:
+            raise ValueError(f"learning_rate_decay must lie in (0, 1], got {learning_rate_decay}")
+        if learning_rate_decay != 1.0 and optimizer != "adam":
+            raise ValueError("learning_rate_decay applies to Adam (mini-batch training); the "
+                             "sign-adaptive rule of batch training adapts its own rates")
         self.method = method
+        self.learning_rate, self.learning_rate_decay = learning_rate, learning_rate_decay
         self.max_iter = int(max_iter)
         self.batch_size = batch_size
         self.tol = tol
@@ -149,15 +160,13 @@ class Trainer:
         total = 0.0
         for idx in self._batches(n):
             Xb, yb = self._rows(X, idx, self._dtype), y_t[idx]
-            self.method.local_update(Xb, yb, idx)
+            objective = self.method.local_update(Xb, yb, idx)
+            if objective is None:  # a method without a local step
+                objective = self.method.objective(Xb, yb, idx)
             if self.optimizer is not None:
                 self.optimizer.zero_grad(set_to_none=True)
-                objective = self.method.objective(Xb, yb, idx)
                 (-objective / n).backward()
                 self.optimizer.step()
-            else:
-                with torch.no_grad():
-                    objective = self.method.objective(Xb, yb, idx)
             if not torch.isfinite(objective):
                 raise FloatingPointError(
                     f"the training objective became {objective.item()} at epoch {self.state.epoch + 1}; "
@@ -166,6 +175,9 @@ class Trainer:
             bar.update(1)
         st = self.state
         st.epoch += 1
+        if self.optimizer is not None and self.learning_rate_decay != 1.0:
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.learning_rate * self.learning_rate_decay ** st.epoch
         st.objective = total
         st.train_seconds += time.perf_counter() - start
         st.history.append({"epoch": st.epoch, "objective": total, "train_seconds": st.train_seconds})

@@ -45,7 +45,8 @@ from torch import nn
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky
+from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
+from .projection import projected_marginals
 
 _MIN_VARIANCE = 1e-10
 
@@ -93,29 +94,17 @@ class ScalableEP(nn.Module):
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
             # False once a full-batch update stored sites without refreshing factor_v
             self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
-        self._cache = None
 
     # ------------------------------------------------------------------ kernel quantities
     def _features(self, X: torch.Tensor):
         """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
         Z = self.inducing_points
-        Kuu = self.kernel.cross(Z, Z)
+        Kuu, Kuf = self.kernel.inducing_covariances(Z, X)
         jitter = 1e-6 * self.kernel.amplitude.expand(self.n_classes)[:, None, None]
         L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
-        Psi = torch.linalg.solve_triangular(L, self.kernel.cross(Z, X), upper=False)
+        Psi = triangular_inverse(L) @ Kuf
         s = (self.kernel.diag(X.shape[0]) - (Psi * Psi).sum(1)).clamp_min(_MIN_VARIANCE)
         return L, Psi, s
-
-    def _cached_features(self, X, batch_id):
-        """Kernel quantities of the batch ``local_update`` just saw, or fresh ones.
-
-        ``local_update`` computes them with autograd on and leaves them here, so the
-        ``objective`` call that follows on the same batch (same ``idx`` object) reuses them.
-        """
-        cache, self._cache = self._cache, None
-        if cache is not None and cache[0] is batch_id:
-            return cache[1]
-        return self._features(X)
 
     # ------------------------------------------------------------------ site bookkeeping
     def _per_point(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
@@ -154,20 +143,6 @@ class ScalableEP(nn.Module):
         return Bm, (Lt @ natural[..., None])[..., 0]
 
     @staticmethod
-    def _factorise(Bm, b):
-        """Cholesky ``LB`` of B and ``c = LB^{-1} b``; g(q) - g(prior) = -log|LB| + |c|^2 / 2."""
-        LB = stable_cholesky(Bm)
-        return LB, torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
-
-    @classmethod
-    def _marginals(cls, Bm, b, Psi):
-        """Means and variances ``[C, B]`` of h = psi' w under N(B^{-1} b, B^{-1}), ``LB`` and ``c``."""
-        LB, c = cls._factorise(Bm, b)
-        A = torch.linalg.solve_triangular(LB, Psi, upper=False)
-        mean = (c[:, None, :] @ A)[:, 0]
-        return mean, (A * A).sum(1).clamp_min(_MIN_VARIANCE), LB, c
-
-    @staticmethod
     def _scaled_gram(Psi, weights):
         """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
         return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
@@ -186,45 +161,35 @@ class ScalableEP(nn.Module):
         natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
         return 0.5 * (precision + precision.transpose(-1, -2)), natural
 
-    def _q_batch(self, L, Psi, y, idx):
-        """Whitened q for a batch, and (EP) the running sum without the batch's old sites.
-
-        EP re-expresses the batch's sites along the current v_i (eq. 25-27 in batch mode).
-        """
-        if self.tied:
-            return (*self._whitened(L, self.site_precision, self.site_natural), None)
-        rest = self._rest_of_sum(y, idx)
-        Bm, b = self._whitened(L, *rest)
-        prec, nat = self._point_sites(y, idx)                        # [B, C]
-        return Bm + self._scaled_gram(Psi, prec), b + self._weighted_sum(Psi, nat), rest
-
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, y, idx):
         """Cavity means/variances of (h^{y_i}, h^k) for every factor, and g(cavity) - g(q).
 
         Returns dict with ``[B, C]`` tensors ``m_w, v_w`` (winning class side), ``m_l, v_l``
         (class k side), ``g_diff`` (the log-normaliser difference of each factor's cavity and
-        q), the Cholesky ``LB`` of B and ``c = LB^{-1} b`` for the energy, and (EP) ``rest``,
-        the running u-space sum without the batch's old sites.
+        q), ``g_q`` ``[C]`` (g(q) - g(prior), whitened) and (EP) ``rest``, the running u-space
+        sum without the batch's old sites.
+
+        q restricted to the batch: SEP uses the tied sum; EP the running sum minus the batch's
+        stored contribution, plus the batch's sites re-expressed along the current v_i
+        (eq. 25-27 in batch mode).
         """
-        Bm, b, rest = self._q_batch(L, Psi, y, idx)
         if self.tied:  # only the cavity's marginals are needed; q enters through g(q)
-            LB, c = self._factorise(Bm, b)
-            out = {"LB": LB, "c": c, "rest": rest}
+            Bm, b = self._whitened(L, self.site_precision, self.site_natural)
+            LB = stable_cholesky(Bm)
+            c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
+            g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
             shrink = 1.0 - self.alpha / self._n_factors
-            Bc, bc = self._whitened(L, shrink * self.site_precision, shrink * self.site_natural)
-            m_cav, v_cav, LBc, cc = self._marginals(Bc, bc, Psi)
-            m_cav, v_cav = m_cav.T, v_cav.T
-            g_cav = -log_det_from_cholesky(LBc) + (cc * cc).sum(-1)
-            g_q = -log_det_from_cholesky(LB) + (c * c).sum(-1)
-            out["g_diff"] = 0.5 * (g_cav - g_q).sum() * torch.ones_like(m_cav)
-            out["m_w"], out["v_w"] = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
-            out["m_l"], out["v_l"] = m_cav, v_cav
-            out["m_w"], out["v_w"] = out["m_w"].expand_as(m_cav), out["v_w"].expand_as(m_cav)
-            return out
-        mean, var, LB, c = self._marginals(Bm, b, Psi)
-        mean, var = mean.T, var.T                                    # [B, C]
-        out = {"LB": LB, "c": c, "rest": rest}
+            m_cav, v_cav, g_cav = projected_marginals(
+                *self._whitened(L, shrink * self.site_precision, shrink * self.site_natural), Psi)
+            m_cav, v_cav = m_cav.T, v_cav.clamp_min(_MIN_VARIANCE).T
+            m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
+            return {"g_q": g_q, "rest": None, "g_diff": (g_cav - g_q).sum() * torch.ones_like(m_cav),
+                    "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav), "m_l": m_cav, "v_l": v_cav}
+        rest = self._rest_of_sum(y, idx)
+        prec, nat = self._point_sites(y, idx)                        # [B, C]
+        mean, var, g_q = projected_marginals(*self._whitened(L, *rest), Psi, prec.T, nat.T)
+        mean, var = mean.T, var.clamp_min(_MIN_VARIANCE).T           # [B, C]
         tau, nu = 1.0 / var, mean / var
         c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
         a = self.alpha
@@ -232,12 +197,11 @@ class ScalableEP(nn.Module):
         nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
         tau_l = (tau - a * c1[..., 1]).clamp_min(_MIN_VARIANCE)
         nu_l = nu - a * c2[..., 1]
-        out["m_w"], out["v_w"] = nu_w / tau_w, 1.0 / tau_w
-        out["m_l"], out["v_l"] = nu_l / tau_l, 1.0 / tau_l
         g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
-        out["g_diff"] = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
-                         + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        return out
+        g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
+                  + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
+        return {"g_q": g_q, "rest": rest, "g_diff": g_diff,
+                "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
 
     def _tilted(self, cav, s, y):
         """log Z_{i,k} and derivatives for every factor, ``[B, C]`` each."""
@@ -245,30 +209,57 @@ class ScalableEP(nn.Module):
         s_d = s_b.gather(1, y[:, None]) + s_b
         return self.likelihood.tilted(cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"], s_d, self.alpha)
 
+    @staticmethod
+    def _factor_mask(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+        """``[B, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
+        return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
+
+    def _log_zq(self, L, Psi, s, y, idx) -> torch.Tensor:
+        """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
+
+        g(q) - g(prior) plus, over the batch's factors, (log Z_ik + g(cavity) - g(q)) / alpha,
+        at the current sites; differentiable w.r.t. the kernel quantities (L, Psi, s).
+        """
+        cav = self._cavities(L, Psi, y, idx)
+        log_z, _, _ = self._tilted(cav, s, y)
+        data = torch.where(self._factor_mask(y, self.n_classes), log_z + cav["g_diff"], 0.0).sum()
+        return cav["g_q"].sum() + data / self.alpha * (self.n_data / idx.numel())
+
     # ------------------------------------------------------------------ method interface
     @property
     def _n_factors(self) -> int:
         return self.n_data * (self.n_classes - 1)
 
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """Parallel damped (power) EP update of all factors of the batch (Appendix D-E).
+
+        Returns :meth:`objective` of the batch at the updated sites, reusing this update's
+        kernel quantities, so the hyper-parameters and the sites are updated together
+        ("inner" updates, section 2.3) with one kernel evaluation per step.
+        """
+        L, Psi, s = self._features(X)
+        with torch.no_grad():
+            cav = self._cavities(L.detach(), Psi.detach(), y, idx)
+            _, g1, g2 = self._tilted(cav, s.detach(), y)
+            self._update_sites(L.detach(), Psi.detach(), y, idx, cav, g1, g2)
+        return self._log_zq(L, Psi, s, y, idx)
+
     @torch.no_grad()
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> None:
-        """Parallel damped (power) EP update of all factors of the batch (Appendix D-E)."""
-        with torch.enable_grad():
-            feats = self._features(X)
-        self._cache = (idx, feats)
-        L, Psi, s = (t.detach() for t in feats)
-        cav = self._cavities(L, Psi, y, idx)
-        _, g1, g2 = self._tilted(cav, s, y)
+    def _update_sites(self, L, Psi, y, idx, cav, g1, g2) -> None:
+        """New sites = (tilted marginal - cavity) / alpha in natural parameters (eq. 48-55, A.17-A.20).
+
+        Damped in parallel (Appendix E). A site that would get negative precision or a
+        non-finite value is not updated; ``n_skipped_updates`` counts these events.
+        """
+        m_w, v_w, m_l, v_l = cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"]
         a = self.alpha
-        # new site = (tilted marginal - cavity) / alpha in natural parameters (eq. 48-55, A.17-A.20)
-        denom_w = 1.0 + cav["v_w"] * g2
-        denom_l = 1.0 + cav["v_l"] * g2
+        denom_w = 1.0 + v_w * g2
+        denom_l = 1.0 + v_l * g2
         new_c1 = torch.stack((-g2 / denom_w, -g2 / denom_l), -1) / a
-        new_c2 = torch.stack(((g1 - cav["m_w"] * g2) / denom_w,
-                              (-g1 - cav["m_l"] * g2) / denom_l), -1) / a
-        is_factor = torch.ones_like(g1, dtype=torch.bool).scatter_(1, y[:, None], False)
+        new_c2 = torch.stack(((g1 - m_w * g2) / denom_w, (-g1 - m_l * g2) / denom_l), -1) / a
         ok = (torch.isfinite(new_c1).all(-1) & torch.isfinite(new_c2).all(-1)
               & (new_c1 >= 0).all(-1) & (denom_w > 0) & (denom_l > 0))
+        is_factor = self._factor_mask(y, self.n_classes)
         self.n_skipped_updates += int((is_factor & ~ok).sum())
         keep = (is_factor & ok)[..., None]
         rho = self.damping
@@ -290,8 +281,7 @@ class ScalableEP(nn.Module):
         self.site_precision.copy_(rest_prec + batch_prec)
         self.site_natural.copy_(rest_nat + batch_nat)
         if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
-            self.factor_v[idx] = torch.linalg.solve_triangular(
-                L.transpose(-1, -2), Psi, upper=True).permute(2, 0, 1)
+            self.factor_v[idx] = (triangular_inverse(L).transpose(-1, -2) @ Psi).permute(2, 0, 1)
         else:
             self.factor_v_current.fill_(False)
 
@@ -301,21 +291,14 @@ class ScalableEP(nn.Module):
         Differentiable w.r.t. the kernel hyper-parameters and the inducing points; the EP
         sites are buffers and stay fixed (eq. 10, 62-64).
         """
-        L, Psi, s = self._cached_features(X, idx)
-        cav = self._cavities(L, Psi, y, idx)
-        log_z, _, _ = self._tilted(cav, s, y)
-        is_factor = torch.ones_like(log_z, dtype=torch.bool).scatter_(1, y[:, None], False)
-        data = torch.where(is_factor, log_z + cav["g_diff"], 0.0).sum() / self.alpha
-        prior = (-log_det_from_cholesky(cav["LB"]) + (cav["c"] * cav["c"]).sum(-1)).sum() * 0.5
-        return prior + data * (self.n_data / idx.numel())
+        return self._log_zq(*self._features(X), y, idx)
 
     @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Marginal means and variances ``[N, C]`` of f(x), additive noise included (eq. 65-67)."""
         L, Psi, s = self._features(X)
-        Bm, b = self._whitened(L, self.site_precision, self.site_natural)
-        mean, var, _, _ = self._marginals(Bm, b, Psi)
-        return mean.T, (s + var).T
+        mean, var, _ = projected_marginals(*self._whitened(L, self.site_precision, self.site_natural), Psi)
+        return mean.T, (s + var.clamp_min(_MIN_VARIANCE)).T
 
     @torch.no_grad()
     def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
