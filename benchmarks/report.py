@@ -81,18 +81,19 @@ def uci_tables() -> None:
 
 
 def mnist_table() -> None:
-    print("| method | epoch | training time (s) | s/epoch | test error | test NLL | ECE |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| commit | Adam rate (decay per epoch) | epoch | training time (s) | s/epoch | test error | test NLL | ECE |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in load("mnist"):
-        print(f"| {r['method']} | {r['epoch']} | {r['train_seconds']:.0f} | {r['seconds_per_epoch']:.1f} "
+        rate = f"{r['learning_rate']} ({r.get('learning_rate_decay', 1.0)})"
+        print(f"| {r['commit']} | {rate} | {r['epoch']} | {r['train_seconds']:.0f} | {r['seconds_per_epoch']:.1f} "
               f"| {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
 
 
 def speed_table() -> None:
-    print("| configuration | method | C | M | batch | D | step (ms) | dense floor (ms) | step / floor |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| commit | configuration | method | C | M | batch | D | step (ms) | dense floor (ms) | step / floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in load("speed"):
-        print(f"| {r['dataset']} | {r['method']} | {r['C']} | {r['M']} | {r['batch_size']} | {r['D']} "
+        print(f"| {r['commit']} | {r['dataset']} | {r['method']} | {r['C']} | {r['M']} | {r['batch_size']} | {r['D']} "
               f"| {1e3 * r['step_seconds']:.1f} | {1e3 * r['floor_seconds']:.1f} | {r['ratio']:.2f} |")
 
 
@@ -106,12 +107,14 @@ def memory_table() -> None:
 
 
 def learning_rate_table() -> None:
+    latest = {(r["dataset"], r["learning_rate"], r["seed"]): r for r in load("learning_rate")}  # reruns replace
     groups = defaultdict(list)
-    for r in load("learning_rate"):
-        groups[(r["dataset"], r["learning_rate"])].append(r)
+    for (ds, rate, _), r in latest.items():
+        groups[(ds, rate)].append(r)
     print("| data set | initial rate | splits | final log Z_q | test NLL | test error |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for (ds, rate), rows in groups.items():
+    order = list(NAMES)
+    for (ds, rate), rows in sorted(groups.items(), key=lambda item: (order.index(item[0][0]), item[0][1])):
         print(f"| {NAMES[ds]} | {rate} | {len(rows)} | {np.mean([r['final_log_Zq'] for r in rows]):.1f} "
               f"| {mean_se([r['test_nll'] for r in rows])} | {mean_se([r['test_error'] for r in rows])} |")
 

@@ -56,6 +56,12 @@ def test_demo_prints_metrics(capsys):
     out = capsys.readouterr().out
     for key in ("test error", "test nll", "test ece", "test brier", "train time"):
         assert key in out
+    assert "M = 76 inducing points" in out  # 10% of the 761 training rows
+
+
+def test_demo_honours_n_inducing(capsys):
+    assert main(["--quiet", "demo", "--max-iter", "2", "--n-inducing", "7"]) == 0
+    assert "M = 7 inducing points" in capsys.readouterr().out
 
 
 def test_predict_on_an_unlabelled_file(csv_file, tmp_path):

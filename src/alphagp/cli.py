@@ -14,19 +14,23 @@ import torch
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=["ep", "sep"], default="ep")
     p.add_argument("--alpha", type=float, default=1.0, help="power of power EP in (0, 1]; 1 is EP")
-    p.add_argument("--n-inducing", type=int, default=50, help="inducing points per class")
+    p.add_argument("--n-inducing", type=int, default=None,
+                   help="inducing points per class (default: 50; demo: 10%% of the training rows)")
     p.add_argument("--batch-size", type=int, default=None, help="mini-batch size (default: batch training)")
     p.add_argument("--max-iter", type=int, default=250, help="epochs")
     p.add_argument("--learning-rate", type=float, default=None)
+    p.add_argument("--learning-rate-decay", type=float, default=1.0,
+                   help="mini-batches: Adam's rate is multiplied by this after every epoch")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint", default=None, help="checkpoint file; an existing one is resumed")
 
 
 def _make_classifier(args):
     from . import GPClassifier
-    return GPClassifier(method=args.method, alpha=args.alpha, n_inducing=args.n_inducing,
+    return GPClassifier(method=args.method, alpha=args.alpha, n_inducing=args.n_inducing or 50,
                         batch_size=args.batch_size, max_iter=args.max_iter,
-                        learning_rate=args.learning_rate, checkpoint=args.checkpoint,
+                        learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
+                        checkpoint=args.checkpoint,
                         verbose=not args.quiet, random_state=args.seed)
 
 
@@ -43,7 +47,7 @@ def cmd_demo(args) -> int:
     from .data import load_bundled
     X, y = load_bundled("vehicle")
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.1, random_state=args.seed, stratify=y)
-    m = max(1, round(0.1 * len(Xtr)))
+    m = args.n_inducing or max(1, round(0.1 * len(Xtr)))
     print(f"alphagp demo: {args.method.upper()} on the bundled Vehicle data (UCI; {len(Xtr)} train / "
           f"{len(Xte)} test rows, {X.shape[1]} features, {len(np.unique(y))} classes), "
           f"M = {m} inducing points per class, {args.max_iter} batch iterations")

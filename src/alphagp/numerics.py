@@ -48,9 +48,9 @@ def stable_cholesky(A: torch.Tensor, jitter: float = 1e-8, max_tries: int = 6) -
 def triangular_inverse(L: torch.Tensor) -> torch.Tensor:
     """Inverse of lower-triangular ``L`` ``[..., n, n]``.
 
-    Multiplying a wide ``[..., n, m]`` right-hand side by it is a plain matrix product, which
-    runs several times faster than a triangular solve (no copy into column-major order) and
-    has a cheaper backward pass; ``L`` here is always a Cholesky factor with jitter.
+    Multiplying a wide ``[..., n, m]`` right-hand side by it is a plain matrix product, faster
+    than a triangular solve (which first copies the right-hand side into column-major order)
+    and with a cheaper backward pass; ``L`` here is always a Cholesky factor with jitter.
     """
     eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand_as(L)
     return torch.linalg.solve_triangular(L, eye, upper=False)

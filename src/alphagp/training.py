@@ -4,8 +4,8 @@ Each epoch visits the data once, in mini-batches drawn without replacement from 
 permutation (or as one batch in batch training). Per batch the loop calls
 ``method.local_update`` (closed-form refinement, e.g. EP site updates), which returns the
 batch's differentiable objective from the same pass (or ``None``, and then
-``method.objective`` is called), and takes one optimiser step on ``-objective / N``. Inputs may be in-memory arrays or NumPy
-memory-maps; only the rows of the current batch are read.
+``method.objective`` is called), and takes one optimiser step on ``-objective / N``. Inputs
+may be in-memory arrays or NumPy memory-maps; only the rows of the current batch are read.
 
 A checkpoint written at the end of an epoch holds the method, the optimiser, the random
 generator, the history and the early-stopping state, so a fit interrupted at any point and

@@ -30,9 +30,11 @@ A step on a batch B (all data in batch training) costs O(C (M^3 + |B| M^2)):
    (eq. 34-46, A.10-A.15), new sites C1, C2 divided by alpha (eq. 48-55, A.17-A.20),
    damped in parallel (Appendix E). A site that would get negative precision or a non-finite
    value is not updated; ``n_skipped_updates`` counts these events.
-3. ``objective`` is log Z_q (eq. 9, 57-61; A.23-A.27) with the sites held fixed, scaled by
-   N/|B| on mini-batches (eq. 12); autodiff gives the gradient w.r.t. kernel
-   hyper-parameters and inducing points (eq. 10, 62-64).
+3. log Z_q (eq. 9, 57-61; A.23-A.27) at the updated sites, held fixed, scaled by N/|B| on
+   mini-batches (eq. 12), from the same kernel quantities as step 2; ``local_update`` returns
+   it and its gradient w.r.t. kernel hyper-parameters and inducing points (eq. 10, 62-64)
+   comes from autodiff, except through q's projected marginals, whose backward is closed
+   form (:mod:`.projection`).
 
 Computations use whitened coordinates w = L^{-1} u (K = L L'): q(w) = N(B^{-1} b, B^{-1})
 with B = I + L' Lambda L and b = L' eta.
