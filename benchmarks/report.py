@@ -98,11 +98,11 @@ def speed_table() -> None:
 
 
 def memory_table() -> None:
-    print("| N (rows, memory-mapped) | batch | steps | peak RSS incl. file pages (MiB) "
+    print("| commit | N (rows, memory-mapped) | batch | steps | peak RSS incl. file pages (MiB) "
           "| peak anonymous RSS (MiB) | training time (s) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in load("memory"):
-        print(f"| {r['n']:,} | {r['batch_size']} | {r['steps']} | {r['peak_rss_mib']:.0f} "
+        print(f"| {r['commit']} | {r['n']:,} | {r['batch_size']} | {r['steps']} | {r['peak_rss_mib']:.0f} "
               f"| {r['peak_anon_rss_mib']:.0f} | {r['train_seconds']:.1f} |")
 
 

@@ -135,7 +135,7 @@ def test_minibatch_and_batch_ep_reach_the_same_fixed_point_with_fixed_kernel():
     """With the kernel and Z held fixed, mini-batch EP bookkeeping (old sites taken out along
     their stored v_i) must converge to the batch EP fixed point."""
     from alphagp import GPClassifier
-    Xtr, ytr, Xte, yte, _ = gp_prior_problem(n_train=300)
+    Xtr, ytr, Xte, _, _ = gp_prior_problem(n_train=300)
     fixed = dict(n_inducing=15, optimize_hyperparameters=False, optimize_inducing=False, random_state=0)
     batch = GPClassifier(max_iter=60, **fixed).fit(Xtr, ytr)
     mini = GPClassifier(max_iter=30, batch_size=40, **fixed).fit(Xtr, ytr)
