@@ -25,3 +25,18 @@ def test_shared_kernel_broadcasts_and_per_class_inputs_work(rng):
     ref = RBF(0.8)(Z[1].numpy(), X.numpy())
     assert np.allclose(K[1].detach().numpy(), ref)
     assert k.raw_lengthscale.shape == (1, 2)
+
+
+def test_inducing_covariances_match_scikit_learn_per_class_and_shared(rng):
+    Z = rng.standard_normal((2, 4, 3))
+    X = rng.standard_normal((6, 3))
+    ls = np.array([[0.5, 1.0, 2.0], [1.5, 0.7, 0.9]])
+    for k, scales in ((ARDKernel(2, 3, lengthscale=torch.tensor(ls), amplitude=torch.tensor([1.3, 0.4])),
+                       [(1.3, ls[0]), (0.4, ls[1])]),
+                      (ARDKernel(2, 3, shared=True, lengthscale=0.8, amplitude=2.0), [(2.0, 0.8)] * 2)):
+        Kuu, Kuf = k.inducing_covariances(torch.tensor(Z), torch.tensor(X))
+        assert Kuu.shape == (2, 4, 4) and Kuf.shape == (2, 4, 6)
+        for c, (amp, scale) in enumerate(scales):
+            kernel = ConstantKernel(amp) * RBF(scale)
+            assert np.allclose(Kuu[c].detach().numpy(), kernel(Z[c]), atol=1e-12)
+            assert np.allclose(Kuf[c].detach().numpy(), kernel(Z[c], X), atol=1e-12)
