@@ -36,7 +36,10 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint", default=None)
+    parser.add_argument("--checkpoint", default=None,
+                        help="checkpoint file; a run started again with it resumes (the time budget counts "
+                             "training time over all parts)")
+    parser.add_argument("--output", default="mnist.jsonl", help="results file in benchmarks/results")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     Xtr, ytr, Xte, yte = load_mnist()
@@ -56,7 +59,7 @@ def main() -> None:
                            test_brier=r["brier"], train_seconds=r["train_seconds"],
                            seconds_per_epoch=r["train_seconds"] / r["epoch"], learning_rate=args.learning_rate,
                            learning_rate_decay=args.learning_rate_decay)
-            append_row("mnist.jsonl", row)
+            append_row(args.output, row)
             print(f"epoch {r['epoch']:3d}  {r['train_seconds']:8.1f} s  error {100 * r['error']:.2f}%  "
                   f"nll {r['nll']:.4f}", flush=True)
         if state.train_seconds > 60 * args.max_minutes:
