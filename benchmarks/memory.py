@@ -41,9 +41,10 @@ def make_data(path: Path, n: int, seed: int = 0) -> None:
 
 def _rss_anon_mib() -> float:
     """Anonymous (not file-backed) resident memory of this process, from /proc/self/status."""
-    for line in open("/proc/self/status"):
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) / 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
     return float("nan")
 
 

@@ -181,9 +181,9 @@ class ScalableEP(nn.Module):
             LB = stable_cholesky(Bm)
             c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
             g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
-            shrink = 1.0 - self.alpha / self._n_factors
-            m_cav, v_cav, g_cav = projected_marginals(
-                *self._whitened(L, shrink * self.site_precision, shrink * self.site_natural), Psi)
+            shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
+            eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+            m_cav, v_cav, g_cav = projected_marginals(eye + shrink * (Bm - eye), shrink * b, Psi)
             m_cav, v_cav = m_cav.T, v_cav.clamp_min(_MIN_VARIANCE).T
             m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
             return {"g_q": g_q, "rest": None, "g_diff": (g_cav - g_q).sum() * torch.ones_like(m_cav),
