@@ -5,6 +5,7 @@
     python benchmarks/report.py speed    # step time against the dense floor
     python benchmarks/report.py memory   # SEP peak memory against N
     python benchmarks/report.py lr       # initial learning rate of batch training
+    python benchmarks/report.py ttn      # training time to the paper's test NLL (Satellite)
 """
 
 from __future__ import annotations
@@ -119,7 +120,41 @@ def learning_rate_table() -> None:
               f"| {mean_se([r['test_nll'] for r in rows])} | {mean_se([r['test_error'] for r in rows])} |")
 
 
+def first_reaching(curve: list[dict], target: float) -> dict | None:
+    """The first point of ``curve`` with ``test_nll <= target``."""
+    return next((p for p in curve if p["test_nll"] <= target), None)
+
+
+def time_to_nll_table(reference_seconds: float = 60.0) -> None:
+    """Curves averaged over splits; targets: the paper's NLL at its printed precision, and the
+    250-iteration result of the default rate (0.1) in the same run."""
+    groups = defaultdict(list)
+    for r in load("time_to_nll"):
+        groups[(r["method"], r["learning_rate"])].append(r)
+    mean_curves = {}
+    for key, rows in groups.items():
+        points = zip(*(r["curve"] for r in rows))  # splits share the evaluation iterations
+        mean_curves[key] = [{"iteration": ps[0]["iteration"],
+                             "train_seconds": float(np.mean([p["train_seconds"] for p in ps])),
+                             "test_nll": float(np.mean([p["test_nll"] for p in ps]))} for ps in points]
+    print("| method | initial rate | splits | target | reached at iteration | training time (s) "
+          "| speed-up vs ~60 s | NLL after all iterations |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (method, rate), curve in sorted(mean_curves.items()):
+        default = mean_curves.get((method, 0.1))
+        targets = [(f"paper {PAPER_NLL[0.05]['satimage'][method == 'SEP']:.2f}",
+                    PAPER_NLL[0.05]["satimage"][method == "SEP"] + 0.005)]
+        if default:
+            targets.append((f"rate 0.1 final {default[-1]['test_nll']:.3f}", default[-1]["test_nll"]))
+        for label, target in targets:
+            hit = first_reaching(curve, target)
+            reached = (f"{hit['iteration']} | {hit['train_seconds']:.2f} | "
+                       f"{reference_seconds / hit['train_seconds']:.0f}x") if hit else "not reached | - | -"
+            print(f"| {method} | {rate} | {len(groups[(method, rate)])} | {label} | {reached} "
+                  f"| {curve[-1]['test_nll']:.3f} |")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "mnist": mnist_table, "speed": speed_table, "memory": memory_table,
-              "lr": learning_rate_table}
+              "lr": learning_rate_table, "ttn": time_to_nll_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"]()
