@@ -129,6 +129,33 @@ def test_checkpoint_resume_reproduces_the_uninterrupted_fit(thyroid, tmp_path):
     assert [h["objective"] for h in resumed.history_] == pytest.approx([h["objective"] for h in full.history_])
 
 
+def test_fit_stopped_by_a_callback_continues_from_its_checkpoint(thyroid, tmp_path):
+    X, y = thyroid
+    params = dict(n_inducing=10, max_iter=12, batch_size=50, random_state=3)
+    full = GPClassifier(**params).fit(X, y)
+
+    def budget_of_five_epochs(state):
+        state.stop = state.stop or state.epoch >= 5
+
+    path = tmp_path / "fit.ckpt"
+    first = GPClassifier(checkpoint=str(path), **params).fit(X, y, callbacks=[budget_of_five_epochs])
+    assert first.n_iter_ == 5
+    resumed = GPClassifier(checkpoint=str(path), **params).fit(X, y)
+    assert resumed.n_iter_ == 12
+    assert np.allclose(resumed.predict_proba(X), full.predict_proba(X), atol=1e-12)
+
+
+def test_early_stopped_fit_stays_finished_when_resumed(thyroid, tmp_path):
+    X, y = thyroid
+    params = dict(n_inducing=10, max_iter=500, tol=1e-3, n_iter_no_change=3, random_state=0,
+                  checkpoint=str(tmp_path / "fit.ckpt"))
+    first = GPClassifier(**params).fit(X, y)
+    assert first.n_iter_ < 500
+    again = GPClassifier(**params).fit(X, y)
+    assert again.n_iter_ == first.n_iter_
+    assert np.array_equal(again.predict_proba(X), first.predict_proba(X))
+
+
 def test_metrics_recorder_logs_test_metrics_against_time(thyroid):
     from alphagp.training import MetricsRecorder
     X, y = thyroid

@@ -68,7 +68,9 @@ class Trainer:
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
             in ``state.train_seconds``. A callback may set ``state.stop = True``.
         checkpoint: path of a checkpoint file, written every ``checkpoint_every`` epochs and
-            read back (resuming) when it exists at the start of ``fit``.
+            read back (resuming) when it exists at the start of ``fit``. A fit stopped by a
+            callback (a time budget) continues when ``fit`` is called again; one that met
+            the early-stopping rule or ``max_iter`` stays finished.
         verbose: show a progress bar.
         seed: seed of the batch order.
     """
@@ -116,6 +118,9 @@ class Trainer:
             self.optimizer.load_state_dict(ckpt["optimizer"])
         self.generator.set_state(ckpt["generator"])
         self.state = TrainingState(**ckpt["state"])
+        # A stop requested by a callback (a time budget, say) belongs to that call of fit;
+        # a fit that met its own stopping rule stays finished.
+        self.state.stop = self._no_longer_improving()
 
     # ------------------------------------------------------------------ batches
     def _full_batch(self, n: int) -> bool:
@@ -195,8 +200,12 @@ class Trainer:
             st.best_objective, st.epochs_without_improvement = objective, 0
         else:
             st.epochs_without_improvement += 1
-        if self.tol is not None and st.epochs_without_improvement >= self.n_iter_no_change:
+        if self._no_longer_improving():
             st.stop = True
+
+    def _no_longer_improving(self) -> bool:
+        """The early-stopping rule: ``n_iter_no_change`` epochs without improvement (``tol`` set)."""
+        return self.tol is not None and self.state.epochs_without_improvement >= self.n_iter_no_change
 
 
 class MetricsRecorder:
