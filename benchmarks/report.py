@@ -1,7 +1,8 @@
 """Markdown tables from benchmarks/results/*.jsonl, beside the papers' numbers.
 
     python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper
-    python benchmarks/report.py mnist    # test error / NLL against training time
+    python benchmarks/report.py mnist    # test error / NLL against training time (mnist.jsonl)
+    python benchmarks/report.py mnist mnist_long   # the same for another results file
     python benchmarks/report.py speed    # step time against the dense floor
     python benchmarks/report.py memory   # SEP peak memory against N
     python benchmarks/report.py lr       # initial learning rate of batch training
@@ -81,10 +82,10 @@ def uci_tables() -> None:
         print(f"| {int(frac * 100)}% | {' | '.join(row)} | {PAPER_TIME[frac][0]} | {PAPER_TIME[frac][1]} |")
 
 
-def mnist_table() -> None:
+def mnist_table(results: str = "mnist") -> None:
     print("| commit | Adam rate (decay per epoch) | epoch | training time (s) | s/epoch | test error | test NLL | ECE |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in load("mnist"):
+    for r in load(results):
         rate = f"{r['learning_rate']} ({r.get('learning_rate_decay', 1.0)})"
         print(f"| {r['commit']} | {rate} | {r['epoch']} | {r['train_seconds']:.0f} | {r['seconds_per_epoch']:.1f} "
               f"| {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
@@ -157,4 +158,4 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "mnist": mnist_table, "speed": speed_table, "memory": memory_table,
               "lr": learning_rate_table, "ttn": time_to_nll_table}
-    tables[sys.argv[1] if len(sys.argv) > 1 else "uci"]()
+    tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
