@@ -21,17 +21,10 @@ from alphagp import GPClassifier
 from alphagp.training import MetricsRecorder
 
 from common import append_row, base_row
+from report import first_reaching
 from uci import split
 
 PAPER_NLL = {"ep": 0.31, "sep": 0.33}  # Table 2, Satellite, M = 5%
-
-
-def first_time_at(rows: list[dict], target: float) -> tuple[int | None, float | None]:
-    """(iteration, training seconds) of the first evaluation with test NLL <= ``target``."""
-    for row in rows:
-        if row["nll"] <= target:
-            return row["epoch"], row["train_seconds"]
-    return None, None
 
 
 def class_index(y_test, y_train) -> np.ndarray:
@@ -63,15 +56,17 @@ def main() -> None:
                                            class_index(yte, ytr), every=args.eval_every)
                 clf.fit(Xtr, ytr, callbacks=[recorder])
                 target = PAPER_NLL[method]
-                it, seconds = first_time_at(recorder.rows, target)
+                curve = [{"iteration": r["epoch"], "train_seconds": r["train_seconds"],
+                          "test_nll": r["nll"], "test_error": r["error"]} for r in recorder.rows]
+                hit = first_reaching(curve, target)
+                it, seconds = (hit["iteration"], hit["train_seconds"]) if hit else (None, None)
                 final = recorder.rows[-1]
                 row = base_row("time-to-nll", dataset=args.dataset, method=method.upper(), alpha=1.0, seed=seed,
                                M=m, M_fraction=args.fraction, batch_size=None, learning_rate=rate,
                                target_nll=target, iterations_to_target=it, seconds_to_target=seconds,
                                final_test_nll=final["nll"], final_test_error=final["error"],
                                train_seconds=final["train_seconds"], iterations=clf.n_iter_,
-                               curve=[{"iteration": r["epoch"], "train_seconds": r["train_seconds"],
-                                       "test_nll": r["nll"], "test_error": r["error"]} for r in recorder.rows])
+                               curve=curve)
                 append_row(args.output, row)
                 print(f"{method:3s} rate={rate:<4} split={seed} target {target}: "
                       f"{'not reached' if it is None else f'iteration {it}, {seconds:.2f} s'}; "
