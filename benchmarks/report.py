@@ -1,6 +1,7 @@
 """Markdown tables from benchmarks/results/*.jsonl, beside the papers' numbers.
 
     python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper
+    python benchmarks/report.py uci uci_lr0.1   # the same for another results file
     python benchmarks/report.py mnist    # test error / NLL against training time (mnist.jsonl)
     python benchmarks/report.py mnist mnist_long   # the same for another results file
     python benchmarks/report.py speed    # step time against the dense floor
@@ -52,9 +53,9 @@ def mean_se(values) -> str:
     return f"{v.mean():.2f} ± {se:.2f}"
 
 
-def uci_tables() -> None:
+def uci_tables(results: str = "uci") -> None:
     groups = defaultdict(list)
-    for r in load("uci"):
+    for r in load(results):
         groups[(r["M_fraction"], r["dataset"], r["method"])].append(r)
     for metric, paper, title in (("test_nll", PAPER_NLL, "negative test log-likelihood"),
                                  ("test_error", PAPER_ERROR, "test error")):

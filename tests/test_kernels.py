@@ -40,3 +40,31 @@ def test_inducing_covariances_match_scikit_learn_per_class_and_shared(rng):
             kernel = ConstantKernel(amp) * RBF(scale)
             assert np.allclose(Kuu[c].detach().numpy(), kernel(Z[c]), atol=1e-12)
             assert np.allclose(Kuf[c].detach().numpy(), kernel(Z[c], X), atol=1e-12)
+
+
+
+
+def test_inducing_covariances_gradient_matches_finite_differences(rng):
+    """Gradients w.r.t. Z and the raw hyper-parameters against central differences along random directions."""
+    X = torch.tensor(rng.standard_normal((5, 3)))
+    weights = torch.tensor(rng.standard_normal((2, 4, 9)))
+    for shared in (False, True):
+        k = ARDKernel(2, 3, shared=shared, lengthscale=torch.tensor([0.7, 1.2, 2.0]), amplitude=1.5)
+        Z = torch.tensor(rng.standard_normal((2, 4, 3)), requires_grad=True)
+        params = (Z, k.raw_lengthscale, k.raw_amplitude)
+
+        def weighted_sum():
+            Kuu, Kuf = k.inducing_covariances(Z, X)
+            return (torch.cat((Kuu, Kuf), -1) * weights).sum()
+
+        grads = torch.autograd.grad(weighted_sum(), params)
+        eps = 1e-6
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                direction = torch.tensor(rng.standard_normal(p.shape))
+                p += eps * direction
+                up = weighted_sum()
+                p -= 2 * eps * direction
+                down = weighted_sum()
+                p += eps * direction
+                assert np.isclose(float((up - down) / (2 * eps)), float((g * direction).sum()), rtol=1e-6, atol=1e-8)

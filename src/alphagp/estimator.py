@@ -22,6 +22,8 @@ from .training import Trainer
 
 _METHODS = ("ep", "sep")
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
+DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
+DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
 
 
 class GPClassifier(ClassifierMixin, BaseEstimator):
@@ -49,9 +51,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     damping : float in (0, 1] or None
         EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches.
     learning_rate : float or None
-        Initial learning rate; ``None`` means 0.1 for the sign-adaptive rule of batch training
+        Initial learning rate; ``None`` means 1.0 for the sign-adaptive rule of batch training
         (it halves the rate on every sign flip, so a large start is safe; chosen by the final
-        log Z_q on four UCI sets, see BENCHMARKS.md) and 0.01 for Adam.
+        log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and 0.01 for Adam.
     learning_rate_decay : float in (0, 1]
         Mini-batch training: Adam's rate is multiplied by this factor after every epoch.
         1 keeps it constant; batch training accepts only 1.
@@ -186,7 +188,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
         trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size,
                           optimizer="adam" if mini else "sign-adaptive",
-                          learning_rate=self.learning_rate or (1e-2 if mini else 1e-1),
+                          learning_rate=self.learning_rate or (DEFAULT_ADAM_LEARNING_RATE if mini
+                                                               else DEFAULT_BATCH_LEARNING_RATE),
                           learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
                           checkpoint=self.checkpoint, verbose=self.verbose,

@@ -69,25 +69,26 @@ class ARDKernel(nn.Module):
         """``[G]``"""
         return softplus(self.raw_noise)
 
-    def _scaled(self, A: torch.Tensor) -> torch.Tensor:
-        """Inputs divided by the lengthscales: ``[G, n, D]`` (``[n, D]`` shared inputs broadcast)."""
-        inv_ls = 1.0 / self.lengthscale[:, None, :]                 # [G, 1, D]
-        return A * inv_ls if A.dim() == 3 else A[None] * inv_ls
+    def _weighted(self, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``A`` times the inverse squared lengthscales and the squared norms ``|A / l|^2``.
 
-    def _from_scaled(self, A_: torch.Tensor, B_: torch.Tensor, sq_A: torch.Tensor, sq_B: torch.Tensor):
-        """a exp(-|A_i - B_j|^2 / 2) from scaled inputs ``[G, n, D]``, ``[G, m, D]`` and their squared norms.
-
-        The exponent log a - |A_i|^2/2 - |B_j|^2/2 + A_i . B_j is one product of the inputs
-        augmented by two columns, so neither the forward nor the backward pass materialises
-        an ``[n, m]`` intermediate besides the result.
+        ``A`` is ``[C, n, D]`` (per-latent inputs) or ``[n, D]`` (shared, broadcast over the
+        hyper-parameter groups); returns ``[G', n, D]`` and ``[G', n]``.
         """
-        G = max(A_.shape[0], B_.shape[0], self.raw_amplitude.shape[0])
-        A_, B_ = A_.expand(G, -1, -1), B_.expand(G, -1, -1)
-        log_amp = torch.log(self.amplitude).expand(G)[:, None].expand(G, A_.shape[1])
-        A_aug = torch.cat((A_, (log_amp - 0.5 * sq_A.expand(G, -1))[..., None],
-                           torch.ones_like(A_[..., :1])), -1)
-        B_aug = torch.cat((B_, torch.ones_like(B_[..., :1]), -0.5 * sq_B.expand(G, -1)[..., None]), -1)
-        K = torch.exp(A_aug @ B_aug.transpose(-1, -2))
+        weighted = A * self.lengthscale.pow(-2)[:, None, :]
+        return weighted, (weighted * A).sum(-1)
+
+    def _shared_sq_norms(self, B: torch.Tensor) -> torch.Tensor:
+        """``|B / l_g|^2`` ``[G, m]`` for shared inputs ``B`` ``[m, D]``, as one small product."""
+        return self.lengthscale.pow(-2) @ (B * B).T
+
+    def _from_products(self, products: torch.Tensor, sq_A: torch.Tensor, sq_B: torch.Tensor) -> torch.Tensor:
+        """a exp(A_i' W B_j - |A_i|_W^2 / 2 - |B_j|_W^2 / 2) with W = diag(l^-2), i.e. the kernel.
+
+        ``products`` ``[G', n, m]``, ``sq_A`` ``[G', n]``, ``sq_B`` ``[G'', m]``; returns ``[C, n, m]``.
+        """
+        row = torch.log(self.amplitude)[:, None] - 0.5 * sq_A
+        K = torch.exp(products + (row[..., None] - 0.5 * sq_B[:, None, :]))
         return K.expand(self.n_latent, -1, -1) if K.shape[0] == 1 else K
 
     def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -99,25 +100,26 @@ class ARDKernel(nn.Module):
         Returns:
             ``[C, n, m]``.
         """
-        A_, B_ = self._scaled(A), self._scaled(B)
-        return self._from_scaled(A_, B_, (A_ * A_).sum(-1), (B_ * B_).sum(-1))
+        A_w, sq_A = self._weighted(A)
+        sq_B = self._shared_sq_norms(B) if B.dim() == 2 else self._weighted(B)[1]
+        return self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B)
 
     def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` for inducing points ``Z`` and data ``X``.
 
-        Same values as ``cross(Z, Z)`` and ``cross(Z, X)``, but Z is scaled and squared once
-        and both blocks come from one product, so the backward pass reads the ``[C, M, D]``
-        inputs a third as often (it dominates a step when D is large, e.g. MNIST).
+        Same values as ``cross(Z, Z)`` and ``cross(Z, X)``. Z is weighted by the inverse
+        squared lengthscales once, and the data enter only through one product with the
+        shared ``X'`` (a single matrix product over all classes) and their weighted squared
+        norms (a ``[G, D] x [D, n]`` product): no per-class copy of X is made in the forward
+        or the backward pass. Those copies were the step's largest memory passes when D is
+        large (MNIST).
 
         Args:
             Z: ``[C, M, D]`` or ``[M, D]``; X: ``[n, D]``.
         """
-        Z_, X_ = self._scaled(Z), self._scaled(X)
-        Z_ = Z_.expand(max(Z_.shape[0], X_.shape[0]), -1, -1)
-        ZX_ = torch.cat((Z_, X_.expand(Z_.shape[0], -1, -1)), 1)    # [G, M + n, D]
-        sq = (ZX_ * ZX_).sum(-1)
-        M = Z_.shape[1]
-        Kuu, Kuf = self._from_scaled(Z_, ZX_, sq[:, :M], sq).split([M, X.shape[0]], dim=-1)
+        Z_w, sq_Z = self._weighted(Z)
+        Kuu = self._from_products(Z_w @ Z.transpose(-1, -2), sq_Z, sq_Z)
+        Kuf = self._from_products(Z_w @ X.T, sq_Z, self._shared_sq_norms(X))
         return Kuu, Kuf
 
     def diag(self, n: int) -> torch.Tensor:
