@@ -2,6 +2,7 @@
 
     python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper
     python benchmarks/report.py uci uci_lr0.1   # the same for another results file
+    python benchmarks/report.py ucicompare uci uci_lr0.3 uci_lr0.1   # test NLL of UCI runs side by side
     python benchmarks/report.py mnist    # test error / NLL against training time (mnist.jsonl)
     python benchmarks/report.py mnist mnist_long   # the same for another results file
     python benchmarks/report.py speed    # step time against the dense floor
@@ -83,6 +84,28 @@ def uci_tables(results: str = "uci") -> None:
         print(f"| {int(frac * 100)}% | {' | '.join(row)} | {PAPER_TIME[frac][0]} | {PAPER_TIME[frac][1]} |")
 
 
+def uci_comparison(*results: str) -> None:
+    """Test NLL of several UCI runs side by side (for example several initial learning rates)."""
+    results = results or ("uci", "uci_lr0.1")
+    runs = []
+    for name in results:
+        groups = defaultdict(list)
+        for r in load(name):
+            groups[(r["M_fraction"], r["dataset"], r["method"])].append(r["test_nll"])
+        runs.append(groups)
+    columns = [f"{method} {name}" for method in ("EP", "SEP") for name in results]
+    print(f"| M | data set | {' | '.join(columns)} | EP paper | SEP paper |")
+    print("| --- " * (len(columns) + 4) + "|")
+    for frac in sorted(PAPER_NLL):
+        for ds in NAMES:
+            cells = [mean_se(run[(frac, ds, method)]) if run.get((frac, ds, method)) else "–"
+                     for method in ("EP", "SEP") for run in runs]
+            if all(c == "–" for c in cells):
+                continue
+            print(f"| {int(frac * 100)}% | {NAMES[ds]} | {' | '.join(cells)} "
+                  f"| {PAPER_NLL[frac][ds][0]:.2f} | {PAPER_NLL[frac][ds][1]:.2f} |")
+
+
 def mnist_table(results: str = "mnist") -> None:
     print("| commit | Adam rate (decay per epoch) | epoch | training time (s) | s/epoch | test error | test NLL | ECE |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -157,6 +180,6 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
 
 
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "mnist": mnist_table, "speed": speed_table, "memory": memory_table,
-              "lr": learning_rate_table, "ttn": time_to_nll_table}
+    tables = {"uci": uci_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
