@@ -42,8 +42,6 @@ def test_inducing_covariances_match_scikit_learn_per_class_and_shared(rng):
             assert np.allclose(Kuf[c].detach().numpy(), kernel(Z[c], X), atol=1e-12)
 
 
-
-
 def test_inducing_covariances_gradient_matches_finite_differences(rng):
     """Gradients w.r.t. Z and the raw hyper-parameters against central differences along random directions."""
     X = torch.tensor(rng.standard_normal((5, 3)))

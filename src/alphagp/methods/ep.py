@@ -105,7 +105,8 @@ class ScalableEP(nn.Module):
         jitter = 1e-6 * self.kernel.amplitude.expand(self.n_classes)[:, None, None]
         L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
         Psi = triangular_inverse(L) @ Kuf
-        s = (self.kernel.diag(X.shape[0]) - torch.linalg.vector_norm(Psi, dim=1).square()).clamp_min(_MIN_VARIANCE)
+        q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
+        s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(_MIN_VARIANCE)
         return L, Psi, s
 
     # ------------------------------------------------------------------ site bookkeeping
