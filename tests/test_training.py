@@ -53,3 +53,22 @@ def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.02 * 0.5**3)
     with pytest.raises(ValueError, match="sign-adaptive"):
         Trainer(model, optimizer="sign-adaptive", learning_rate_decay=0.5)
+
+
+def test_resumed_fit_follows_the_new_learning_rate_and_keeps_adams_state(tmp_path):
+    import pytest
+    from alphagp.kernels import ARDKernel
+    from alphagp.methods import ScalableEP
+    from alphagp.training import Trainer
+    g = np.random.default_rng(0)
+    X, y = g.standard_normal((30, 2)), np.arange(30) % 3
+    model = ScalableEP(torch.tensor(g.standard_normal((3, 4, 2))), ARDKernel(3, 2), n_data=30, tied=True)
+    path = tmp_path / "fit.ckpt"
+    Trainer(model, max_iter=2, batch_size=10, optimizer="adam", learning_rate=0.02,
+            learning_rate_decay=0.5, checkpoint=path).fit(X, y)
+    resumed = Trainer(model, max_iter=3, batch_size=10, optimizer="adam", learning_rate=1e-3,
+                      checkpoint=path)
+    resumed.fit(X, y)
+    assert resumed.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3)
+    adam_steps = {int(s["step"]) for s in resumed.optimizer.state.values()}
+    assert adam_steps == {3 * 3}  # three epochs of three batches: the saved moments were kept

@@ -62,7 +62,8 @@ class Trainer:
         learning_rate: initial learning rate.
         learning_rate_decay: Adam's rate is ``learning_rate * learning_rate_decay**epoch``
             (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
-            own rates, so it accepts only 1.
+            own rates, so it accepts only 1. A resumed fit follows the schedule given to this
+            trainer, not the one saved in the checkpoint, so a run can be continued at a new rate.
         tol, n_iter_no_change: stop when the epoch's mean objective has not improved by more
             than ``tol * |best|`` for ``n_iter_no_change`` epochs; ``tol=None`` never stops early.
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
@@ -114,13 +115,19 @@ class Trainer:
     def _load(self) -> None:
         ckpt = torch.load(self.checkpoint, weights_only=False)
         self.method.load_state_dict(ckpt["method"])
-        if self.optimizer and ckpt["optimizer"]:
-            self.optimizer.load_state_dict(ckpt["optimizer"])
         self.generator.set_state(ckpt["generator"])
         self.state = TrainingState(**ckpt["state"])
+        if self.optimizer and ckpt["optimizer"]:
+            self.optimizer.load_state_dict(ckpt["optimizer"])  # restores the saved rate too
+            self._set_scheduled_rate()
         # A stop requested by a callback (a time budget, say) belongs to that call of fit;
         # a fit that met its own stopping rule stays finished.
         self.state.stop = self._no_longer_improving()
+
+    def _set_scheduled_rate(self) -> None:
+        """Set the optimiser's rate to ``learning_rate * learning_rate_decay**epoch``."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate * self.learning_rate_decay ** self.state.epoch
 
     # ------------------------------------------------------------------ batches
     def _full_batch(self, n: int) -> bool:
@@ -180,9 +187,8 @@ class Trainer:
             bar.update(1)
         st = self.state
         st.epoch += 1
-        if self.optimizer is not None and self.learning_rate_decay != 1.0:
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.learning_rate * self.learning_rate_decay ** st.epoch
+        if self.optimizer is not None:
+            self._set_scheduled_rate()
         st.objective = total
         st.train_seconds += time.perf_counter() - start
         st.history.append({"epoch": st.epoch, "objective": total, "train_seconds": st.train_seconds})
