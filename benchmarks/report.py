@@ -64,12 +64,12 @@ def uci_tables(results: str = "uci") -> None:
         print("| M | data set | splits | EP | SEP | EP paper | SEP paper |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
         for frac in sorted(paper):
-            for ds in NAMES:
+            for ds, name in NAMES.items():
                 ep, sep = groups.get((frac, ds, "EP"), []), groups.get((frac, ds, "SEP"), [])
                 if not ep and not sep:
                     continue
                 cells = [mean_se([r[metric] for r in rows]) if rows else "–" for rows in (ep, sep)]
-                print(f"| {int(frac * 100)}% | {NAMES[ds]} | {max(len(ep), len(sep))} | {cells[0]} | {cells[1]} "
+                print(f"| {int(frac * 100)}% | {name} | {max(len(ep), len(sep))} | {cells[0]} | {cells[1]} "
                       f"| {paper[frac][ds][0]:.2f} | {paper[frac][ds][1]:.2f} |")
     print("\n#### training time per fit, averaged over the data sets run (seconds; paper's R code in brackets)\n")
     print("| M | EP s/fit | SEP s/fit | EP s/iteration | SEP s/iteration | EP paper | SEP paper |")
@@ -97,12 +97,12 @@ def uci_comparison(*results: str) -> None:
     print(f"| M | data set | {' | '.join(columns)} | EP paper | SEP paper |")
     print("| --- " * (len(columns) + 4) + "|")
     for frac in sorted(PAPER_NLL):
-        for ds in NAMES:
+        for ds, name in NAMES.items():
             cells = [mean_se(run[(frac, ds, method)]) if run.get((frac, ds, method)) else "–"
                      for method in ("EP", "SEP") for run in runs]
             if all(c == "–" for c in cells):
                 continue
-            print(f"| {int(frac * 100)}% | {NAMES[ds]} | {' | '.join(cells)} "
+            print(f"| {int(frac * 100)}% | {name} | {' | '.join(cells)} "
                   f"| {PAPER_NLL[frac][ds][0]:.2f} | {PAPER_NLL[frac][ds][1]:.2f} |")
 
 

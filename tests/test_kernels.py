@@ -51,7 +51,7 @@ def test_inducing_covariances_gradient_matches_finite_differences(rng):
         Z = torch.tensor(rng.standard_normal((2, 4, 3)), requires_grad=True)
         params = (Z, k.raw_lengthscale, k.raw_amplitude)
 
-        def weighted_sum():
+        def weighted_sum(k=k, Z=Z):
             Kuu, Kuf = k.inducing_covariances(Z, X)
             return (torch.cat((Kuu, Kuf), -1) * weights).sum()
 

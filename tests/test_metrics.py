@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import log_loss, zero_one_loss
 
-from alphagp.metrics import (all_metrics, brier_score, error_rate, expected_calibration_error,
-                             negative_log_likelihood)
+from alphagp.metrics import all_metrics, brier_score, error_rate, expected_calibration_error, negative_log_likelihood
 
 
 def test_metrics_agree_with_scikit_learn(rng):

@@ -5,8 +5,15 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from alphagp.numerics import (CholeskyError, gauss_hermite, gaussian_log_normaliser,
-                              inverse_mills, log_det_from_cholesky, log_ndtr, stable_cholesky)
+from alphagp.numerics import (
+    CholeskyError,
+    gauss_hermite,
+    gaussian_log_normaliser,
+    inverse_mills,
+    log_det_from_cholesky,
+    log_ndtr,
+    stable_cholesky,
+)
 
 
 def test_cholesky_of_a_positive_definite_batch_reconstructs_it(rng):

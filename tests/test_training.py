@@ -41,6 +41,7 @@ def test_memory_mapped_training_equals_in_memory(tmp_path):
 
 def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
     import pytest
+
     from alphagp.kernels import ARDKernel
     from alphagp.methods import ScalableEP
     from alphagp.training import Trainer
@@ -57,6 +58,7 @@ def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
 
 def test_resumed_fit_follows_the_new_learning_rate_and_keeps_adams_state(tmp_path):
     import pytest
+
     from alphagp.kernels import ARDKernel
     from alphagp.methods import ScalableEP
     from alphagp.training import Trainer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -79,14 +80,10 @@ def cmd_predict(args) -> int:
     clf = GPClassifier.load(args.model)
     X, _ = read_file(args.data, args.target)
     proba = clf.predict_proba(X)
-    out = open(args.output, "w") if args.output else sys.stdout
-    try:
+    with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
         out.write(",".join(["prediction"] + [f"p_{c}" for c in clf.classes_]) + "\n")
         for label, row in zip(clf.classes_[np.argmax(proba, 1)], proba):
             out.write(",".join([str(label)] + [f"{p:.6g}" for p in row]) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
     return 0
 
 

@@ -258,7 +258,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         joblib.dump(self, Path(path))
 
     @staticmethod
-    def load(path) -> "GPClassifier":
+    def load(path) -> GPClassifier:
         """Read an estimator written by :meth:`save`."""
         model = joblib.load(Path(path))
         if not isinstance(model, GPClassifier):
