@@ -33,6 +33,8 @@ def main() -> None:
     parser.add_argument("--lengthscale", type=float, default=10.0,
                         help="initial lengthscale on raw [0, 1] pixels (about the typical distance "
                              "between two images; pixels are not standardised)")
+    parser.add_argument("--damping", type=float, default=1.0,
+                        help="EP damping; SEP replaces damping x |B| / N of its tied factor per step")
     parser.add_argument("--eval-every", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -44,7 +46,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     Xtr, ytr, Xte, yte = load_mnist()
     clf = GPClassifier(method=args.method, n_inducing=args.n_inducing, batch_size=args.batch_size,
-                       max_iter=args.max_epochs, learning_rate=args.learning_rate,
+                       max_iter=args.max_epochs, damping=args.damping, learning_rate=args.learning_rate,
                        learning_rate_decay=args.learning_rate_decay, standardize=False,
                        kernel_params={"lengthscale": args.lengthscale},
                        checkpoint=args.checkpoint, random_state=args.seed, verbose=False)
@@ -58,7 +60,7 @@ def main() -> None:
                            test_error=r["error"], test_nll=r["nll"], test_ece=r["ece"],
                            test_brier=r["brier"], train_seconds=r["train_seconds"],
                            seconds_per_epoch=r["train_seconds"] / r["epoch"], learning_rate=args.learning_rate,
-                           learning_rate_decay=args.learning_rate_decay)
+                           learning_rate_decay=args.learning_rate_decay, damping=args.damping)
             append_row(args.output, row)
             print(f"epoch {r['epoch']:3d}  {r['train_seconds']:8.1f} s  error {100 * r['error']:.2f}%  "
                   f"nll {r['nll']:.4f}", flush=True)
