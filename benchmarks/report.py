@@ -107,12 +107,14 @@ def uci_comparison(*results: str) -> None:
 
 
 def mnist_table(results: str = "mnist") -> None:
-    print("| commit | Adam rate (decay per epoch) | epoch | training time (s) | s/epoch | test error | test NLL | ECE |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| commit | Adam rate (decay per epoch) | damping | epoch | training time (s) | s/epoch | test error "
+          "| test NLL | ECE |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in load(results):
         rate = f"{r['learning_rate']} ({r.get('learning_rate_decay', 1.0)})"
-        print(f"| {r['commit']} | {rate} | {r['epoch']} | {r['train_seconds']:.0f} | {r['seconds_per_epoch']:.1f} "
-              f"| {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
+        print(f"| {r['commit']} | {rate} | {r.get('damping', 1.0)} | {r['epoch']} | {r['train_seconds']:.0f} "
+              f"| {r['seconds_per_epoch']:.1f} | {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} "
+              f"| {r['test_ece']:.4f} |")
 
 
 def speed_table() -> None:
