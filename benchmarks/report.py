@@ -54,10 +54,16 @@ def mean_se(values) -> str:
     return f"{v.mean():.2f} ± {se:.2f}"
 
 
-def uci_tables(results: str = "uci") -> None:
+def uci_groups(results: str) -> dict[tuple, list[dict]]:
+    """Rows of a UCI results file by (M fraction, data set, method)."""
     groups = defaultdict(list)
     for r in load(results):
         groups[(r["M_fraction"], r["dataset"], r["method"])].append(r)
+    return groups
+
+
+def uci_tables(results: str = "uci") -> None:
+    groups = uci_groups(results)
     for metric, paper, title in (("test_nll", PAPER_NLL, "negative test log-likelihood"),
                                  ("test_error", PAPER_ERROR, "test error")):
         print(f"\n#### {title} (mean ± standard error over splits; paper in brackets)\n")
@@ -87,18 +93,13 @@ def uci_tables(results: str = "uci") -> None:
 def uci_comparison(*results: str) -> None:
     """Test NLL of several UCI runs side by side (for example several initial learning rates)."""
     results = results or ("uci", "uci_lr0.1")
-    runs = []
-    for name in results:
-        groups = defaultdict(list)
-        for r in load(name):
-            groups[(r["M_fraction"], r["dataset"], r["method"])].append(r["test_nll"])
-        runs.append(groups)
+    runs = [uci_groups(name) for name in results]
     columns = [f"{method} {name}" for method in ("EP", "SEP") for name in results]
     print(f"| M | data set | {' | '.join(columns)} | EP paper | SEP paper |")
     print("| --- " * (len(columns) + 4) + "|")
     for frac in sorted(PAPER_NLL):
         for ds, name in NAMES.items():
-            cells = [mean_se(run[(frac, ds, method)]) if run.get((frac, ds, method)) else "–"
+            cells = [mean_se([r["test_nll"] for r in run[(frac, ds, method)]]) if run.get((frac, ds, method)) else "–"
                      for method in ("EP", "SEP") for run in runs]
             if all(c == "–" for c in cells):
                 continue
@@ -154,7 +155,7 @@ def first_reaching(curve: list[dict], target: float) -> dict | None:
 
 def time_to_nll_table(reference_seconds: float = 60.0) -> None:
     """Curves averaged over splits; targets: the paper's NLL at its printed precision, and the
-    250-iteration result of rate 0.1 (the default until session 4) in the same run.
+    250-iteration result of rate 0.1 (the default before commit 1b78706) in the same run.
     A rerun of a (method, rate, split) replaces its earlier row."""
     latest = {(r["method"], r["learning_rate"], r["seed"]): r for r in load("time_to_nll")}
     groups = defaultdict(list)
