@@ -12,12 +12,29 @@ import torch
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def _git(*args: str) -> str:
+    return subprocess.check_output(["git", *args], cwd=Path(__file__).parent, text=True).strip()
+
+
 def git_commit() -> str:
+    """Short hash of HEAD, or ``"unknown"`` outside a git checkout."""
     try:
-        return subprocess.check_output(["git", "rev-parse", "--short", "HEAD"],
-                                       cwd=Path(__file__).parent, text=True).strip()
+        return _git("rev-parse", "--short", "HEAD")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def git_dirty() -> bool | None:
+    """Whether tracked files differ from HEAD (``None`` outside a git checkout)."""
+    try:
+        return bool(_git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+# Read once, when a benchmark script imports this module: the state of the tree at the start of
+# the run, even if files are edited while it runs.
+RUN_COMMIT, RUN_DIRTY = git_commit(), git_dirty()
 
 
 def machine() -> str:
@@ -32,5 +49,7 @@ def append_row(filename: str, row: dict) -> None:
 
 
 def base_row(benchmark: str, **fields) -> dict:
-    return {"benchmark": benchmark, "library": "alphagp", "commit": git_commit(),
+    """A result row: the benchmark's name, the commit at the start of the run and whether the
+    tree was dirty then, the machine, and ``fields``."""
+    return {"benchmark": benchmark, "library": "alphagp", "commit": RUN_COMMIT, "dirty": RUN_DIRTY,
             "machine": machine(), **fields}
