@@ -9,30 +9,60 @@ import sys
 import time
 
 import numpy as np
-import torch
+
+from .parallel import torch_threads
+
+
+def _float_or_none(text: str) -> float | None:
+    return None if text.lower() == "none" else float(text)
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--method", choices=["ep", "sep"], default="ep")
-    p.add_argument("--alpha", type=float, default=1.0, help="power of power EP in (0, 1]; 1 is EP")
-    p.add_argument("--n-inducing", type=int, default=None,
+    """One flag per estimator parameter, with the estimator's defaults (see ``GPClassifier``)."""
+    from .methods import METHODS
+    g = p.add_argument_group("model")
+    g.add_argument("--method", choices=sorted(METHODS), default="ep",
+                   help="inference method: EP keeps per-point sites, SEP ties them (memory independent of N)")
+    g.add_argument("--alpha", type=float, default=1.0, help="power of power EP in (0, 1]; 1 is EP")
+    g.add_argument("--n-inducing", type=int, default=None,
                    help="inducing points per class (default: 50; demo: 10%% of the training rows)")
-    p.add_argument("--batch-size", type=int, default=None, help="mini-batch size (default: batch training)")
-    p.add_argument("--max-iter", type=int, default=250, help="epochs")
-    p.add_argument("--learning-rate", type=float, default=None)
-    p.add_argument("--learning-rate-decay", type=float, default=1.0,
+    g.add_argument("--shared-hyperparameters", action="store_true",
+                   help="one kernel and one set of inducing points for all classes")
+    g.add_argument("--inducing-init", choices=["random", "kmeans++"], default="random",
+                   help="initial inducing points: random training rows or k-means++ seeding")
+    g.add_argument("--fixed-hyperparameters", action="store_true", help="do not learn the kernel hyper-parameters")
+    g.add_argument("--fixed-inducing", action="store_true", help="do not learn the inducing points")
+    g.add_argument("--no-standardize", action="store_true", help="use the features as they are")
+    g.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                   help="floating-point type of the model")
+    t = p.add_argument_group("training")
+    t.add_argument("--batch-size", type=int, default=None,
+                   help="mini-batch size with Adam (default: batch training with the sign-adaptive rate)")
+    t.add_argument("--max-iter", type=int, default=250, help="epochs (batch training: iterations)")
+    t.add_argument("--damping", type=_float_or_none, default=None,
+                   help="EP damping in (0, 1] (default: 0.5 in batch training, 1 with mini-batches)")
+    t.add_argument("--learning-rate", type=_float_or_none, default=None,
+                   help="initial learning rate (default: 1.0 for batch training, 0.01 for Adam)")
+    t.add_argument("--learning-rate-decay", type=float, default=1.0,
                    help="mini-batches: Adam's rate is multiplied by this after every epoch")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--checkpoint", default=None, help="checkpoint file; an existing one is resumed")
+    t.add_argument("--tol", type=_float_or_none, default=None,
+                   help="early stopping: minimum relative rise of log Z_q per epoch (default: none, no early stopping)")
+    t.add_argument("--n-iter-no-change", type=int, default=10, help="patience of early stopping, in epochs")
+    t.add_argument("--checkpoint", default=None,
+                   help="checkpoint file; an existing one from the same data and settings is resumed")
+    t.add_argument("--seed", type=int, default=0, help="random seed")
 
 
 def _make_classifier(args):
     from . import GPClassifier
     return GPClassifier(method=args.method, alpha=args.alpha, n_inducing=args.n_inducing or 50,
-                        batch_size=args.batch_size, max_iter=args.max_iter,
+                        batch_size=args.batch_size, max_iter=args.max_iter, damping=args.damping,
                         learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
-                        checkpoint=args.checkpoint,
-                        verbose=not args.quiet, random_state=args.seed)
+                        shared_hyperparameters=args.shared_hyperparameters, inducing_init=args.inducing_init,
+                        optimize_hyperparameters=not args.fixed_hyperparameters,
+                        optimize_inducing=not args.fixed_inducing, standardize=not args.no_standardize,
+                        tol=args.tol, n_iter_no_change=args.n_iter_no_change, checkpoint=args.checkpoint,
+                        dtype=args.dtype, n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
 
 
 def _print_metrics(metrics: dict, seconds: float | None = None) -> None:
@@ -58,7 +88,8 @@ def cmd_demo(args) -> int:
     clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - start
     _print_metrics(clf.evaluate(Xte, yte), seconds)
-    print(f"  log Z_q    {clf.history_[-1]['objective']:.2f}  (skipped EP updates: {clf.n_skipped_updates_})")
+    print(f"  log Z_q    {clf.history_[-1]['objective']:.2f}  (EP updates refused: {clf.n_skipped_updates_} "
+          f"improper sites, {clf.n_improper_cavities_} improper cavities)")
     return 0
 
 
@@ -101,45 +132,69 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="alphagp", description=__doc__)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    sub = parser.add_subparsers(dest="command", required=True)
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends each option's default unless its help already states one or it is required."""
 
-    demo = sub.add_parser("demo", help="train on bundled real data and print test metrics")
+    def _get_help_string(self, action):
+        if action.required or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _global_options(defaults: bool) -> argparse.ArgumentParser:
+    """``--n-jobs`` and ``--quiet``, accepted before or after the subcommand.
+
+    The copy given to the subcommands has no defaults (``SUPPRESS``), so a value given before
+    the subcommand is not overwritten by the subcommand's default.
+    """
+    p = argparse.ArgumentParser(add_help=False)
+    keep = {} if defaults else {"default": argparse.SUPPRESS}
+    p.add_argument("--n-jobs", "--threads", dest="n_jobs", type=int, **({"default": None} | keep),
+                   help="threads used by PyTorch (default: 1; -1 for all cores)")
+    p.add_argument("--quiet", action="store_true", **({"default": False} | keep), help="no progress output")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = _HelpFormatter
+    parser = argparse.ArgumentParser(prog="alphagp", description=__doc__, parents=[_global_options(True)],
+                                     formatter_class=fmt)
+    sub = parser.add_subparsers(dest="command", required=True)
+    common = dict(parents=[_global_options(False)], formatter_class=fmt)
+
+    demo = sub.add_parser("demo", help="train on bundled real data and print test metrics", **common)
     _add_model_options(demo)
     demo.set_defaults(func=cmd_demo)
 
-    fit = sub.add_parser("fit", help="fit a classifier on a CSV/TSV or LIBSVM file")
-    fit.add_argument("--data", required=True)
+    fit = sub.add_parser("fit", help="fit a classifier on a CSV/TSV or LIBSVM file", **common)
+    fit.add_argument("--data", required=True,
+                     help="training file: CSV/TSV with a header row (optionally .gz) or LIBSVM (.libsvm, .svm)")
     fit.add_argument("--target", default="target", help="label column of a CSV/TSV file")
-    fit.add_argument("--model", required=True, help="where to save the fitted model")
+    fit.add_argument("--model", required=True, help="where to save the fitted model (a data-only safetensors file)")
     _add_model_options(fit)
     fit.set_defaults(func=cmd_fit)
 
-    pred = sub.add_parser("predict", help="class probabilities for a file")
-    pred.add_argument("--model", required=True)
-    pred.add_argument("--data", required=True)
+    pred = sub.add_parser("predict", help="class probabilities for a file", **common)
+    pred.add_argument("--model", required=True, help="model file written by 'alphagp fit'")
+    pred.add_argument("--data", required=True, help="CSV/TSV or LIBSVM file with the same feature columns")
     pred.add_argument("--target", default=None, help="label column to drop, if the file has one")
     pred.add_argument("--output", default=None, help="CSV file (default: standard output)")
     pred.set_defaults(func=cmd_predict)
 
-    ev = sub.add_parser("evaluate", help="error, NLL, ECE and Brier score on a labelled file")
-    ev.add_argument("--model", required=True)
-    ev.add_argument("--data", required=True)
-    ev.add_argument("--target", default="target")
-    ev.add_argument("--json", action="store_true")
+    ev = sub.add_parser("evaluate", help="error, NLL, ECE and Brier score on a labelled file", **common)
+    ev.add_argument("--model", required=True, help="model file written by 'alphagp fit'")
+    ev.add_argument("--data", required=True, help="labelled CSV/TSV or LIBSVM file")
+    ev.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.set_defaults(func=cmd_evaluate)
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     try:
-        return args.func(args)
+        with torch_threads(args.n_jobs):
+            return args.func(args)
     except (ValueError, FileNotFoundError, TypeError) as err:
         print(f"alphagp {args.command}: error: {err}", file=sys.stderr)
         return 2

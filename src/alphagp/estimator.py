@@ -2,28 +2,60 @@
 
 from __future__ import annotations
 
+import math
+import os
 import warnings
-from pathlib import Path
+from numbers import Integral, Real
 
-import joblib
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import serialization
 from .data.streaming import StandardizedRows, column_mean_std
 from .inducing import init_inducing_points
 from .kernels import ARDKernel
-from .methods import ScalableEP
+from .methods import METHODS, build_method
 from .metrics import all_metrics
+from .parallel import torch_threads
 from .training import Trainer
 
-_METHODS = ("ep", "sep")
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
+MODEL_KIND = "alphagp.GPClassifier"
+# Settings a resumed checkpoint may change: the optimisation schedule and how a fit is run.
+_SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
+                    "checkpoint", "verbose", "n_jobs")
+_KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
+# Feature scale against the kernel's: warn when the typical distance between two points is this
+# many lengthscales (or this fraction of one) with ``standardize=False``.
+_FAR_SCALE = 100.0
+
+
+def _plain(value):
+    """NumPy arrays and scalars inside ``value`` as lists and Python scalars (JSON-ready)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray(value).tolist()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape not in allowed_shapes:
+        shapes = " or ".join(str(list(s)) for s in allowed_shapes)
+        raise ValueError(f"kernel_params[{name!r}] must have shape {shapes}, got {list(arr.shape)}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"kernel_params[{name!r}] must be finite and positive, got {arr.tolist()}")
+    return arr
 
 
 class GPClassifier(ClassifierMixin, BaseEstimator):
@@ -76,10 +108,19 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     n_iter_no_change : int
         Patience of early stopping.
     checkpoint : str or None
-        Checkpoint file: written during training, and a fit started with an existing one resumes.
+        Checkpoint file (data only: safetensors plus JSON): written during training, and a fit
+        started with an existing one resumes from it, with a
+        :class:`~alphagp.training.CheckpointResumed` warning naming the epoch.
+        Schedule settings (``max_iter``, the learning rate and its decay, ``damping``, ``tol``,
+        ``n_iter_no_change``) may differ when resuming; any other setting, or other training
+        data, raises :class:`~alphagp.training.CheckpointMismatchError`.
     dtype : {"float64", "float32"}
+    n_jobs : int or None
+        Threads PyTorch uses inside ``fit`` and ``predict`` (restored afterwards), as in
+        scikit-learn: ``None`` means 1, ``-1`` all cores. One thread does not slow down when
+        other work runs on the machine; more threads help on an idle machine (BENCHMARKS.md).
     verbose : bool
-        Progress bar.
+        Progress: a bar on a terminal, a line every few seconds when output goes to a file.
     random_state : int or None
 
     Attributes
@@ -88,14 +129,42 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     model_ : the fitted :class:`~alphagp.methods.ScalableEP`.
     history_ : list of per-epoch dicts (objective, train_seconds, ...).
-    n_skipped_updates_ : int, EP site updates skipped by the positivity guards.
+    n_skipped_updates_ : int, EP site updates refused because the new site would have had
+        negative precision or a non-finite value.
+    n_improper_cavities_ : int, EP site updates refused because the cavity (q without the
+        site) had non-positive precision. Both 0 means every update was a proper EP update.
     """
+
+    _parameter_constraints = {
+        "method": [StrOptions(set(METHODS))],
+        "n_inducing": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="right")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "damping": [Interval(Real, 0, 1, closed="right"), None],
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
+        "shared_hyperparameters": ["boolean"],
+        "inducing_init": [StrOptions({"random", "kmeans++"})],
+        "inducing_points": ["array-like", None],
+        "kernel_params": [dict, None],
+        "optimize_hyperparameters": ["boolean"],
+        "optimize_inducing": ["boolean"],
+        "standardize": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "checkpoint": [str, os.PathLike, None],
+        "dtype": [StrOptions(set(_DTYPES))],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+    }
 
     def __init__(self, method="ep", n_inducing=50, alpha=1.0, batch_size=None, max_iter=250,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing=True, standardize=True,
-                 tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64",
+                 tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
                  verbose=False, random_state=None):
         self.method = method
         self.n_inducing = n_inducing
@@ -116,22 +185,26 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.checkpoint = checkpoint
         self.dtype = dtype
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
-    def _check_params(self):
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        if self.dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(_DTYPES)}, got {self.dtype!r}")
-        if not (isinstance(self.n_inducing, (int, np.integer)) and self.n_inducing >= 1):
-            raise ValueError(f"n_inducing must be a positive integer, got {self.n_inducing!r}")
-        if self.batch_size is not None and not (isinstance(self.batch_size, (int, np.integer))
-                                                and self.batch_size >= 1):
-            raise ValueError(f"batch_size must be None or a positive integer, got {self.batch_size!r}")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+    def _check_params(self, n_features: int, n_classes: int) -> None:
+        """The parameter checks that need the data's shape (the rest is ``_validate_params``)."""
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
+        unknown = set(self.kernel_params or {}) - set(_KERNEL_PARAMS)
+        if unknown:
+            raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(_KERNEL_PARAMS)}")
+        groups = 1 if self.shared_hyperparameters else n_classes
+        kp = self.kernel_params or {}
+        if "lengthscale" in kp:
+            _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), (1, n_features),
+                                                                (groups, n_features)])
+        for name in ("amplitude", "noise"):
+            if name in kp:
+                _positive_finite(name, kp[name], [(), (1,), (groups,)])
 
     def _validate(self, X, y="no_validation", reset=False):
         """scikit-learn's validation, with a clearer message for non-numeric features."""
@@ -161,7 +234,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             callbacks: optional list of ``cb(state)`` called after each epoch (see
                 :class:`~alphagp.training.MetricsRecorder`).
         """
-        self._check_params()
+        self._validate_params()
         X, y = self._validate(X, y, reset=True)
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
@@ -172,6 +245,12 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         y_idx = encoder.transform(y)
         n, d = X.shape
         C = len(self.classes_)
+        self._check_params(d, C)
+        with torch_threads(self.n_jobs):
+            self._fit(X, y_idx, n, d, C, callbacks)
+        return self
+
+    def _fit(self, X, y_idx, n, d, C, callbacks) -> None:
         dtype = _DTYPES[self.dtype]
         mean, scale = column_mean_std(X) if self.standardize else (np.zeros(d), np.ones(d))
         self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
@@ -179,26 +258,47 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         Z = self._initial_inducing(Xs, C, n, rng)
         kernel = ARDKernel(C, d, shared=self.shared_hyperparameters, dtype=dtype,
-                           **(self.kernel_params or {}))
+                           **{k: np.asarray(v, dtype=np.float64) for k, v in (self.kernel_params or {}).items()})
+        if not self.standardize:
+            self._warn_if_far_from_kernel_scale(X, kernel)
         kernel.requires_grad_(bool(self.optimize_hyperparameters))
         mini = self.batch_size is not None and self.batch_size < n
         damping = self.damping if self.damping is not None else (1.0 if mini else 0.5)
-        self.model_ = ScalableEP(torch.as_tensor(Z, dtype=dtype), kernel, n_data=n, alpha=self.alpha,
-                                 damping=damping, tied=self.method == "sep")
+        self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
+                                   alpha=self.alpha, damping=damping)
         self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
+        learning_rate = self.learning_rate
+        if learning_rate is None:
+            learning_rate = DEFAULT_ADAM_LEARNING_RATE if mini else DEFAULT_BATCH_LEARNING_RATE
+        settings = {k: _plain(v) for k, v in self.get_params().items() if k not in _SCHEDULE_PARAMS}
         trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size,
-                          optimizer="adam" if mini else "sign-adaptive",
-                          learning_rate=self.learning_rate or (DEFAULT_ADAM_LEARNING_RATE if mini
-                                                               else DEFAULT_BATCH_LEARNING_RATE),
+                          optimizer="adam" if mini else "sign-adaptive", learning_rate=learning_rate,
                           learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
-                          checkpoint=self.checkpoint, verbose=self.verbose,
+                          checkpoint=self.checkpoint, settings=settings, verbose=bool(self.verbose),
                           seed=int(rng.integers(2**31 - 1)))
         state = trainer.fit(Xs, y_idx)
         self.history_ = state.history
         self.n_iter_ = state.epoch
+        self._set_diagnostics()
+
+    def _set_diagnostics(self) -> None:
         self.n_skipped_updates_ = int(self.model_.n_skipped_updates)
-        return self
+        self.n_improper_cavities_ = int(self.model_.n_improper_cavities)
+
+    def _warn_if_far_from_kernel_scale(self, X, kernel: ARDKernel) -> None:
+        """Warn when unstandardised features put typical points very many (or a tiny fraction of)
+        lengthscales apart: the kernel matrix is then near the identity (or all ones) and the fit
+        learns little."""
+        rows = np.unique(np.linspace(0, len(X) - 1, min(len(X), 10_000)).astype(np.int64))
+        var = np.asarray(X[rows], dtype=np.float64).var(0)
+        ls2 = kernel.lengthscale.detach().double().square().numpy()            # [G, D]
+        distance = float(np.sqrt(np.median(2.0 * (var / ls2).sum(-1))))
+        if not 1.0 / _FAR_SCALE <= distance <= _FAR_SCALE:
+            warnings.warn(f"with standardize=False, two typical training points lie {distance:.3g} initial "
+                          "lengthscales apart; the kernel sees the data at the wrong scale and the fit may "
+                          "learn little. Use standardize=True or set kernel_params['lengthscale'] to the "
+                          "features' scale", UserWarning, stacklevel=4)
 
     def _initial_inducing(self, Xs, C, n, rng) -> np.ndarray:
         if self.inducing_points is not None:
@@ -225,8 +325,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         X = self._validate(X)
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = _DTYPES[self.dtype]
-        out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype)).numpy()
-               for i in range(0, len(Xs), chunk_size)]
+        with torch_threads(self.n_jobs):
+            out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype)).numpy()
+                   for i in range(0, len(Xs), chunk_size)]
         proba = np.concatenate(out).astype(np.float64)
         if not np.all(np.isfinite(proba)):
             raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
@@ -252,15 +353,57 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         return all_metrics(self.predict_proba(X), self._encode(y))
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Write the fitted estimator to ``path`` (joblib)."""
-        check_is_fitted(self, "model_")
-        joblib.dump(self, Path(path))
+    def save(self, path, include_training_state: bool = False) -> None:
+        """Write the fitted estimator to ``path`` as a data-only file (safetensors plus a JSON header).
 
-    @staticmethod
-    def load(path) -> GPClassifier:
-        """Read an estimator written by :meth:`save`."""
-        model = joblib.load(Path(path))
-        if not isinstance(model, GPClassifier):
-            raise TypeError(f"{path} does not hold a GPClassifier")
-        return model
+        The file holds the estimator's parameters, the classes, the feature standardisation,
+        the kernel hyper-parameters, the inducing points, q's natural parameters (everything
+        needed to predict), the training history and diagnostics, the library version and a
+        format version. Its size does not grow with the number of training rows unless
+        ``include_training_state=True``, which also keeps EP's per-point sites (``[N, C, M]``;
+        SEP has none), for inspecting them. Opening a file never runs code from it.
+        """
+        check_is_fitted(self, "model_")
+        state = self.model_.state_dict()
+        if not include_training_state:
+            state = {k: v for k, v in state.items() if k not in self.model_.TRAINING_STATE}
+        kind = self.classes_.dtype.kind
+        serialization.write(path, MODEL_KIND, {
+            "params": _plain(self.get_params()),
+            "classes": {"values": self.classes_.tolist(), "dtype": "object" if kind == "O" else self.classes_.dtype.str},
+            "feature_names_in": _plain(getattr(self, "feature_names_in_", None)),
+            "n_features_in": int(self.n_features_in_),
+            "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
+            "method": {"name": self.method, "config": self.model_.config(),
+                       "training_state": bool(include_training_state)},
+            "state": state, "history": self.history_, "n_iter": int(self.n_iter_)})
+
+    @classmethod
+    def load(cls, path) -> GPClassifier:
+        """Read an estimator written by :meth:`save`.
+
+        Raises :class:`~alphagp.serialization.ModelFileError` (a ``ValueError``) for a file that
+        is not an alphagp model, is damaged or truncated, or comes from a newer format version.
+        """
+        content = serialization.read(path, MODEL_KIND)
+        try:
+            params = content["params"]
+            clf = cls(**params)
+            clf.classes_ = np.array(content["classes"]["values"], dtype=content["classes"]["dtype"])
+            if content["feature_names_in"] is not None:
+                clf.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
+            clf.n_features_in_ = int(content["n_features_in"])
+            clf.mean_, clf.scale_ = content["mean"].numpy(), content["scale"].numpy()
+            state = content["state"]
+            Z = state["inducing_points"]
+            C, _, d = Z.shape
+            kernel = ARDKernel(C, d, shared=bool(params["shared_hyperparameters"]), dtype=Z.dtype)
+            method = content["method"]
+            clf.model_ = build_method(method["name"], Z, kernel, site_storage=method["training_state"],
+                                      **method["config"])
+            clf.model_.load_state_dict(state)
+            clf.history_, clf.n_iter_ = content["history"], int(content["n_iter"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise serialization.ModelFileError(f"{path} holds an alphagp model that cannot be rebuilt: {err}") from err
+        clf._set_diagnostics()
+        return clf

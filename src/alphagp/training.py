@@ -2,30 +2,48 @@
 
 Each epoch visits the data once, in mini-batches drawn without replacement from a seeded
 permutation (or as one batch in batch training). Per batch the loop calls
-``method.local_update`` (closed-form refinement, e.g. EP site updates), which returns the
-batch's differentiable objective from the same pass (or ``None``, and then
-``method.objective`` is called), and takes one optimiser step on ``-objective / N``. Inputs
-may be in-memory arrays or NumPy memory-maps; only the rows of the current batch are read.
+``method.local_update`` (closed-form refinement, e.g. EP site updates; a method without one
+just evaluates its objective), which returns the batch's differentiable objective, and takes
+one optimiser step on ``-objective / N``. Inputs may be in-memory arrays or NumPy
+memory-maps; only the rows of the current batch are read.
 
 A checkpoint written at the end of an epoch holds the method, the optimiser, the random
 generator, the history and the early-stopping state, so a fit interrupted at any point and
 started again with the same checkpoint path ends with the same result as an uninterrupted one.
+It is a data-only file (:mod:`alphagp.serialization`) that also records a fingerprint of the
+training data and of the settings that define the model; resuming with other data or other
+settings raises :class:`CheckpointMismatchError` naming what differs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import numbers
 import os
+import sys
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from . import serialization
 from .optim import SignAdaptiveSGD
+
+CHECKPOINT_KIND = "alphagp.checkpoint"
+
+
+class CheckpointMismatchError(ValueError):
+    """A checkpoint written for other data or other settings than the fit that found it."""
+
+
+class CheckpointResumed(UserWarning):
+    """A fit continued from (or returned) the state stored in its checkpoint."""
 
 
 @dataclass
@@ -50,12 +68,62 @@ def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'sign-adaptive'")
 
 
+def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
+    """Shape of ``X`` ``[N, D]`` and a SHA-256 of up to ``n_rows`` evenly spaced rows and all labels.
+
+    Cheap for any N (reads at most ``n_rows`` rows of a memory-map) and changes with the data
+    in all but contrived cases (same sampled rows, same labels, same shape).
+    """
+    n = len(y)
+    rows = np.unique(np.linspace(0, n - 1, min(n, n_rows)).astype(np.int64))
+    digest = hashlib.sha256(np.ascontiguousarray(np.asarray(X[rows], dtype=np.float64)).tobytes())
+    digest.update(np.ascontiguousarray(np.asarray(y, dtype=np.int64)).tobytes())
+    return {"shape": [int(n), int(X.shape[1])], "sha256": digest.hexdigest()}
+
+
+def _differences(saved: dict, current: dict) -> list[str]:
+    keys = sorted(set(saved) | set(current))
+    return [f"{k}: {saved.get(k, '(absent)')!r} in the checkpoint, {current.get(k, '(absent)')!r} now"
+            for k in keys if saved.get(k) != current.get(k)]
+
+
+class _LineProgress:
+    """Progress for a file or pipe: one plain line every ``interval`` seconds (no carriage returns)."""
+
+    def __init__(self, total: int, initial: int, interval: float = 5.0, stream=None):
+        self.total, self.done, self.interval = total, initial, interval
+        self.stream = stream or sys.stderr
+        self.postfix = ""
+        self._last = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if time.monotonic() - self._last >= self.interval:
+            self._last = time.monotonic()
+            print(f"training: step {self.done}/{self.total} {self.postfix}", file=self.stream, flush=True)
+
+    def set_postfix(self, **values) -> None:
+        self.postfix = " ".join(f"{k}={v}" for k, v in values.items())
+
+    def close(self) -> None:
+        print(f"training: step {self.done}/{self.total} {self.postfix}", file=self.stream, flush=True)
+
+
+def progress(total: int, initial: int, enabled: bool):
+    """A tqdm bar on a terminal, plain lines every few seconds otherwise, or nothing."""
+    if not enabled:
+        return tqdm(total=total, initial=initial, disable=True)
+    if sys.stderr.isatty():
+        return tqdm(total=total, initial=initial, desc="training", unit="step", leave=False)
+    return _LineProgress(total, initial)
+
+
 class Trainer:
     """Fits a method (see DESIGN.md's method interface) to ``X`` ``[N, D]``, ``y`` ``[N]``.
 
     Args:
-        method: module with ``local_update`` (returning the batch objective or ``None``),
-            ``objective`` (and parameters to learn).
+        method: module with ``local_update`` (returning the batch objective) and parameters
+            to learn.
         max_iter: number of epochs (in batch training, one epoch is one iteration).
         batch_size: rows per mini-batch; ``None`` for batch training.
         optimizer: ``"adam"`` or ``"sign-adaptive"``; ignored when nothing is trainable.
@@ -64,15 +132,20 @@ class Trainer:
             (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
             own rates, so it accepts only 1. A resumed fit follows the schedule given to this
             trainer, not the one saved in the checkpoint, so a run can be continued at a new rate.
-        tol, n_iter_no_change: stop when the epoch's mean objective has not improved by more
-            than ``tol * |best|`` for ``n_iter_no_change`` epochs; ``tol=None`` never stops early.
+        tol, n_iter_no_change: stop when the epoch's mean objective has not risen by more
+            than ``tol * |best|`` above the best so far for ``n_iter_no_change`` epochs in a
+            row; ``tol=None`` never stops early.
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
             in ``state.train_seconds``. A callback may set ``state.stop = True``.
         checkpoint: path of a checkpoint file, written every ``checkpoint_every`` epochs and
-            read back (resuming) when it exists at the start of ``fit``. A fit stopped by a
-            callback (a time budget) continues when ``fit`` is called again; one that met
-            the early-stopping rule or ``max_iter`` stays finished.
-        verbose: show a progress bar.
+            read back (resuming, with a :class:`CheckpointResumed` warning) when it exists at
+            the start of ``fit``. A fit stopped by a callback (a time budget) continues when
+            ``fit`` is called again; one that met the early-stopping rule or ``max_iter``
+            stays finished.
+        settings: plain-data description of the settings that define the model (method,
+            sizes, ...); stored in the checkpoint and compared when resuming. Settings of the
+            schedule (``max_iter``, learning rate, ``tol``) may change between runs.
+        verbose: show progress (a bar on a terminal, a line every few seconds otherwise).
         seed: seed of the batch order.
     """
 
@@ -81,12 +154,14 @@ class Trainer:
                  learning_rate_decay: float = 1.0, tol: float | None = None, n_iter_no_change: int = 10,
                  callbacks: list[Callable[[TrainingState], None]] | None = None,
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
-                 verbose: bool = False, seed: int = 0):
+                 settings: dict | None = None, verbose: bool = False, seed: int = 0):
         if not 0.0 < learning_rate_decay <= 1.0:
             raise ValueError(f"learning_rate_decay must lie in (0, 1], got {learning_rate_decay}")
         if learning_rate_decay != 1.0 and optimizer != "adam":
             raise ValueError("learning_rate_decay applies to Adam (mini-batch training); the "
                              "sign-adaptive rule of batch training adapts its own rates")
+        if not (isinstance(learning_rate, numbers.Real) and math.isfinite(learning_rate) and learning_rate > 0):
+            raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
         self.method = method
         self.learning_rate, self.learning_rate_decay = learning_rate, learning_rate_decay
         self.max_iter = int(max_iter)
@@ -96,33 +171,55 @@ class Trainer:
         self.callbacks = list(callbacks or [])
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.checkpoint_every = max(1, int(checkpoint_every))
+        self.settings = dict(settings or {})
         self.verbose = verbose
         self.generator = torch.Generator().manual_seed(int(seed))
         self._dtype = next(method.buffers()).dtype  # inputs are cast to the model's float type
-        params = [p for p in method.parameters() if p.requires_grad]
-        self.optimizer = make_optimizer(optimizer, params, learning_rate) if params else None
+        self._params = [p for p in method.parameters() if p.requires_grad]
+        self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
         self.state = TrainingState()
+        self._fingerprint: dict = {}
 
     # ------------------------------------------------------------------ checkpoints
     def _save(self) -> None:
-        tmp = self.checkpoint.with_name(self.checkpoint.name + ".tmp")
-        torch.save({"method": self.method.state_dict(),
-                    "optimizer": self.optimizer.state_dict() if self.optimizer else None,
-                    "generator": self.generator.get_state(),
-                    "state": self.state.__dict__}, tmp)
-        os.replace(tmp, self.checkpoint)
+        optimizer = None
+        if self.optimizer is not None:
+            sd = self.optimizer.state_dict()
+            optimizer = {"state": {str(k): v for k, v in sd["state"].items()}, "param_groups": sd["param_groups"]}
+        serialization.write(self.checkpoint, CHECKPOINT_KIND, {
+            "fingerprint": self._fingerprint, "method": self.method.state_dict(), "optimizer": optimizer,
+            "generator": self.generator.get_state(), "state": asdict(self.state)})
 
     def _load(self) -> None:
-        ckpt = torch.load(self.checkpoint, weights_only=False)
+        ckpt = serialization.read(self.checkpoint, CHECKPOINT_KIND)
+        saved = ckpt["fingerprint"]
+        problems = []
+        if saved["data"] != self._fingerprint["data"]:
+            problems.append("the training data differ (shape "
+                            f"{saved['data']['shape']} in the checkpoint, {self._fingerprint['data']['shape']} now"
+                            + (", same shape but other values)" if saved["data"]["shape"] ==
+                               self._fingerprint["data"]["shape"] else ")"))
+        problems += _differences(saved["settings"], self._fingerprint["settings"])
+        if problems:
+            raise CheckpointMismatchError(
+                f"checkpoint {self.checkpoint} was written by another fit: " + "; ".join(problems)
+                + ". Use another checkpoint path, or delete this file to start afresh.")
         self.method.load_state_dict(ckpt["method"])
         self.generator.set_state(ckpt["generator"])
         self.state = TrainingState(**ckpt["state"])
         if self.optimizer and ckpt["optimizer"]:
-            self.optimizer.load_state_dict(ckpt["optimizer"])  # restores the saved rate too
-            self._set_scheduled_rate()
+            opt = ckpt["optimizer"]
+            self.optimizer.load_state_dict({"state": {int(k): v for k, v in opt["state"].items()},
+                                            "param_groups": opt["param_groups"]})
+            self._set_scheduled_rate()  # the schedule given now, not the saved rate
         # A stop requested by a callback (a time budget, say) belongs to that call of fit;
         # a fit that met its own stopping rule stays finished.
         self.state.stop = self._no_longer_improving()
+        finished = self.state.stop or self.state.epoch >= self.max_iter
+        warnings.warn(f"checkpoint {self.checkpoint}: " + (
+            f"returning the finished fit stored there (epoch {self.state.epoch}); delete the file to fit afresh"
+            if finished else f"resuming the fit from epoch {self.state.epoch} of {self.max_iter}"),
+            CheckpointResumed, stacklevel=5)
 
     def _set_scheduled_rate(self) -> None:
         """Set the optimiser's rate to ``learning_rate * learning_rate_decay**epoch``."""
@@ -152,14 +249,15 @@ class Trainer:
         """Train; returns the final :class:`TrainingState` (history has one row per epoch)."""
         n = len(y)
         dtype = self._dtype
+        if self.checkpoint:
+            self._fingerprint = {"data": data_fingerprint(X, y), "settings": self.settings}
         y_t = torch.as_tensor(np.asarray(y), dtype=torch.long)
         if self._full_batch(n):
             X = torch.as_tensor(np.asarray(X), dtype=dtype)  # batch training: convert once
         if self.checkpoint and self.checkpoint.exists():
             self._load()
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
-        bar = tqdm(total=self.max_iter * steps, initial=self.state.epoch * steps,
-                   disable=not self.verbose, desc="training", unit="step", leave=False)
+        bar = progress(self.max_iter * steps, self.state.epoch * steps, self.verbose)
         try:
             while self.state.epoch < self.max_iter and not self.state.stop:
                 self._epoch(X, y_t, n, bar)
@@ -167,22 +265,28 @@ class Trainer:
             bar.close()
         return self.state
 
+    def _check_finite(self, objective: torch.Tensor) -> None:
+        """Raise before a non-finite objective or gradient reaches the parameters."""
+        bad = "objective" if not torch.isfinite(objective) else next(
+            (f"gradient of a parameter of shape {list(p.shape)}" for p in self._params
+             if p.grad is not None and not torch.all(torch.isfinite(p.grad))), None)
+        if bad:
+            raise FloatingPointError(
+                f"the training {bad} became non-finite at epoch {self.state.epoch + 1}; the parameters were "
+                "left at their last finite values. Try more damping, a smaller learning rate or standardised inputs")
+
     def _epoch(self, X, y_t, n, bar) -> None:
         start = time.perf_counter()
         total = 0.0
         for idx in self._batches(n):
             Xb, yb = self._rows(X, idx, self._dtype), y_t[idx]
             objective = self.method.local_update(Xb, yb, idx)
-            if objective is None:  # a method without a local step
-                objective = self.method.objective(Xb, yb, idx)
             if self.optimizer is not None:
                 self.optimizer.zero_grad(set_to_none=True)
                 (-objective / n).backward()
+            self._check_finite(objective)
+            if self.optimizer is not None:
                 self.optimizer.step()
-            if not torch.isfinite(objective):
-                raise FloatingPointError(
-                    f"the training objective became {objective.item()} at epoch {self.state.epoch + 1}; "
-                    "try more damping, a smaller learning rate or standardised inputs")
             total += objective.item() * len(idx) / n
             bar.update(1)
         st = self.state
@@ -202,7 +306,9 @@ class Trainer:
 
     def _early_stopping(self, objective: float) -> None:
         st = self.state
-        if objective > st.best_objective + (self.tol or 0.0) * abs(st.best_objective):
+        improved = (not math.isfinite(st.best_objective)  # the first epoch always counts as progress
+                    or objective > st.best_objective + (self.tol or 0.0) * abs(st.best_objective))
+        if improved:
             st.best_objective, st.epochs_without_improvement = objective, 0
         else:
             st.epochs_without_improvement += 1

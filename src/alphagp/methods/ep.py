@@ -28,8 +28,9 @@ A step on a batch B (all data in batch training) costs O(C (M^3 + |B| M^2)):
    batch's sites re-expressed along the current v_i (in batch mode this is eq. 25-27).
 2. Cavities in h-space (eq. 28-32, A.7-A.9), tilted moments through the likelihood
    (eq. 34-46, A.10-A.15), new sites C1, C2 divided by alpha (eq. 48-55, A.17-A.20),
-   damped in parallel (Appendix E). A site that would get negative precision or a non-finite
-   value is not updated; ``n_skipped_updates`` counts these events.
+   damped in parallel (Appendix E). A factor whose cavity is improper is not updated
+   (``n_improper_cavities``); nor is one whose new site would get negative precision or a
+   non-finite value (``n_skipped_updates``).
 3. log Z_q (eq. 9, 57-61; A.23-A.27) at the updated sites, held fixed, scaled by N/|B| on
    mini-batches (eq. 12), from the same kernel quantities as step 2; ``local_update`` returns
    it and its gradient w.r.t. kernel hyper-parameters and inducing points (eq. 10, 62-64)
@@ -65,11 +66,17 @@ class ScalableEP(nn.Module):
         damping: rho in (0, 1]; new site = rho * update + (1 - rho) * old (Appendix E).
         tied: stochastic EP, one tied factor (memory independent of N).
         likelihood: defaults to :class:`HeavisideLikelihood`.
+        site_storage: allocate EP's per-point site arrays (``[N, C, ...]``, training state).
+            ``False`` builds a model that can predict but not train (a model file saved
+            without training state); SEP has no per-point arrays either way.
     """
+
+    #: Buffers needed to continue training but not to predict (EP's per-point sites: O(N C M)).
+    TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
                  alpha: float = 1.0, damping: float = 0.5, tied: bool = False,
-                 likelihood: HeavisideLikelihood | None = None):
+                 likelihood: HeavisideLikelihood | None = None, site_storage: bool = True):
         super().__init__()
         if not 0.0 < alpha <= 1.0:
             raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
@@ -90,12 +97,18 @@ class ScalableEP(nn.Module):
         self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
         self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
         self.register_buffer("n_skipped_updates", torch.zeros((), dtype=torch.long))
-        if not self.tied:
+        self.register_buffer("n_improper_cavities", torch.zeros((), dtype=torch.long))
+        self.site_storage = bool(site_storage) or self.tied
+        if not self.tied and self.site_storage:
             self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=dtype))
             self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=dtype))
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
             # False once a full-batch update stored sites without refreshing factor_v
             self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
+
+    def config(self) -> dict:
+        """The constructor's scalar arguments; with the registry name and the state's shapes they rebuild it."""
+        return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
 
     # ------------------------------------------------------------------ kernel quantities
     def _features(self, X: torch.Tensor):
@@ -170,8 +183,9 @@ class ScalableEP(nn.Module):
 
         Returns dict with ``[B, C]`` tensors ``m_w, v_w`` (winning class side), ``m_l, v_l``
         (class k side), ``g_diff`` (the log-normaliser difference of each factor's cavity and
-        q), ``g_q`` ``[C]`` (g(q) - g(prior), whitened) and (EP) ``rest``, the running u-space
-        sum without the batch's old sites.
+        q), ``improper`` (True where a cavity had non-positive precision; its variance is
+        clamped to a tiny positive value), ``g_q`` ``[C]`` (g(q) - g(prior), whitened) and (EP)
+        ``rest``, the running u-space sum without the batch's old sites.
 
         q restricted to the batch: SEP uses the tied sum; EP the running sum minus the batch's
         stored contribution, plus the batch's sites re-expressed along the current v_i
@@ -185,10 +199,12 @@ class ScalableEP(nn.Module):
             shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
             eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
             m_cav, v_cav, g_cav = projected_marginals(eye + shrink * (Bm - eye), shrink * b, Psi)
+            improper = (v_cav <= 0).T                                   # [B, C], per class
             m_cav, v_cav = m_cav.T, v_cav.clamp_min(_MIN_VARIANCE).T
             m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
             return {"g_q": g_q, "rest": None, "g_diff": (g_cav - g_q).sum() * torch.ones_like(m_cav),
-                    "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav), "m_l": m_cav, "v_l": v_cav}
+                    "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav), "m_l": m_cav, "v_l": v_cav,
+                    "improper": improper | improper.gather(1, y[:, None])}
         rest = self._rest_of_sum(y, idx)
         prec, nat = self._point_sites(y, idx)                        # [B, C]
         mean, var, g_q = projected_marginals(*self._whitened(L, *rest), Psi, prec.T, nat.T)
@@ -196,14 +212,16 @@ class ScalableEP(nn.Module):
         tau, nu = 1.0 / var, mean / var
         c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
         a = self.alpha
-        tau_w = (tau.gather(1, y[:, None]) - a * c1[..., 0]).clamp_min(_MIN_VARIANCE)
+        tau_w = tau.gather(1, y[:, None]) - a * c1[..., 0]
+        tau_l = tau - a * c1[..., 1]
+        improper = (tau_w <= 0) | (tau_l <= 0)                       # removing the site leaves no Gaussian
+        tau_w, tau_l = tau_w.clamp_min(_MIN_VARIANCE), tau_l.clamp_min(_MIN_VARIANCE)
         nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
-        tau_l = (tau - a * c1[..., 1]).clamp_min(_MIN_VARIANCE)
         nu_l = nu - a * c2[..., 1]
         g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
         g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
                   + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        return {"g_q": g_q, "rest": rest, "g_diff": g_diff,
+        return {"g_q": g_q, "rest": rest, "g_diff": g_diff, "improper": improper,
                 "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
 
     def _tilted(self, cav, s, y):
@@ -240,6 +258,9 @@ class ScalableEP(nn.Module):
         kernel quantities, so the hyper-parameters and the sites are updated together
         ("inner" updates, section 2.3) with one kernel evaluation per step.
         """
+        if not self.site_storage:
+            raise RuntimeError("this EP model was loaded without its training state (per-point sites); "
+                               "it can predict but not train: save with include_training_state=True to continue")
         L, Psi, s = self._features(X)
         with torch.no_grad():
             cav = self._cavities(L.detach(), Psi.detach(), y, idx)
@@ -251,8 +272,10 @@ class ScalableEP(nn.Module):
     def _update_sites(self, L, Psi, y, idx, cav, g1, g2) -> None:
         """New sites = (tilted marginal - cavity) / alpha in natural parameters (eq. 48-55, A.17-A.20).
 
-        Damped in parallel (Appendix E). A site that would get negative precision or a
-        non-finite value is not updated; ``n_skipped_updates`` counts these events.
+        Damped in parallel (Appendix E). A factor whose cavity is improper (non-positive
+        precision) is not updated and counted in ``n_improper_cavities``; one whose new site
+        would get negative precision or a non-finite value is not updated and counted in
+        ``n_skipped_updates``.
         """
         m_w, v_w, m_l, v_l = cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"]
         a = self.alpha
@@ -263,8 +286,10 @@ class ScalableEP(nn.Module):
         ok = (torch.isfinite(new_c1).all(-1) & torch.isfinite(new_c2).all(-1)
               & (new_c1 >= 0).all(-1) & (denom_w > 0) & (denom_l > 0))
         is_factor = self._factor_mask(y, self.n_classes)
-        self.n_skipped_updates += int((is_factor & ~ok).sum())
-        keep = (is_factor & ok)[..., None]
+        proper = is_factor & ~cav["improper"]
+        self.n_improper_cavities += int((is_factor & cav["improper"]).sum())
+        self.n_skipped_updates += int((proper & ~ok).sum())
+        keep = (proper & ok)[..., None]
         rho = self.damping
         if self.tied:
             prec, nat = self._per_point(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y)
