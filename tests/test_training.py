@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 
 from alphagp.optim import SignAdaptiveSGD
@@ -40,8 +41,6 @@ def test_memory_mapped_training_equals_in_memory(tmp_path):
 
 
 def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
-    import pytest
-
     from alphagp.kernels import ARDKernel
     from alphagp.methods import ScalableEP
     from alphagp.training import Trainer
@@ -57,8 +56,6 @@ def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
 
 
 def test_resumed_fit_follows_the_new_learning_rate_and_keeps_adams_state(tmp_path):
-    import pytest
-
     from alphagp.kernels import ARDKernel
     from alphagp.methods import ScalableEP
     from alphagp.training import Trainer
@@ -70,7 +67,94 @@ def test_resumed_fit_follows_the_new_learning_rate_and_keeps_adams_state(tmp_pat
             learning_rate_decay=0.5, checkpoint=path).fit(X, y)
     resumed = Trainer(model, max_iter=3, batch_size=10, optimizer="adam", learning_rate=1e-3,
                       checkpoint=path)
-    resumed.fit(X, y)
+    from alphagp.training import CheckpointResumed
+    with pytest.warns(CheckpointResumed, match="from epoch 2 of 3"):
+        resumed.fit(X, y)
     assert resumed.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3)
     adam_steps = {int(s["step"]) for s in resumed.optimizer.state.values()}
     assert adam_steps == {3 * 3}  # three epochs of three batches: the saved moments were kept
+
+
+class ScriptedObjective(torch.nn.Module):
+    """A method whose batch objective follows a script, one value per epoch (full batch)."""
+
+    def __init__(self, values, trainable=True):
+        super().__init__()
+        self.values = list(values)
+        self.register_buffer("scale", torch.ones((), dtype=torch.float64))
+        self.weight = torch.nn.Parameter(torch.zeros((), dtype=torch.float64), requires_grad=trainable)
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+
+    def local_update(self, X, y, idx):
+        value = self.values[min(int(self.calls), len(self.values) - 1)]
+        self.calls += 1
+        return value + self.weight  # a gradient of 1: every optimiser step moves the weight
+
+
+def _fit_scripted(values, **kwargs):
+    from alphagp.training import Trainer
+    trainer = Trainer(ScriptedObjective(values, trainable=False), max_iter=len(values), **kwargs)
+    return trainer.fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+
+
+def test_early_stopping_keeps_going_while_the_objective_rises_by_more_than_tol():
+    # the run reported in the issue: -96, -59, -55 stopped at epoch 3 with patience 3
+    rising = [-96.0, -59.0, -55.0, -52.0, -50.0, -48.5, -47.0, -46.0]
+    state = _fit_scripted(rising, tol=1e-3, n_iter_no_change=3)
+    assert state.epoch == len(rising)
+    assert state.epochs_without_improvement == 0
+
+
+def test_early_stopping_stops_once_the_objective_has_flattened():
+    # improvements below tol * |best| = 0.05 from epoch 4 on: patience 3 ends the fit at epoch 6
+    values = [-96.0, -59.0, -55.0, -54.99, -54.98, -54.97, -54.96, -54.95, -54.94]
+    state = _fit_scripted(values, tol=1e-3, n_iter_no_change=3)
+    assert state.epoch == 6
+    assert state.stop
+
+
+def test_no_early_stopping_without_tol():
+    values = [-10.0] * 8
+    assert _fit_scripted(values, tol=None, n_iter_no_change=2).epoch == 8
+
+
+def test_a_non_finite_objective_stops_before_the_optimiser_step():
+    from alphagp.training import Trainer
+    method = ScriptedObjective([-5.0, float("nan")])
+    trainer = Trainer(method, max_iter=2, optimizer="sign-adaptive", learning_rate=0.5)
+    after_first_epoch = []
+    trainer.callbacks.append(lambda state: after_first_epoch.append(method.weight.item()))
+    with pytest.raises(FloatingPointError, match="objective became non-finite at epoch 2"):
+        trainer.fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert after_first_epoch[0] > 0                        # the first step did move the weight
+    assert method.weight.item() == after_first_epoch[0]    # the NaN epoch did not
+
+
+def test_a_non_finite_gradient_stops_before_the_optimiser_step():
+    from alphagp.training import Trainer
+
+    class InfiniteGradient(ScriptedObjective):
+        def local_update(self, X, y, idx):
+            return torch.sqrt(self.weight)  # d sqrt(w) / dw is infinite at w = 0
+
+    method = InfiniteGradient([0.0])
+    trainer = Trainer(method, max_iter=1, optimizer="adam", learning_rate=0.5)
+    with pytest.raises(FloatingPointError, match="gradient"):
+        trainer.fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert method.weight.item() == 0.0
+
+
+def test_progress_off_a_terminal_is_plain_lines():
+    import io
+
+    from alphagp.training import _LineProgress
+    stream = io.StringIO()
+    bar = _LineProgress(total=10, initial=0, interval=0.0, stream=stream)
+    for epoch in range(10):
+        bar.update(1)
+        bar.set_postfix(epoch=epoch + 1)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert lines[-1] == "training: step 10/10 epoch=10"
+    assert len(lines) == 11

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -135,7 +135,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         site) had non-positive precision. Both 0 means every update was a proper EP update.
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "method": [StrOptions(set(METHODS))],
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, 1, closed="right")],
