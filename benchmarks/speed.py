@@ -28,7 +28,8 @@ CONFIGS = {  # name: (C, M, batch, D, N)
 }
 
 
-def best_of(fn, repeats: int) -> float:
+def median_time(fn, repeats: int) -> float:
+    """Median wall time of ``repeats`` calls of ``fn`` (robust to the machine's noise)."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -58,7 +59,7 @@ def measure(C, M, B, D, N, tied, repeats=15):
             torch.linalg.cholesky(Kuu + 1e-6 * torch.eye(M, dtype=torch.float64))
 
     step(), floor()
-    return best_of(step, repeats), best_of(floor, repeats)
+    return median_time(step, repeats), median_time(floor, repeats)
 
 
 def main() -> None:

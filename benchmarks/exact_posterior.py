@@ -1,0 +1,74 @@
+"""EP, SEP and power EP against the exact posterior (Gibbs sampling) on small GP-prior problems.
+
+The setting of tests/test_exact_posterior.py (3 classes, 40 training and 30 test points in
+2-D drawn from the GP prior with noise 0.05, true hyper-parameters fixed, inducing points on
+the training inputs), over several seeds: the mean and largest absolute difference between
+each method's test probabilities and the average of two Gibbs chains, and the chains'
+difference from each other (Monte Carlo error). The sampler is the test suite's own
+(tests/gibbs_reference.py, NumPy and SciPy only). One JSON line per (seed, method) goes to
+benchmarks/results/exact_posterior.jsonl.
+
+    python benchmarks/exact_posterior.py --seeds 0 1 2 3 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from alphagp import GPClassifier
+
+from common import append_row, base_row
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import dense_reference as ref
+import gibbs_reference as gibbs
+
+METHODS = {"EP": dict(method="ep"), "SEP": dict(method="sep"), "EP alpha=0.5": dict(method="ep", alpha=0.5),
+           "SEP alpha=0.5": dict(method="sep", alpha=0.5)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--noise", type=float, default=0.05)
+    parser.add_argument("--samples", type=int, default=1500)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--output", default="exact_posterior.jsonl")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    n_train, n_test, C = 40, 30, 3
+    for seed in args.seeds:
+        g = np.random.default_rng(seed)
+        X = g.uniform(-2, 2, (n_train + n_test, 2))
+        K_all = ref.se_kernel(X, X, np.ones(2), 1.0)
+        F = (np.linalg.cholesky(K_all + 1e-9 * np.eye(len(X))) @ g.standard_normal((len(X), C))
+             + np.sqrt(args.noise) * g.standard_normal((len(X), C)))
+        y = F.argmax(1)
+        K, K_star = np.stack([K_all[:n_train, :n_train]] * C), np.stack([K_all[:n_train, n_train:]] * C)
+        noise = np.full(C, args.noise)
+        chains = [gibbs.predictive_probabilities(
+            gibbs.sample_posterior(K, noise, y[:n_train], args.samples, 500, 5, seed=100 * seed + s),
+            K, K_star, np.ones((C, n_test)), noise, grid_size=201) for s in (1, 2)]
+        exact = (chains[0] + chains[1]) / 2
+        chain_gap = float(np.abs(chains[0] - chains[1]).max())
+        for name, params in METHODS.items():
+            clf = GPClassifier(inducing_points=X[:n_train], kernel_params=dict(lengthscale=1.0, amplitude=1.0,
+                                                                               noise=args.noise),
+                               optimize_hyperparameters=False, optimize_inducing=False, standardize=False,
+                               max_iter=200, **params).fit(X[:n_train], y[:n_train])
+            diff = np.abs(clf.predict_proba(X[n_train:]) - exact)
+            append_row(args.output, base_row("exact-posterior", dataset="gp-prior-3class", method=name, seed=seed,
+                                             noise=args.noise, n_train=n_train, n_test=n_test,
+                                             mean_abs_diff=float(diff.mean()), max_abs_diff=float(diff.max()),
+                                             gibbs_chain_max_gap=chain_gap, gibbs_samples=args.samples))
+            print(f"seed {seed} {name:14s} mean |diff| {diff.mean():.4f}  max {diff.max():.4f}  "
+                  f"(chains differ by up to {chain_gap:.4f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

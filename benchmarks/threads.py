@@ -1,0 +1,61 @@
+"""Fit time against ``n_jobs``, on an idle machine and beside one busy process.
+
+On the 2-core machines, PyTorch's default of one thread per core made fits 8-17 times slower
+whenever anything else ran (its OpenMP threads wait on each other). This times the same fit
+(SEP on scikit-learn's digits, 1,797 rows, 64 features, 10 classes, M = 20, mini-batches of
+200) for each ``n_jobs``, first alone and then with a second process spinning on one core,
+in alternation, and writes one JSON line per timing to benchmarks/results/threads.jsonl.
+
+    python benchmarks/threads.py --n-jobs 1 2 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+from sklearn.datasets import load_digits
+
+from alphagp import GPClassifier
+
+from common import append_row, base_row
+
+BUSY = "import time\nend = time.time() + 600\nwhile time.time() < end:\n    pass\n"
+
+
+def fit_seconds(X, y, n_jobs: int, epochs: int) -> float:
+    clf = GPClassifier(method="sep", n_inducing=20, batch_size=200, max_iter=epochs, n_jobs=n_jobs, random_state=0)
+    start = time.perf_counter()
+    clf.fit(X, y)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n-jobs", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", default="threads.jsonl")
+    args = parser.parse_args()
+    X, y = load_digits(return_X_y=True)
+    fit_seconds(X, y, 1, 1)  # warm-up: imports, allocator
+    for repeat in range(args.repeats):
+        for load in ("idle", "one busy process"):
+            busy = subprocess.Popen([sys.executable, "-c", BUSY]) if load != "idle" else None
+            try:
+                for n_jobs in args.n_jobs:
+                    seconds = fit_seconds(X, y, n_jobs, args.epochs)
+                    append_row(args.output, base_row("threads", dataset="digits", method="SEP", M=20, batch_size=200,
+                                                     epochs=args.epochs, n_jobs=n_jobs, load=load, repeat=repeat,
+                                                     fit_seconds=seconds))
+                    print(f"{load:17s} n_jobs={n_jobs}: {seconds:6.2f} s", flush=True)
+            finally:
+                if busy:
+                    busy.kill()
+                    busy.wait()
+
+
+if __name__ == "__main__":
+    main()
