@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from alphagp.cli import main
+from alphagp.cli import _make_classifier, build_parser, main
 from alphagp.data import load_bundled
 
 ARGS = ["--n-inducing", "8", "--max-iter", "10"]
@@ -22,7 +22,7 @@ def csv_file(tmp_path):
 
 
 def test_fit_predict_evaluate_on_csv(csv_file, tmp_path, capsys):
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.safetensors"
     assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(model), *ARGS]) == 0
     out = tmp_path / "pred.csv"
     assert main(["predict", "--model", str(model), "--data", str(csv_file), "--target", "label",
@@ -40,13 +40,13 @@ def test_fit_on_libsvm(tmp_path):
     X, y = load_bundled("new_thyroid")
     path = tmp_path / "data.libsvm"
     dump_svmlight_file(X, y, str(path))
-    assert main(["--quiet", "fit", "--data", str(path), "--model", str(tmp_path / "m.joblib"),
+    assert main(["--quiet", "fit", "--data", str(path), "--model", str(tmp_path / "m.safetensors"),
                  "--method", "sep", *ARGS]) == 0
 
 
 def test_cli_reports_bad_input_without_a_traceback(csv_file, tmp_path, capsys):
     code = main(["--quiet", "fit", "--data", str(csv_file), "--target", "missing",
-                 "--model", str(tmp_path / "m.joblib"), *ARGS])
+                 "--model", str(tmp_path / "m.safetensors"), *ARGS])
     assert code == 2
     assert "target column 'missing'" in capsys.readouterr().err
 
@@ -65,10 +65,51 @@ def test_demo_honours_n_inducing(capsys):
 
 
 def test_predict_on_an_unlabelled_file(csv_file, tmp_path):
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.safetensors"
     assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(model), *ARGS]) == 0
     unlabelled = tmp_path / "x.csv"
     pd.read_csv(csv_file).drop(columns="label").to_csv(unlabelled, index=False)
     out = tmp_path / "p.csv"
     assert main(["predict", "--model", str(model), "--data", str(unlabelled), "--output", str(out)]) == 0
     assert len(pd.read_csv(out)) == 215
+
+
+def test_global_options_work_before_and_after_the_subcommand(csv_file, tmp_path, capsys):
+    model = tmp_path / "m.safetensors"
+    assert main(["fit", "--data", str(csv_file), "--target", "label", "--model", str(model), *ARGS,
+                 "--threads", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""                                   # --quiet after the subcommand
+    assert main(["--n-jobs", "1", "evaluate", "--model", str(model), "--data", str(csv_file),
+                 "--target", "label", "--json"]) == 0
+    args = build_parser().parse_args(["--threads", "2", "demo", "--quiet"])
+    assert args.n_jobs == 2 and args.quiet                                 # not reset by the subcommand
+
+
+def test_every_estimator_parameter_reaches_the_classifier(tmp_path):
+    args = build_parser().parse_args([
+        "fit", "--data", "x.csv", "--model", "m", "--method", "sep", "--alpha", "0.5", "--n-inducing", "7",
+        "--shared-hyperparameters", "--inducing-init", "kmeans++", "--fixed-hyperparameters", "--fixed-inducing",
+        "--no-standardize", "--dtype", "float32", "--batch-size", "30", "--max-iter", "3", "--damping", "0.7",
+        "--learning-rate", "0.02", "--learning-rate-decay", "0.9", "--tol", "1e-4", "--n-iter-no-change", "4",
+        "--checkpoint", "c.ckpt", "--seed", "5", "--n-jobs", "2"])
+    params = _make_classifier(args).get_params()
+    assert params == {**params, "method": "sep", "alpha": 0.5, "n_inducing": 7, "shared_hyperparameters": True,
+                      "inducing_init": "kmeans++", "optimize_hyperparameters": False, "optimize_inducing": False,
+                      "standardize": False, "dtype": "float32", "batch_size": 30, "max_iter": 3, "damping": 0.7,
+                      "learning_rate": 0.02, "learning_rate_decay": 0.9, "tol": 1e-4, "n_iter_no_change": 4,
+                      "checkpoint": "c.ckpt", "random_state": 5, "n_jobs": 2}
+
+
+def test_fit_help_shows_defaults_and_help_text(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    out = capsys.readouterr().out
+    assert "(default: 250)" in out and "(default: ep)" in out
+    assert "training file" in out and "initial learning rate" in out
+
+
+def test_a_model_file_that_is_not_one_is_reported_without_a_traceback(csv_file, tmp_path, capsys):
+    bogus = tmp_path / "m.safetensors"
+    bogus.write_bytes(b"\x80\x04not a model")
+    assert main(["evaluate", "--model", str(bogus), "--data", str(csv_file), "--target", "label"]) == 2
+    assert "not an alphagp" in capsys.readouterr().err
