@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every benchmark of BENCHMARKS.md, one process at a time, 2 threads each.
+# Every benchmark of BENCHMARKS.md, one process at a time, each with its thread count set.
 set -euo pipefail
 cd "$(dirname "$0")"
 python learning_rate.py --threads 2
@@ -12,5 +12,9 @@ python uci.py --threads 2 --splits 5 --datasets satimage --fractions 0.05 --lear
 python time_to_nll.py --threads 2 --rates 0.1 0.3 1.0
 python speed.py --threads 2
 python memory.py --threads 2
-python mnist.py --method sep --threads 2 --max-minutes "${MNIST_MINUTES:-75}" --learning-rate-decay 0.96 --eval-every 2
+python mnist.py --method sep --threads 1 --max-minutes "${MNIST_MINUTES:-100}" --max-epochs 100 --learning-rate 0.01 \
+    --learning-rate-decay 0.95 --eval-every 2 --output mnist_validated.jsonl
+python fit_time.py --threads 1 --splits 5
+python threads.py --n-jobs 1 2 --repeats 3
+python exact_posterior.py --seeds 0 1 2 3 4
 python uci.py --threads 2 --splits 3 --datasets satimage --fractions 0.20

@@ -260,7 +260,7 @@ class ScalableEP(nn.Module):
         """
         if not self.site_storage:
             raise RuntimeError("this EP model was loaded without its training state (per-point sites); "
-                               "it can predict but not train: save with include_training_state=True to continue")
+                               "it can predict but not train; a fit is continued from its checkpoint (GPClassifier(checkpoint=...))")
         L, Psi, s = self._features(X)
         with torch.no_grad():
             cav = self._cavities(L.detach(), Psi.detach(), y, idx)
