@@ -60,7 +60,7 @@ def main() -> None:
             clf = GPClassifier(inducing_points=X[:n_train], kernel_params=dict(lengthscale=1.0, amplitude=1.0,
                                                                                noise=args.noise),
                                optimize_hyperparameters=False, optimize_inducing=False, standardize=False,
-                               max_iter=200, **params).fit(X[:n_train], y[:n_train])
+                               max_iter=200, n_jobs=args.threads, **params).fit(X[:n_train], y[:n_train])
             diff = np.abs(clf.predict_proba(X[n_train:]) - exact)
             append_row(args.output, base_row("exact-posterior", dataset="gp-prior-3class", method=name, seed=seed,
                                              noise=args.noise, n_train=n_train, n_test=n_test,

@@ -34,7 +34,7 @@ def main() -> None:
                 Xtr, Xte, ytr, yte = split(name, seed)
                 m = round(0.1 * len(ytr))
                 start = time.perf_counter()
-                clf = GPClassifier(n_inducing=m, learning_rate=rate, random_state=seed).fit(Xtr, ytr)
+                clf = GPClassifier(n_inducing=m, learning_rate=rate, random_state=seed, n_jobs=args.threads).fit(Xtr, ytr)
                 seconds = time.perf_counter() - start
                 metrics = clf.evaluate(Xte, yte)
                 append_row("learning_rate.jsonl", base_row(

@@ -66,7 +66,8 @@ def child(path: str, threads: int, batch: int) -> None:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     start = time.perf_counter()
-    clf = GPClassifier(method="sep", n_inducing=50, batch_size=batch, max_iter=1, random_state=0).fit(X, y)
+    clf = GPClassifier(method="sep", n_inducing=50, batch_size=batch, max_iter=1, random_state=0,
+                       n_jobs=threads).fit(X, y)
     seconds = time.perf_counter() - start
     done.set()
     sampler.join()

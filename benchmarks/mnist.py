@@ -55,7 +55,8 @@ def main() -> None:
     clf = GPClassifier(method=args.method, n_inducing=args.n_inducing, batch_size=args.batch_size,
                        max_iter=args.max_epochs, damping=args.damping, learning_rate=args.learning_rate,
                        learning_rate_decay=args.learning_rate_decay, standardize=False,
-                       kernel_params={"lengthscale": args.lengthscale}, random_state=args.seed, verbose=False)
+                       kernel_params={"lengthscale": args.lengthscale}, random_state=args.seed, n_jobs=args.threads,
+                       verbose=False)
     settings = dict(dataset="mnist", method=args.method.upper(), alpha=1.0, seed=args.seed, M=args.n_inducing,
                     batch_size=args.batch_size, n_train=len(ytr), n_validation=len(yva),
                     learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,

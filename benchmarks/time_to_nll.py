@@ -51,7 +51,7 @@ def main() -> None:
         for method in args.methods:
             for rate in args.rates:
                 clf = GPClassifier(method=method, n_inducing=m, max_iter=args.max_iter,
-                                   learning_rate=rate, random_state=seed)
+                                   learning_rate=rate, random_state=seed, n_jobs=args.threads)
                 recorder = MetricsRecorder(lambda X, clf=clf: clf.predict_proba(X), Xte,
                                            class_index(yte, ytr), every=args.eval_every)
                 clf.fit(Xtr, ytr, callbacks=[recorder])

@@ -61,7 +61,7 @@ def main() -> None:
                 m = max(1, round(frac * len(ytr)))
                 for method in args.methods:
                     clf = GPClassifier(method=method, n_inducing=m, max_iter=args.max_iter,
-                                       learning_rate=args.learning_rate, random_state=seed)
+                                       learning_rate=args.learning_rate, random_state=seed, n_jobs=args.threads)
                     start = time.perf_counter()
                     clf.fit(Xtr, ytr)
                     seconds = time.perf_counter() - start
