@@ -8,6 +8,12 @@ augmentation Gibbs sampling alternates two exact conditionals:
 * f_ic | g_i, f_i,-c: N(g_ic, noise_c) truncated to keep y_i the argmax (above the other
   classes' values for c = y_i, below f_i,y_i otherwise), drawn by the inverse CDF for all i at once.
 
+:func:`sample_product_of_phi_posterior` samples the posterior under the paper's factorised
+form of the likelihood instead (eq. 33: each factor integrates the latent noise on its own,
+prod_k Phi((g_iy - g_ik) / sqrt(noise_y + noise_k))), the posterior EP targets: a latent
+z_ik ~ N(g_iy - g_ik, noise_y + noise_k) truncated to z_ik > 0 per factor, and g | z jointly
+Gaussian over all classes.
+
 Predictions average, over the kept g, P(f*_c is the largest) with f*_c | g_c Gaussian; that
 probability is a 1-D integral done on a fine grid.
 """
@@ -52,6 +58,33 @@ def sample_posterior(K, noise, y, n_samples, burn_in, thin, seed=0):
             f[:, c] = _truncated_normal(g[c], np.sqrt(noise[c]), lower, upper, rng)
         if sweep >= burn_in and (sweep - burn_in) % thin == 0:
             kept.append(g.copy())
+    return np.stack(kept)
+
+
+def sample_product_of_phi_posterior(K, noise, y, n_samples, burn_in, thin, seed=0):
+    """Kept draws of g ``[S, C, N]`` under the factorised likelihood prod_k Phi((g_y - g_k) / s)."""
+    rng = np.random.default_rng(seed)
+    C, N, _ = K.shape
+    factors = [(i, k) for i in range(N) for k in range(C) if k != y[i]]
+    rows = np.arange(len(factors))
+    # z_f = a_f' vec(g) + e_f with a_f = e_(y_i, i) - e_(k, i) and e_f ~ N(0, s_f)
+    A = np.zeros((len(factors), C * N))
+    A[rows, [y[i] * N + i for i, _ in factors]] = 1.0
+    A[rows, [k * N + i for i, k in factors]] = -1.0
+    s = np.array([noise[y[i]] + noise[k] for i, k in factors])
+    precision = np.zeros((C * N, C * N))
+    for c in range(C):
+        precision[c * N:(c + 1) * N, c * N:(c + 1) * N] = np.linalg.inv(K[c] + 1e-9 * np.eye(N))
+    precision += A.T @ (A / s[:, None])
+    chol = np.linalg.cholesky(precision)
+    g = np.zeros(C * N)
+    kept = []
+    for sweep in range(burn_in + n_samples * thin):
+        z = _truncated_normal(A @ g, np.sqrt(s), np.zeros_like(s), np.full_like(s, np.inf), rng)
+        mean = np.linalg.solve(chol.T, np.linalg.solve(chol, A.T @ (z / s)))
+        g = mean + np.linalg.solve(chol.T, rng.standard_normal(C * N))
+        if sweep >= burn_in and (sweep - burn_in) % thin == 0:
+            kept.append(g.reshape(C, N).copy())
     return np.stack(kept)
 
 
