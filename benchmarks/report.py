@@ -253,11 +253,12 @@ def mnist_validated_table(results: str = "mnist_validated") -> None:
 def threads_table() -> None:
     groups = defaultdict(list)
     for r in load("threads"):
-        groups[(r["commit"], r["dirty"], r["load"], r["n_jobs"])].append(r["fit_seconds"])
-    print("| commit (dirty) | machine load | n_jobs | runs | fit time (s, median) | range (s) |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for (commit, dirty, load_, n_jobs), t in groups.items():
-        print(f"| {commit} ({dirty}) | {load_} | {n_jobs} | {len(t)} | {np.median(t):.2f} | {min(t):.2f}-{max(t):.2f} |")
+        groups[(r["commit"], r["dirty"], r["dataset"], r["load"], r["n_jobs"])].append(r["fit_seconds"])
+    print("| commit (dirty) | problem | machine load | n_jobs | runs | fit time (s, median) | range (s) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for (commit, dirty, dataset, load_, n_jobs), t in groups.items():
+        print(f"| {commit} ({dirty}) | {dataset} | {load_} | {n_jobs} | {len(t)} | {np.median(t):.2f} "
+              f"| {min(t):.2f}-{max(t):.2f} |")
 
 
 def exact_posterior_table() -> None:
