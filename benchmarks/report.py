@@ -173,7 +173,7 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
                              "train_seconds": float(np.mean([p["train_seconds"] for p in ps])),
                              "test_nll": float(np.mean([p["test_nll"] for p in ps]))} for ps in points]
     print("| method | initial rate | splits | target | reached at iteration | training time (s) "
-          "| speed-up vs ~60 s | NLL after all iterations |")
+          "| ~60 s / crossing time (not a speed-up: see above) | NLL after all iterations |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for (method, rate), curve in sorted(mean_curves.items()):
         default = mean_curves.get((method, 0.1))
