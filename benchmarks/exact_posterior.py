@@ -27,7 +27,6 @@ from alphagp import GPClassifier
 from common import append_row, base_row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import dense_reference as ref
 import gibbs_reference as gibbs
 
 METHODS = {"EP": dict(method="ep"), "SEP": dict(method="sep"), "EP alpha=0.5": dict(method="ep", alpha=0.5),
@@ -43,20 +42,11 @@ def main() -> None:
     parser.add_argument("--output", default="exact_posterior.jsonl")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    n_train, n_test, C = 40, 30, 3
     for seed in args.seeds:
-        g = np.random.default_rng(seed)
-        X = g.uniform(-2, 2, (n_train + n_test, 2))
-        K_all = ref.se_kernel(X, X, np.ones(2), 1.0)
-        F = (np.linalg.cholesky(K_all + 1e-9 * np.eye(len(X))) @ g.standard_normal((len(X), C))
-             + np.sqrt(args.noise) * g.standard_normal((len(X), C)))
-        y = F.argmax(1)
-        K, K_star = np.stack([K_all[:n_train, :n_train]] * C), np.stack([K_all[:n_train, n_train:]] * C)
-        noise = np.full(C, args.noise)
-        chains, factorised = ([gibbs.predictive_probabilities(
-            sampler(K, noise, y[:n_train], args.samples, 500, 5, seed=100 * seed + s),
-            K, K_star, np.ones((C, n_test)), noise, grid_size=201) for s in (1, 2)]
-            for sampler in (gibbs.sample_posterior, gibbs.sample_product_of_phi_posterior))
+        p = gibbs.draw_problem(seed, args.noise)
+        n_train, n_test = len(p.y_train), len(p.X_test)
+        chains, factorised = ([gibbs.chain_probabilities(p, sampler, args.samples, seed=100 * seed + s) for s in (1, 2)]
+                              for sampler in (gibbs.sample_posterior, gibbs.sample_product_of_phi_posterior))
         exact, target = (chains[0] + chains[1]) / 2, (factorised[0] + factorised[1]) / 2
         chain_gap = float(np.abs(chains[0] - chains[1]).max())
         common = dict(dataset="gp-prior-3class", seed=seed, noise=args.noise, n_train=n_train, n_test=n_test,
@@ -67,11 +57,11 @@ def main() -> None:
                                          mean_abs_diff=float(likelihood_gap.mean()),
                                          max_abs_diff=float(likelihood_gap.max()), **common))
         for name, params in METHODS.items():
-            clf = GPClassifier(inducing_points=X[:n_train], kernel_params=dict(lengthscale=1.0, amplitude=1.0,
-                                                                               noise=args.noise),
+            clf = GPClassifier(inducing_points=p.X_train, kernel_params=dict(lengthscale=1.0, amplitude=1.0,
+                                                                             noise=args.noise),
                                optimize_hyperparameters=False, optimize_inducing=False, standardize=False,
-                               max_iter=200, n_jobs=args.threads, **params).fit(X[:n_train], y[:n_train])
-            proba = clf.predict_proba(X[n_train:])
+                               max_iter=200, n_jobs=args.threads, **params).fit(p.X_train, p.y_train)
+            proba = clf.predict_proba(p.X_test)
             diff, own = np.abs(proba - exact), np.abs(proba - target)
             append_row(args.output, base_row("exact-posterior", method=name, mean_abs_diff=float(diff.mean()),
                                              max_abs_diff=float(diff.max()),

@@ -20,9 +20,46 @@ probability is a 1-D integral done on a fine grid.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import ndtr, ndtri
 from scipy.stats import norm
+
+from dense_reference import se_kernel
+
+
+class Problem(NamedTuple):
+    """A classification problem drawn from the model, with the prior covariances the samplers need."""
+
+    X_train: np.ndarray      # [N, 2]
+    y_train: np.ndarray      # [N]
+    X_test: np.ndarray       # [N*, 2]
+    K: np.ndarray            # [C, N, N] training covariances
+    K_star: np.ndarray       # [C, N, N*] training/test covariances
+    k_star_diag: np.ndarray  # [C, N*] test prior variances, noise not included
+    noise: np.ndarray        # [C]
+
+
+def draw_problem(seed, noise, n_train=40, n_test=30, n_classes=3, lengthscale=1.0, amplitude=1.0) -> Problem:
+    """Inputs uniform in [-2, 2]^2, latent values from the GP prior (SE kernel, the same for every
+    class) plus noise, labels by argmax."""
+    g = np.random.default_rng(seed)
+    X = g.uniform(-2, 2, (n_train + n_test, 2))
+    K_all = se_kernel(X, X, np.full(2, lengthscale), amplitude)
+    F = (np.linalg.cholesky(K_all + 1e-9 * np.eye(len(X))) @ g.standard_normal((len(X), n_classes))
+         + np.sqrt(noise) * g.standard_normal((len(X), n_classes)))
+    y = F.argmax(1)
+    return Problem(X[:n_train], y[:n_train], X[n_train:], np.stack([K_all[:n_train, :n_train]] * n_classes),
+                   np.stack([K_all[:n_train, n_train:]] * n_classes), np.full((n_classes, n_test), amplitude),
+                   np.full(n_classes, noise))
+
+
+def chain_probabilities(problem: Problem, sampler, n_samples: int, seed: int, burn_in=500, thin=5):
+    """``[N*, C]`` predictive probabilities from one chain of ``sampler`` on ``problem``."""
+    draws = sampler(problem.K, problem.noise, problem.y_train, n_samples, burn_in, thin, seed=seed)
+    return predictive_probabilities(draws, problem.K, problem.K_star, problem.k_star_diag, problem.noise,
+                                    grid_size=201)
 
 
 def _truncated_normal(mean, sd, lower, upper, rng):

@@ -14,27 +14,16 @@ import pytest
 
 from alphagp import GPClassifier
 
-import dense_reference as ref
 import gibbs_reference as gibbs
 
-NOISE, LENGTHSCALE, AMPLITUDE, N_TRAIN, N_TEST, C = 0.05, 1.0, 1.0, 40, 30, 3
+NOISE, LENGTHSCALE, AMPLITUDE = 0.05, 1.0, 1.0
 
 
 @pytest.fixture(scope="module")
 def problem():
-    g = np.random.default_rng(0)
-    X = g.uniform(-2, 2, (N_TRAIN + N_TEST, 2))
-    K_all = ref.se_kernel(X, X, np.full(2, LENGTHSCALE), AMPLITUDE)
-    F = (np.linalg.cholesky(K_all + 1e-9 * np.eye(len(X))) @ g.standard_normal((len(X), C))
-         + np.sqrt(NOISE) * g.standard_normal((len(X), C)))
-    y = F.argmax(1)
-    K = np.stack([K_all[:N_TRAIN, :N_TRAIN]] * C)
-    K_star = np.stack([K_all[:N_TRAIN, N_TRAIN:]] * C)
-    noise = np.full(C, NOISE)
-    chains = [gibbs.predictive_probabilities(gibbs.sample_posterior(K, noise, y[:N_TRAIN], 1500, 500, 5, seed=s),
-                                             K, K_star, np.full((C, N_TEST), AMPLITUDE), noise, grid_size=201)
-              for s in (1, 2)]
-    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], chains
+    p = gibbs.draw_problem(0, NOISE, lengthscale=LENGTHSCALE, amplitude=AMPLITUDE)
+    chains = [gibbs.chain_probabilities(p, gibbs.sample_posterior, 1500, seed=s) for s in (1, 2)]
+    return p.X_train, p.y_train, p.X_test, chains
 
 
 def test_two_gibbs_chains_agree(problem):

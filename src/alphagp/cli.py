@@ -148,10 +148,10 @@ def _global_options(defaults: bool) -> argparse.ArgumentParser:
     the subcommand is not overwritten by the subcommand's default.
     """
     p = argparse.ArgumentParser(add_help=False)
-    keep = {} if defaults else {"default": argparse.SUPPRESS}
-    p.add_argument("--n-jobs", "--threads", dest="n_jobs", type=int, **({"default": None} | keep),
+    p.add_argument("--n-jobs", "--threads", dest="n_jobs", type=int, default=None if defaults else argparse.SUPPRESS,
                    help="threads used by PyTorch (default: 1; -1 for all cores)")
-    p.add_argument("--quiet", action="store_true", **({"default": False} | keep), help="no progress output")
+    p.add_argument("--quiet", action="store_true", default=False if defaults else argparse.SUPPRESS,
+                   help="no progress output")
     return p
 
 

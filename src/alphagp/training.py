@@ -100,12 +100,13 @@ class _LineProgress:
         self.done += n
         if time.monotonic() - self._last >= self.interval:
             self._last = time.monotonic()
-            print(f"training: step {self.done}/{self.total} {self.postfix}", file=self.stream, flush=True)
+            self.close()
 
     def set_postfix(self, **values) -> None:
         self.postfix = " ".join(f"{k}={v}" for k, v in values.items())
 
     def close(self) -> None:
+        """Print the current line (also the last one, when training ends)."""
         print(f"training: step {self.done}/{self.total} {self.postfix}", file=self.stream, flush=True)
 
 
@@ -193,13 +194,11 @@ class Trainer:
     def _load(self) -> None:
         ckpt = serialization.read(self.checkpoint, CHECKPOINT_KIND)
         saved = ckpt["fingerprint"]
-        problems = []
+        problems = _differences(saved["settings"], self._fingerprint["settings"])
+        then, now = saved["data"]["shape"], self._fingerprint["data"]["shape"]
         if saved["data"] != self._fingerprint["data"]:
-            problems.append("the training data differ (shape "
-                            f"{saved['data']['shape']} in the checkpoint, {self._fingerprint['data']['shape']} now"
-                            + (", same shape but other values)" if saved["data"]["shape"] ==
-                               self._fingerprint["data"]["shape"] else ")"))
-        problems += _differences(saved["settings"], self._fingerprint["settings"])
+            same = ", same shape but other values" if then == now else ""
+            problems.insert(0, f"the training data differ (shape {then} in the checkpoint, {now} now{same})")
         if problems:
             raise CheckpointMismatchError(
                 f"checkpoint {self.checkpoint} was written by another fit: " + "; ".join(problems)
