@@ -77,3 +77,42 @@ def tilted_site(m_w, v_w, m_l, v_l, s_d):
         mean_t, var_t = m + sign * v * d1, v + v * v * d2
         sites.append((1.0 / var_t - 1.0 / v, mean_t / var_t - m / v))
     return sites, log_z
+
+
+def u_space_q_from_sites(K, site_precision, site_natural):
+    """Mean and covariance of q(u) = N(0, K) x exp(-u' Lam u / 2 + eta' u) (one class)."""
+    Sigma = np.linalg.inv(np.linalg.inv(K) + site_precision)
+    return Sigma @ site_natural, Sigma
+
+
+def u_space_q_from_whitened(K, mean_w, cov_w):
+    """q(u) for q(w) = N(mean_w, cov_w) with w = L^{-1} u, K = L L' (one class)."""
+    L = np.linalg.cholesky(K)
+    return L @ mean_w, L @ cov_w @ L.T
+
+
+def kl_to_prior(mean, cov, K):
+    """KL[N(mean, cov) || N(0, K)]."""
+    M = len(mean)
+    Kinv_cov = np.linalg.solve(K, cov)
+    return 0.5 * (np.trace(Kinv_cov) + mean @ np.linalg.solve(K, mean) - M
+                  + np.linalg.slogdet(K)[1] - np.linalg.slogdet(cov)[1])
+
+
+def robust_max_elbo(blocks, q_means, q_covs, y, epsilon):
+    """VI bound sum_i E_q[log p(y_i | f_i)] - sum_c KL[q(u^c) || p(u^c)] for the robust-max likelihood,
+    with P(f^y largest) by adaptive quadrature and q(u^c) given in u-space."""
+    C = len(blocks)
+    means, variances = [], []
+    for (K, Kx, s), m, S in zip(blocks, q_means, q_covs):
+        A = np.linalg.solve(K, Kx)
+        means.append(A.T @ m)
+        variances.append(s + np.einsum("mn,mk,kn->n", A, S, A))
+    means, variances = np.array(means), np.array(variances)
+    log_a, log_b = np.log(1 - epsilon + epsilon / C), np.log(epsilon / C)
+    ell = 0.0
+    for i, yi in enumerate(y):
+        P = class_probabilities(means[:, i], variances[:, i])[yi]
+        ell += P * log_a + (1 - P) * log_b
+    kl = sum(kl_to_prior(m, S, K) for (K, _, _), m, S in zip(blocks, q_means, q_covs))
+    return ell - kl

@@ -113,3 +113,10 @@ def test_a_model_file_that_is_not_one_is_reported_without_a_traceback(csv_file, 
     bogus.write_bytes(b"\x80\x04not a model")
     assert main(["evaluate", "--model", str(bogus), "--data", str(csv_file), "--target", "label"]) == 2
     assert "not an alphagp" in capsys.readouterr().err
+
+
+def test_methods_lists_every_registered_method(capsys):
+    from alphagp.methods import METHODS
+    assert main(["methods"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == list(METHODS)

@@ -21,9 +21,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     """One flag per estimator parameter, with the estimator's defaults (see ``GPClassifier``)."""
     from .methods import METHODS
     g = p.add_argument_group("model")
-    g.add_argument("--method", choices=sorted(METHODS), default="ep",
-                   help="inference method: EP keeps per-point sites, SEP ties them (memory independent of N)")
-    g.add_argument("--alpha", type=float, default=1.0, help="power of power EP in (0, 1]; 1 is EP")
+    g.add_argument("--method", choices=list(METHODS), default="ep",
+                   help="inference method (see 'alphagp methods')")
+    g.add_argument("--alpha", type=_float_or_none, default=None,
+                   help="power of the alpha-divergence in (0, 1]; 1 is EP (default: the method's, 1 or 0.5)")
+    g.add_argument("--epsilon", type=_float_or_none, default=None,
+                   help="labelling-error probability of the robust-max likelihood (default: 1e-3)")
     g.add_argument("--n-inducing", type=int, default=None,
                    help="inducing points per class (default: 50; demo: 10%% of the training rows)")
     g.add_argument("--shared-hyperparameters", action="store_true",
@@ -55,7 +58,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 def _make_classifier(args):
     from . import GPClassifier
-    return GPClassifier(method=args.method, alpha=args.alpha, n_inducing=args.n_inducing or 50,
+    return GPClassifier(method=args.method, alpha=args.alpha, epsilon=args.epsilon, n_inducing=args.n_inducing or 50,
                         batch_size=args.batch_size, max_iter=args.max_iter, damping=args.damping,
                         learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
                         shared_hyperparameters=args.shared_hyperparameters, inducing_init=args.inducing_init,
@@ -132,6 +135,13 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_methods(args) -> int:
+    from .methods import METHODS
+    for name, spec in METHODS.items():
+        print(f"{name:<8} {spec.summary}")
+    return 0
+
+
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Appends each option's default unless its help already states one or it is required."""
 
@@ -187,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--target", default="target", help="label column of a CSV/TSV file")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.set_defaults(func=cmd_evaluate)
+
+    methods = sub.add_parser("methods", help="list the inference methods", **common)
+    methods.set_defaults(func=cmd_methods)
     return parser
 
 

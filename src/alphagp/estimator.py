@@ -19,7 +19,7 @@ from . import serialization
 from .data.streaming import StandardizedRows, column_mean_std
 from .inducing import init_inducing_points
 from .kernels import ARDKernel
-from .methods import METHODS, build_method
+from .methods import METHODS, build_method, method_spec
 from .metrics import all_metrics
 from .parallel import torch_threads
 from .training import Trainer
@@ -59,33 +59,48 @@ def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarra
 
 
 class GPClassifier(ClassifierMixin, BaseEstimator):
-    """Sparse multi-class Gaussian-process classifier trained by (stochastic) expectation propagation.
+    """Sparse multi-class Gaussian-process classifier: EP, power EP, and the alpha-divergence family.
 
     One latent function per class with an ARD squared-exponential kernel (amplitude, one
-    lengthscale per feature, additive noise), M inducing points per class, and the Heaviside
-    likelihood with the product-of-Phi approximation (Villacampa-Calvo & Hernandez-Lobato,
-    ICML 2017). ``alpha < 1`` gives power EP (alpha-divergence minimisation).
+    lengthscale per feature, additive noise) and M inducing points per class. The arg-max
+    labelling rule gives the likelihood: the EP paper's Heaviside likelihood with the
+    product-of-Phi approximation (``ep``, ``sep``; Villacampa-Calvo & Hernandez-Lobato, ICML
+    2017) or the robust-max likelihood with labelling-error probability ``epsilon`` (the other
+    methods; alpha paper eq. 2).
 
     Parameters
     ----------
-    method : {"ep", "sep"}
-        EP keeps one rank-one factor per (point, class): memory O(N C M). SEP ties them:
-        memory O(C M^2), independent of N.
+    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "vi"}
+        ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
+        memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
+        factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
+        ``arpep``, ``rpapep``: approximate power EP fitted by gradients (alpha paper 3.2-3.4).
+        ``vi``: sparse variational inference (Hensman et al. 2015), the alpha -> 0 limit.
+        EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
+        fit q by gradients (L-BFGS in batch training, Adam with mini-batches).
     n_inducing : int
         Inducing points per class, clipped to the number of training rows with a warning.
-    alpha : float in (0, 1]
-        Power of power EP; 1 is EP.
+    alpha : float in (0, 1] or None
+        Power of the alpha-divergence; 1 is EP. ``None``: the method's default (1 for ep, sep
+        and rep; 0.5 for pep, apep, arpep and rpapep, the alpha paper's recommendation). ``rep``
+        accepts only 1 and ``vi`` (alpha -> 0) none.
+    epsilon : float in [0, 1) or None
+        Labelling-error probability of the robust-max likelihood (``None``: 1e-3, the papers'
+        value). ``ep`` and ``sep`` use the Heaviside likelihood and accept none; ``vi`` needs
+        epsilon > 0.
     batch_size : int or None
-        ``None`` trains on all data at once (sign-adaptive learning rate); an int uses
-        mini-batches of that size and Adam, with the N/|B| scaled gradient.
+        ``None`` trains on all data at once; an int uses mini-batches of that size and Adam,
+        with the N/|B| scaled gradient.
     max_iter : int
         Epochs (passes over the data; one epoch is one iteration in batch training).
     damping : float in (0, 1] or None
-        EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches.
+        EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches. Only
+        for the EP-type methods.
     learning_rate : float or None
-        Initial learning rate; ``None`` means 1.0 for the sign-adaptive rule of batch training
-        (it halves the rate on every sign flip, so a large start is safe; chosen by the final
-        log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and 0.01 for Adam.
+        Initial learning rate; ``None`` means 1.0 in batch training, both for the sign-adaptive
+        rule of the EP methods (it halves the rate on every sign flip, so a large start is safe;
+        chosen by the final log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and for
+        L-BFGS (whose line search scales the step), and 0.01 for Adam.
     learning_rate_decay : float in (0, 1]
         Mini-batch training: Adam's rate is multiplied by this factor after every epoch.
         1 keeps it constant; batch training accepts only 1.
@@ -127,7 +142,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : array of the class labels.
     n_features_in_ : int
-    model_ : the fitted :class:`~alphagp.methods.ScalableEP`.
+    model_ : the fitted method (a :class:`~alphagp.methods.SparseGPMethod`).
     history_ : list of per-epoch dicts (objective, train_seconds, ...).
     n_skipped_updates_ : int, EP site updates refused because the new site would have had
         negative precision or a non-finite value.
@@ -138,7 +153,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "method": [StrOptions(set(METHODS))],
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
-        "alpha": [Interval(Real, 0, 1, closed="right")],
+        "alpha": [Interval(Real, 0, 1, closed="right"), None],
+        "epsilon": [Interval(Real, 0, 1, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "damping": [Interval(Real, 0, 1, closed="right"), None],
@@ -160,7 +176,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
 
-    def __init__(self, method="ep", n_inducing=50, alpha=1.0, batch_size=None, max_iter=250,
+    def __init__(self, method="ep", n_inducing=50, alpha=None, epsilon=None, batch_size=None, max_iter=250,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing=True, standardize=True,
@@ -169,6 +185,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha
+        self.epsilon = epsilon
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.damping = damping
@@ -263,16 +280,18 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             self._warn_if_far_from_kernel_scale(X, kernel)
         kernel.requires_grad_(bool(self.optimize_hyperparameters))
         mini = self.batch_size is not None and self.batch_size < n
-        damping = self.damping if self.damping is not None else (1.0 if mini else 0.5)
+        damping = self.damping
+        if damping is None and method_spec(self.method).cls.USES_DAMPING:
+            damping = 1.0 if mini else 0.5
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
-                                   alpha=self.alpha, damping=damping)
+                                   alpha=self.alpha, epsilon=self.epsilon, damping=damping)
         self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
         learning_rate = self.learning_rate
         if learning_rate is None:
             learning_rate = DEFAULT_ADAM_LEARNING_RATE if mini else DEFAULT_BATCH_LEARNING_RATE
         settings = {k: _plain(v) for k, v in self.get_params().items() if k not in _SCHEDULE_PARAMS}
         trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size,
-                          optimizer="adam" if mini else "sign-adaptive", learning_rate=learning_rate,
+                          optimizer="adam" if mini else self.model_.BATCH_OPTIMIZER, learning_rate=learning_rate,
                           learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
                           checkpoint=self.checkpoint, settings=settings, verbose=bool(self.verbose),

@@ -90,3 +90,34 @@ def gaussian_log_normaliser(tau: torch.Tensor, nu: torch.Tensor) -> torch.Tensor
     g = 1/2 log(2 pi) - 1/2 log(tau) + nu^2 / (2 tau). Elementwise over any shape.
     """
     return 0.5 * LOG_2PI - 0.5 * torch.log(tau) + 0.5 * nu * nu / tau
+
+
+def log1mexp(x: torch.Tensor) -> torch.Tensor:
+    """log(1 - exp(x)) for x <= 0, accurate near 0 and for x << 0."""
+    x = x.clamp_max(0.0)
+    return torch.where(x > -math.log(2.0), torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
+
+
+def log_prob_largest(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor | None = None,
+                     n_quadrature: int = 48) -> torch.Tensor:
+    """log P(f^c > f^k for all k != c) for independent f^k ~ N(mean_k, var_k).
+
+    Args:
+        mean, var: ``[N, C]``.
+        y: ``[N]`` class indices: return ``[N]`` for c = y_i; ``None``: return ``[N, C]`` for every c.
+    Returns:
+        log probabilities by Gauss-Hermite quadrature over f^c, summed in log space.
+    """
+    x, w = gauss_hermite(n_quadrature, dtype=mean.dtype, device=mean.device)
+    sd = torch.sqrt(var)
+    C = mean.shape[-1]
+    eye = torch.eye(C, dtype=torch.bool, device=mean.device)
+    if y is None:
+        f = mean[..., None] + sd[..., None] * x                                  # [N, C, Q]
+        lp = log_ndtr((f[:, :, None, :] - mean[:, None, :, None]) / sd[:, None, :, None])  # [N, c, k, Q]
+        lp = lp.masked_fill(eye[None, :, :, None], 0.0).sum(2)
+    else:
+        f = mean.gather(1, y[:, None]) + sd.gather(1, y[:, None]) * x          # [N, Q]
+        lp = log_ndtr((f[:, None, :] - mean[..., None]) / sd[..., None])       # [N, k, Q]
+        lp = lp.masked_fill(eye[y][..., None], 0.0).sum(1)
+    return torch.logsumexp(lp + torch.log(w), dim=-1)

@@ -60,12 +60,17 @@ class TrainingState:
 
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
-    """``"adam"`` (mini-batches, the papers' choice) or ``"sign-adaptive"`` (batch training)."""
+    """``"adam"`` (mini-batches, the papers' choice), ``"sign-adaptive"`` (batch training with EP
+    updates) or ``"lbfgs"`` (batch training of methods fitted by gradients alone; one L-BFGS
+    iteration with a strong-Wolfe line search per epoch)."""
     if name == "adam":
         return torch.optim.Adam(params, lr=lr)
     if name == "sign-adaptive":
         return SignAdaptiveSGD(params, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'sign-adaptive'")
+    if name == "lbfgs":
+        return torch.optim.LBFGS(params, lr=lr, max_iter=1, max_eval=25, history_size=50,
+                                 line_search_fn="strong_wolfe")
+    raise ValueError(f"unknown optimizer {name!r}; use 'adam', 'sign-adaptive' or 'lbfgs'")
 
 
 def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
@@ -127,7 +132,8 @@ class Trainer:
             to learn.
         max_iter: number of epochs (in batch training, one epoch is one iteration).
         batch_size: rows per mini-batch; ``None`` for batch training.
-        optimizer: ``"adam"`` or ``"sign-adaptive"``; ignored when nothing is trainable.
+        optimizer: ``"adam"``, ``"sign-adaptive"`` or ``"lbfgs"`` (see :func:`make_optimizer`);
+            ignored when nothing is trainable.
         learning_rate: initial learning rate.
         learning_rate_decay: Adam's rate is ``learning_rate * learning_rate_decay**epoch``
             (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
@@ -175,7 +181,7 @@ class Trainer:
         self.settings = dict(settings or {})
         self.verbose = verbose
         self.generator = torch.Generator().manual_seed(int(seed))
-        self._dtype = next(method.buffers()).dtype  # inputs are cast to the model's float type
+        self._dtype = next(t.dtype for t in method.state_dict().values() if t.is_floating_point())  # inputs follow the model
         self._params = [p for p in method.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
         self.state = TrainingState()
@@ -278,15 +284,7 @@ class Trainer:
         start = time.perf_counter()
         total = 0.0
         for idx in self._batches(n):
-            Xb, yb = self._rows(X, idx, self._dtype), y_t[idx]
-            objective = self.method.local_update(Xb, yb, idx)
-            if self.optimizer is not None:
-                self.optimizer.zero_grad(set_to_none=True)
-                (-objective / n).backward()
-            self._check_finite(objective)
-            if self.optimizer is not None:
-                self.optimizer.step()
-            total += objective.item() * len(idx) / n
+            total += self._step(self._rows(X, idx, self._dtype), y_t[idx], idx, n) * len(idx) / n
             bar.update(1)
         st = self.state
         st.epoch += 1
@@ -302,6 +300,27 @@ class Trainer:
         if self.checkpoint and (st.epoch % self.checkpoint_every == 0 or st.stop
                                 or st.epoch == self.max_iter):
             self._save()
+
+    def _step(self, X, y, idx, n) -> float:
+        """Local update and optimiser step on one batch; returns the batch objective before the step."""
+        evaluations = []
+
+        def closure():
+            objective = self.method.local_update(X, y, idx)
+            if self.optimizer is not None:
+                self.optimizer.zero_grad(set_to_none=True)
+                (-objective / n).backward()
+            self._check_finite(objective)
+            evaluations.append(objective.item())
+            return -objective.detach() / n
+
+        if isinstance(self.optimizer, torch.optim.LBFGS):
+            self.optimizer.step(closure)   # evaluates the closure (its line search: several times)
+        else:
+            closure()
+            if self.optimizer is not None:
+                self.optimizer.step()
+        return evaluations[0]
 
     def _early_stopping(self, objective: float) -> None:
         st = self.state

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ..numerics import gauss_hermite, inverse_mills, log_ndtr
+from ..numerics import gauss_hermite, inverse_mills, log_ndtr, log_prob_largest
 
 
 class HeavisideLikelihood:
@@ -69,14 +69,7 @@ class HeavisideLikelihood:
         Returns:
             ``[N, C]`` log probabilities; their exponentials sum to one up to quadrature error.
         """
-        x, w = gauss_hermite(self.n_quadrature, dtype=mean.dtype, device=mean.device)
-        sd = torch.sqrt(var)
-        f = mean[..., None] + sd[..., None] * x                      # [N, C, Q]: f^c at the nodes
-        # log Phi((f^c - m_k) / sd_k) for every k: [N, C(c), C(k), Q]
-        lp = log_ndtr((f[:, :, None, :] - mean[:, None, :, None]) / sd[:, None, :, None])
-        eye = torch.eye(mean.shape[-1], dtype=torch.bool, device=mean.device)
-        lp = lp.masked_fill(eye[None, :, :, None], 0.0).sum(2)      # product over k != c
-        return torch.logsumexp(lp + torch.log(w), dim=-1)
+        return log_prob_largest(mean, var, None, self.n_quadrature)
 
     def predict_proba(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """``[N, C]`` class probabilities: :meth:`class_log_probs` renormalised to sum to one."""

@@ -1,34 +1,67 @@
 """Inference methods and their registry.
 
-Each method is a ``torch.nn.Module`` with ``local_update`` (returns the batch objective),
-``objective``, ``predict_f``, ``predict_proba``, ``config()`` and a ``TRAINING_STATE`` tuple
-of buffer names needed only to continue training (see DESIGN.md). The estimator finds a
-method by name in :data:`METHODS` and never branches on names itself.
+Each method is a ``torch.nn.Module`` (see :class:`~alphagp.methods.base.SparseGPMethod`) with
+``local_update`` (returns the batch objective), ``objective``, ``predict_f``,
+``predict_proba``, ``config()`` and a ``TRAINING_STATE`` tuple of buffer names needed only to
+continue training (see DESIGN.md). The estimator finds a method by name in :data:`METHODS` and
+never branches on names itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
+from dataclasses import dataclass, field
 
 from torch import nn
 
+from .base import SiteMethod, SparseGPMethod
 from .ep import ScalableEP
+from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
+from .pep import PowerEP
 
-#: name -> factory ``(inducing_points, kernel, n_data, alpha, damping, site_storage) -> module``
-METHODS: dict[str, Callable[..., nn.Module]] = {
-    "ep": partial(ScalableEP, tied=False),
-    "sep": partial(ScalableEP, tied=True),
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method: its class, arguments the name fixes, and defaults for unset ones."""
+
+    cls: type
+    summary: str
+    fixed: dict = field(default_factory=dict)
+    defaults: dict = field(default_factory=dict)
+
+
+#: name -> :class:`MethodSpec`
+METHODS: dict[str, MethodSpec] = {
+    "ep": MethodSpec(ScalableEP, "scalable EP, Heaviside likelihood, one factor per (point, class)",
+                     {"tied": False}),
+    "sep": MethodSpec(ScalableEP, "stochastic EP: EP with tied factors, memory independent of N", {"tied": True}),
+    "rep": MethodSpec(PowerEP, "EP with the robust-max likelihood, one factor per point (thesis 5.2.1)",
+                      {"alpha": 1.0}),
+    "pep": MethodSpec(PowerEP, "power EP, robust-max likelihood (alpha paper 3.1)", defaults={"alpha": 0.5}),
+    "apep": MethodSpec(APEP, "approximate power EP: tied factor fitted by gradients (alpha paper 3.2)"),
+    "arpep": MethodSpec(ARPEP, "approximate reparameterised power EP, free Gaussian q (alpha paper 3.3)"),
+    "rpapep": MethodSpec(RPAPEP, "refined-prior approximate power EP (alpha paper 3.4)"),
+    "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)"),
 }
 
 
-def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
-    """The method registered as ``name``; raises ``ValueError`` naming the registered ones."""
+def method_spec(name: str) -> MethodSpec:
+    """The :class:`MethodSpec` registered as ``name``; ``ValueError`` naming the registered ones."""
     try:
-        factory = METHODS[name]
+        return METHODS[name]
     except KeyError:
         raise ValueError(f"method must be one of {tuple(METHODS)}, got {name!r}") from None
-    return factory(inducing_points, kernel, **config)
 
 
-__all__ = ["METHODS", "ScalableEP", "build_method"]
+def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
+    """Construct method ``name``. ``None`` values in ``config`` mean "the method's default"."""
+    spec = method_spec(name)
+    config = {k: v for k, v in config.items() if v is not None}
+    for key, value in spec.fixed.items():
+        if key in config and config[key] != value:
+            raise ValueError(f"method {name!r} has {key}={value}; got {key}={config[key]}"
+                             + ("; use method='pep' for alpha < 1" if key == "alpha" else ""))
+    return spec.cls(inducing_points, kernel, **{**spec.defaults, **config, **spec.fixed})
+
+
+__all__ = ["APEP", "ARPEP", "METHODS", "RPAPEP", "GaussianQMethod", "MethodSpec", "PowerEP", "ScalableEP",
+           "SiteMethod", "SparseGPMethod", "SparseVI", "build_method", "method_spec"]

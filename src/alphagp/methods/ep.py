@@ -44,17 +44,15 @@ with B = I + L' Lambda L and b = L' eta.
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
+from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky
+from .base import MIN_VARIANCE, SiteMethod
 from .projection import projected_marginals
 
-_MIN_VARIANCE = 1e-10
 
-
-class ScalableEP(nn.Module):
+class ScalableEP(SiteMethod):
     """EP (``tied=False``) or SEP (``tied=True``) with power ``alpha`` for multi-class GPC.
 
     Args:
@@ -76,51 +74,23 @@ class ScalableEP(nn.Module):
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
                  alpha: float = 1.0, damping: float = 0.5, tied: bool = False,
-                 likelihood: HeavisideLikelihood | None = None, site_storage: bool = True):
-        super().__init__()
-        if not 0.0 < alpha <= 1.0:
-            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
-        if not 0.0 < damping <= 1.0:
-            raise ValueError(f"damping must lie in (0, 1], got {damping}")
-        C, M, _ = inducing_points.shape
-        if C < 2:
-            raise ValueError("multi-class EP needs at least 2 latent functions")
-        dtype = inducing_points.dtype
-        self.kernel = kernel
-        self.inducing_points = nn.Parameter(inducing_points.clone())
-        self.likelihood = likelihood or HeavisideLikelihood()
-        self.alpha = float(alpha)
-        self.damping = float(damping)
+                 likelihood: HeavisideLikelihood | None = None, site_storage: bool = True,
+                 epsilon: float | None = None):
+        if epsilon is not None:
+            raise ValueError("EP and SEP use the Heaviside likelihood of the scalable-EP paper, which has no "
+                             "labelling-error probability epsilon; the robust-max likelihood is method='rep' or 'pep'")
         self.tied = bool(tied)
-        self.n_data = int(n_data)
-        self.n_classes = C
-        self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
-        self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
-        self.register_buffer("n_skipped_updates", torch.zeros((), dtype=torch.long))
-        self.register_buffer("n_improper_cavities", torch.zeros((), dtype=torch.long))
         self.site_storage = bool(site_storage) or self.tied
+        super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,
+                         per_point=not self.tied and self.site_storage)
         if not self.tied and self.site_storage:
-            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=dtype))
-            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=dtype))
-            self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
-            # False once a full-batch update stored sites without refreshing factor_v
-            self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
+            n_data, C = self.n_data, self.n_classes
+            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
+            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
 
     def config(self) -> dict:
         """The constructor's scalar arguments; with the registry name and the state's shapes they rebuild it."""
         return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
-
-    # ------------------------------------------------------------------ kernel quantities
-    def _features(self, X: torch.Tensor):
-        """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
-        Z = self.inducing_points
-        Kuu, Kuf = self.kernel.inducing_covariances(Z, X)
-        jitter = 1e-6 * self.kernel.amplitude.expand(self.n_classes)[:, None, None]
-        L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
-        Psi = triangular_inverse(L) @ Kuf
-        q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
-        s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(_MIN_VARIANCE)
-        return L, Psi, s
 
     # ------------------------------------------------------------------ site bookkeeping
     def _per_point(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
@@ -136,46 +106,6 @@ class ScalableEP(nn.Module):
     def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
         """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
         return self._per_point(self.factor_c1[idx], self.factor_c2[idx], y)
-
-    def _rest_of_sum(self, y: torch.Tensor, idx: torch.Tensor):
-        """Running u-space sum minus the batch's stored contribution (EP only)."""
-        if idx.numel() == self.n_data:
-            return torch.zeros_like(self.site_precision), torch.zeros_like(self.site_natural)
-        if not bool(self.factor_v_current):
-            raise RuntimeError("this EP model was trained with full-batch updates; mini-batch updates "
-                               "after them are not supported (the stored v_i are stale)")
-        prec, nat = self._point_sites(y, idx)                        # [B, C]
-        v = self.factor_v[idx]                                       # [B, C, M]
-        lam = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
-        eta = torch.einsum("bcm,bc->cm", v, nat)
-        return self.site_precision - lam, self.site_natural - eta
-
-    # ------------------------------------------------------------------ Gaussian algebra
-    @staticmethod
-    def _whitened(L, precision, natural):
-        """B = I + L' Lambda L and b = L' eta for u-space natural parameters."""
-        Lt = L.transpose(-1, -2)
-        Bm = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device) + Lt @ precision @ L
-        return Bm, (Lt @ natural[..., None])[..., 0]
-
-    @staticmethod
-    def _scaled_gram(Psi, weights):
-        """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
-        return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
-
-    @staticmethod
-    def _weighted_sum(Psi, weights):
-        """Psi w ``[C, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
-        return (Psi @ weights.T[..., None])[..., 0]
-
-    @staticmethod
-    def _to_u_space(L, gram, vec):
-        """Whitened natural parameters (L' Lambda L, L' eta) back to u-space (Lambda, eta)."""
-        Lt = L.transpose(-1, -2)
-        half = torch.linalg.solve_triangular(Lt, gram, upper=True)                 # L^{-T} G
-        precision = torch.linalg.solve_triangular(Lt, half.transpose(-1, -2), upper=True)
-        natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
-        return 0.5 * (precision + precision.transpose(-1, -2)), natural
 
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, y, idx):
@@ -200,22 +130,22 @@ class ScalableEP(nn.Module):
             eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
             m_cav, v_cav, g_cav = projected_marginals(eye + shrink * (Bm - eye), shrink * b, Psi)
             improper = (v_cav <= 0).T                                   # [B, C], per class
-            m_cav, v_cav = m_cav.T, v_cav.clamp_min(_MIN_VARIANCE).T
+            m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
             m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
             return {"g_q": g_q, "rest": None, "g_diff": (g_cav - g_q).sum() * torch.ones_like(m_cav),
                     "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav), "m_l": m_cav, "v_l": v_cav,
                     "improper": improper | improper.gather(1, y[:, None])}
-        rest = self._rest_of_sum(y, idx)
         prec, nat = self._point_sites(y, idx)                        # [B, C]
+        rest = self._rest_of_sum(prec, nat, idx)
         mean, var, g_q = projected_marginals(*self._whitened(L, *rest), Psi, prec.T, nat.T)
-        mean, var = mean.T, var.clamp_min(_MIN_VARIANCE).T           # [B, C]
+        mean, var = mean.T, var.clamp_min(MIN_VARIANCE).T           # [B, C]
         tau, nu = 1.0 / var, mean / var
         c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
         a = self.alpha
         tau_w = tau.gather(1, y[:, None]) - a * c1[..., 0]
         tau_l = tau - a * c1[..., 1]
         improper = (tau_w <= 0) | (tau_l <= 0)                       # removing the site leaves no Gaussian
-        tau_w, tau_l = tau_w.clamp_min(_MIN_VARIANCE), tau_l.clamp_min(_MIN_VARIANCE)
+        tau_w, tau_l = tau_w.clamp_min(MIN_VARIANCE), tau_l.clamp_min(MIN_VARIANCE)
         nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
         nu_l = nu - a * c2[..., 1]
         g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
@@ -235,7 +165,7 @@ class ScalableEP(nn.Module):
         """``[B, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
         return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
 
-    def _log_zq(self, L, Psi, s, y, idx) -> torch.Tensor:
+    def _objective(self, L, Psi, s, y, idx) -> torch.Tensor:
         """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
 
         g(q) - g(prior) plus, over the batch's factors, (log Z_ik + g(cavity) - g(q)) / alpha,
@@ -258,15 +188,13 @@ class ScalableEP(nn.Module):
         kernel quantities, so the hyper-parameters and the sites are updated together
         ("inner" updates, section 2.3) with one kernel evaluation per step.
         """
-        if not self.site_storage:
-            raise RuntimeError("this EP model was loaded without its training state (per-point sites); "
-                               "it can predict but not train; a fit is continued from its checkpoint (GPClassifier(checkpoint=...))")
+        self._require_training_state()
         L, Psi, s = self._features(X)
         with torch.no_grad():
             cav = self._cavities(L.detach(), Psi.detach(), y, idx)
             _, g1, g2 = self._tilted(cav, s.detach(), y)
             self._update_sites(L.detach(), Psi.detach(), y, idx, cav, g1, g2)
-        return self._log_zq(L, Psi, s, y, idx)
+        return self._objective(L, Psi, s, y, idx)
 
     @torch.no_grad()
     def _update_sites(self, L, Psi, y, idx, cav, g1, g2) -> None:
@@ -299,36 +227,7 @@ class ScalableEP(nn.Module):
             self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
             self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
             return
-        rest_prec, rest_nat = cav["rest"]
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
         self.factor_c1[idx] = torch.where(keep, rho * new_c1 + (1 - rho) * old_c1, old_c1)
         self.factor_c2[idx] = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
-        prec, nat = self._point_sites(y, idx)
-        batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
-                                                 self._weighted_sum(Psi, nat))
-        self.site_precision.copy_(rest_prec + batch_prec)
-        self.site_natural.copy_(rest_nat + batch_nat)
-        if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
-            self.factor_v[idx] = (triangular_inverse(L).transpose(-1, -2) @ Psi).permute(2, 0, 1)
-        else:
-            self.factor_v_current.fill_(False)
-
-    def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
-
-        Differentiable w.r.t. the kernel hyper-parameters and the inducing points; the EP
-        sites are buffers and stay fixed (eq. 10, 62-64).
-        """
-        return self._log_zq(*self._features(X), y, idx)
-
-    @torch.no_grad()
-    def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Marginal means and variances ``[N, C]`` of f(x), additive noise included (eq. 65-67)."""
-        L, Psi, s = self._features(X)
-        mean, var, _ = projected_marginals(*self._whitened(L, self.site_precision, self.site_natural), Psi)
-        return mean.T, (s + var.clamp_min(_MIN_VARIANCE)).T
-
-    @torch.no_grad()
-    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
-        """``[N, C]`` class probabilities by 1-D quadrature (eq. 68)."""
-        return self.likelihood.predict_proba(*self.predict_f(X))
+        self._store_batch_sites(L, Psi, idx, cav["rest"], *self._point_sites(y, idx))

@@ -1,0 +1,169 @@
+"""What every sparse multi-class GP method shares: kernel quantities, whitened Gaussian algebra,
+EP-style site bookkeeping, prediction.
+
+Model (all papers): C latent functions, each with M inducing points ``Z[c]`` and inducing values
+``u^c ~ N(0, K_c)``; f^c(x) given u^c is Gaussian with mean h^c = v' u^c, v = K_c^{-1} k_c(Z_c, x),
+and the FITC conditional variance s^c (additive noise included). Computations use whitened
+coordinates w = L^{-1} u (K = L L'), where h = psi' w with psi = L^{-1} k_c(Z_c, x).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..kernels import ARDKernel
+from ..numerics import stable_cholesky, triangular_inverse
+from .projection import projected_marginals
+
+MIN_VARIANCE = 1e-10
+
+
+class SparseGPMethod(nn.Module):
+    """Kernel, inducing points and likelihood of a sparse multi-class GP; subclasses add q.
+
+    Subclasses implement ``local_update(X, y, idx)`` (returns the batch objective scaled to the
+    data set), ``objective``, ``_latent_marginals(L, Psi)`` (q's means and variances of h,
+    ``[C, B]`` each), ``config()`` and set ``TRAINING_STATE``.
+
+    ``BATCH_OPTIMIZER`` names the optimiser used in batch training: ``"sign-adaptive"`` where
+    closed-form updates refine q (EP family), ``"lbfgs"`` where gradients fit q too (the papers
+    use L-BFGS for those, EP paper section 4).
+    """
+
+    TRAINING_STATE: tuple[str, ...] = ()
+    BATCH_OPTIMIZER = "sign-adaptive"
+    #: whether the method has damped closed-form (EP) updates and takes ``damping``
+    USES_DAMPING = False
+
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
+        super().__init__()
+        C = inducing_points.shape[0]
+        if C < 2:
+            raise ValueError("multi-class GP classification needs at least 2 latent functions")
+        self.kernel = kernel
+        self.inducing_points = nn.Parameter(inducing_points.clone())
+        self.likelihood = likelihood
+        self.n_classes = C
+        self.register_buffer("n_skipped_updates", torch.zeros((), dtype=torch.long))
+        self.register_buffer("n_improper_cavities", torch.zeros((), dtype=torch.long))
+
+    def _features(self, X: torch.Tensor):
+        """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
+        Z = self.inducing_points
+        Kuu, Kuf = self.kernel.inducing_covariances(Z, X)
+        jitter = 1e-6 * self.kernel.amplitude.expand(self.n_classes)[:, None, None]
+        L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
+        Psi = triangular_inverse(L) @ Kuf
+        q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
+        s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(MIN_VARIANCE)
+        return L, Psi, s
+
+    def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """The method's objective on the batch, scaled to the data set, at the current q."""
+        return self._objective(*self._features(X), y, idx)
+
+    @torch.no_grad()
+    def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Marginal means and variances ``[N, C]`` of f(x), additive noise included (EP eq. 65-67, A.31-A.33)."""
+        L, Psi, s = self._features(X)
+        mean, var = self._latent_marginals(L, Psi)
+        return mean.T, (s + var.clamp_min(MIN_VARIANCE)).T
+
+    @torch.no_grad()
+    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
+        """``[N, C]`` class probabilities by 1-D quadrature (EP eq. 68, alpha paper A.34)."""
+        return self.likelihood.predict_proba(*self.predict_f(X))
+
+
+class SiteMethod(SparseGPMethod):
+    """Methods whose q is the prior times rank-one Gaussian sites along the directions v_i^c.
+
+    Buffers ``site_precision`` ``[C, M, M]`` and ``site_natural`` ``[C, M]`` hold the running sum
+    of all sites' natural parameters in u-space (the tied factor for stochastic EP). Untied
+    methods also keep, per point, the sites' total precision and natural mean per class
+    (subclass-specific layout) and ``factor_v`` ``[N, C, M]``, the v_i^c they were stored with,
+    so a mini-batch can take its own old contribution out of the running sum exactly.
+    """
+
+    USES_DAMPING = True
+
+    def __init__(self, inducing_points, kernel, likelihood, n_data: int, alpha: float, damping: float,
+                 per_point: bool):
+        super().__init__(inducing_points, kernel, likelihood)
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+        if not 0.0 < damping <= 1.0:
+            raise ValueError(f"damping must lie in (0, 1], got {damping}")
+        C, M, _ = inducing_points.shape
+        dtype = inducing_points.dtype
+        self.alpha = float(alpha)
+        self.damping = float(damping)
+        self.n_data = int(n_data)
+        self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
+        self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
+        if per_point:
+            self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
+            # False once a full-batch update stored sites without refreshing factor_v
+            self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
+
+    # ------------------------------------------------------------------ Gaussian algebra
+    @staticmethod
+    def _whitened(L, precision, natural):
+        """B = I + L' Lambda L and b = L' eta for u-space natural parameters."""
+        Lt = L.transpose(-1, -2)
+        Bm = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device) + Lt @ precision @ L
+        return Bm, (Lt @ natural[..., None])[..., 0]
+
+    @staticmethod
+    def _scaled_gram(Psi, weights):
+        """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
+        return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
+
+    @staticmethod
+    def _weighted_sum(Psi, weights):
+        """Psi w ``[C, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
+        return (Psi @ weights.T[..., None])[..., 0]
+
+    @staticmethod
+    def _to_u_space(L, gram, vec):
+        """Whitened natural parameters (L' Lambda L, L' eta) back to u-space (Lambda, eta)."""
+        Lt = L.transpose(-1, -2)
+        half = torch.linalg.solve_triangular(Lt, gram, upper=True)                 # L^{-T} G
+        precision = torch.linalg.solve_triangular(Lt, half.transpose(-1, -2), upper=True)
+        natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
+        return 0.5 * (precision + precision.transpose(-1, -2)), natural
+
+    def _latent_marginals(self, L, Psi):
+        mean, var, _ = projected_marginals(*self._whitened(L, self.site_precision, self.site_natural), Psi)
+        return mean, var
+
+    # ------------------------------------------------------------------ per-point bookkeeping
+    def _rest_of_sum(self, prec: torch.Tensor, nat: torch.Tensor, idx: torch.Tensor):
+        """Running u-space sum minus the batch's stored sites (totals ``prec``, ``nat`` ``[B, C]``)."""
+        if idx.numel() == self.n_data:
+            return torch.zeros_like(self.site_precision), torch.zeros_like(self.site_natural)
+        if not bool(self.factor_v_current):
+            raise RuntimeError("this EP model was trained with full-batch updates; mini-batch updates "
+                               "after them are not supported (the stored v_i are stale)")
+        v = self.factor_v[idx]                                       # [B, C, M]
+        lam = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
+        eta = torch.einsum("bcm,bc->cm", v, nat)
+        return self.site_precision - lam, self.site_natural - eta
+
+    @torch.no_grad()
+    def _store_batch_sites(self, L, Psi, idx, rest, prec, nat) -> None:
+        """Running sum = ``rest`` + the batch's new site totals ``prec``, ``nat`` ``[B, C]`` along the current v_i."""
+        batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec), self._weighted_sum(Psi, nat))
+        self.site_precision.copy_(rest[0] + batch_prec)
+        self.site_natural.copy_(rest[1] + batch_nat)
+        if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
+            self.factor_v[idx] = (triangular_inverse(L).transpose(-1, -2) @ Psi).permute(2, 0, 1)
+        else:
+            self.factor_v_current.fill_(False)
+
+    def _require_training_state(self) -> None:
+        if not self.site_storage:
+            raise RuntimeError("this EP model was loaded without its training state (per-point sites); "
+                               "it can predict but not train; a fit is continued from its checkpoint "
+                               "(GPClassifier(checkpoint=...))")

@@ -1,0 +1,185 @@
+"""Methods that fit a Gaussian q(u) by gradients of an energy: sparse VI and the approximate
+power-EP variants APEP, ARPEP and RPAPEP of the alpha paper (section 3.2-3.4), all with the
+robust-max likelihood.
+
+q is parameterised per class in whitened coordinates w = L^{-1} u (prior N(0, I)), so its
+parameters stay well scaled when the kernel changes. Every objective is a sum over data points
+(scaled by N/|B| on mini-batches) plus terms of q alone, and is maximised jointly over q,
+the kernel hyper-parameters and the inducing points:
+
+* VI (Hensman et al. 2015; EP paper eq. 14-15, alpha paper eq. 5): q = N(mu, R R') free,
+  sum_i E_q[log p(y_i | f_i)] - KL[q || p].
+* ARPEP (eq. 9): the same q, 1/alpha sum_i log E_q[p(y_i | f_i)^alpha] - KL[q || p].
+* APEP (section 3.2): q proportional to the prior times a global factor phi with whitened
+  precision R R' (so q's precision is at least the prior's) and natural mean eta; N tied
+  factors phi^(1/N); the cavity removes phi^(alpha/N); energy eq. 8:
+  g(q) - g(prior) + 1/alpha sum_i [log E_cav[p(y_i | f_i)^alpha] + g(cav) - g(q)].
+* RPAPEP (section 3.4): q = N(mu, R R') free, the prior as an (N+1)-th factor, all tied, so
+  the cavity is q^(1 - alpha/(N+1)); energy eq. 10: g(q) + 1/alpha sum_{i=1}^{N+1} log Z_i with
+  the prior's term log Z_{N+1} = g(cav + alpha prior) - alpha g(prior) - g(q) in closed form.
+
+As alpha -> 0, ARPEP's, APEP's and RPAPEP's energies tend to the VI bound (checked in the tests);
+the g terms are log-normalisers, written relative to N(0, I) (their constants cancel).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..kernels import ARDKernel
+from ..likelihoods import RobustMaxLikelihood
+from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
+from .base import MIN_VARIANCE, SparseGPMethod
+from .pep import DEFAULT_EPSILON
+from .projection import projected_marginals
+
+
+def _lower(raw: torch.Tensor) -> torch.Tensor:
+    return torch.tril(raw)
+
+
+class GaussianQMethod(SparseGPMethod):
+    """Base of the gradient-fitted methods; ``local_update`` only evaluates the objective.
+
+    Args:
+        inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`.
+        n_data: N (mini-batch scaling, tied-factor counts).
+        alpha: the power (``None`` for VI, the alpha -> 0 limit).
+        epsilon: robust-max labelling-error probability (``None``: 1e-3).
+        damping: must be ``None``: there are no EP updates to damp.
+        site_storage: accepted for the uniform factory signature (no per-point state).
+    """
+
+    BATCH_OPTIMIZER = "lbfgs"
+    NEEDS_ALPHA = True
+
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
+                 alpha: float | None = 0.5, epsilon: float | None = None, damping: float | None = None,
+                 site_storage: bool = True):
+        if damping is not None:
+            raise ValueError(f"{type(self).__name__} fits q by gradients and has no EP updates to damp; "
+                             "damping applies to the EP methods (ep, sep, rep, pep)")
+        epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
+        super().__init__(inducing_points, kernel, RobustMaxLikelihood(epsilon))
+        if self.NEEDS_ALPHA:
+            if alpha is None or not 0.0 < alpha <= 1.0:
+                raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+        elif alpha is not None:
+            raise ValueError(f"{type(self).__name__} is the alpha -> 0 limit and takes no alpha (got {alpha}); "
+                             "method='arpep' is the same q with the alpha-energy of eq. 9")
+        self.alpha = None if alpha is None else float(alpha)
+        self.n_data = int(n_data)
+        self._init_q(*inducing_points.shape[:2], inducing_points.dtype)
+
+    def _init_q(self, C: int, M: int, dtype) -> None:
+        """q = prior: whitened mean 0, Cholesky factor I."""
+        self.q_mean = nn.Parameter(torch.zeros(C, M, dtype=dtype))
+        self.q_sqrt = nn.Parameter(torch.eye(M, dtype=dtype).expand(C, M, M).clone())
+
+    def config(self) -> dict:
+        return {"n_data": self.n_data, "alpha": self.alpha, "epsilon": self.likelihood.epsilon}
+
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """No closed-form step: the batch objective, for the optimiser."""
+        return self.objective(X, y, idx)
+
+    # ------------------------------------------------------------------ free Gaussian q
+    def _sqrt(self) -> torch.Tensor:
+        return _lower(self.q_sqrt)
+
+    def _latent_marginals(self, L, Psi):
+        """Means and variances ``[C, B]`` of h = psi' w under q = N(mu, R R')."""
+        mean = (self.q_mean[:, None, :] @ Psi)[:, 0]
+        var = (self._sqrt().transpose(-1, -2) @ Psi).square().sum(1)
+        return mean, var
+
+    def _kl(self) -> torch.Tensor:
+        """KL[q || N(0, I)] summed over classes."""
+        R = self._sqrt()
+        M = R.shape[-1]
+        log_det = torch.log(torch.diagonal(R, dim1=-2, dim2=-1).square()).sum(-1)
+        return 0.5 * (R.square().sum((-1, -2)) + self.q_mean.square().sum(-1) - M - log_det).sum()
+
+    def _data_scale(self, idx: torch.Tensor) -> float:
+        return self.n_data / idx.numel()
+
+
+class SparseVI(GaussianQMethod):
+    """Sparse variational inference with the robust-max likelihood (Hensman et al. 2015)."""
+
+    NEEDS_ALPHA = False
+
+    def __init__(self, inducing_points, kernel, n_data, alpha=None, **kwargs):
+        super().__init__(inducing_points, kernel, n_data, alpha=alpha, **kwargs)
+
+    def _objective(self, L, Psi, s, y, idx):
+        """ELBO (EP paper eq. 15): sum_i E_q[log p(y_i | f_i)] * N/|B| - KL[q || p]."""
+        mean, var = self._latent_marginals(L, Psi)
+        ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y)
+        return ell.sum() * self._data_scale(idx) - self._kl()
+
+
+class ARPEP(GaussianQMethod):
+    """Approximate reparameterised power EP (alpha paper section 3.3, eq. 9)."""
+
+    def _objective(self, L, Psi, s, y, idx):
+        mean, var = self._latent_marginals(L, Psi)
+        log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, self.alpha)
+        return log_z.sum() / self.alpha * self._data_scale(idx) - self._kl()
+
+
+class RPAPEP(GaussianQMethod):
+    """Refined-prior approximate power EP (alpha paper section 3.4, eq. 10)."""
+
+    def _objective(self, L, Psi, s, y, idx):
+        a, N = self.alpha, self.n_data
+        r = 1.0 - a / (N + 1)                                   # cavity = q^r
+        R = self._sqrt()
+        M = R.shape[-1]
+        mean, var = self._latent_marginals(L, Psi)
+        log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) / r + s).T, y, a)
+        # whitened log-normalisers: g(theta) = -1/2 log|B| + 1/2 b' B^{-1} b for precision B, natural mean b
+        R_inv = triangular_inverse(R)
+        P = R_inv.transpose(-1, -2) @ R_inv                     # S^{-1}
+        log_det_S = torch.log(torch.diagonal(R, dim1=-2, dim2=-1).square()).sum(-1)
+        b = (P @ self.q_mean[..., None])[..., 0]
+        quad = (self.q_mean * b).sum(-1)                        # mu' S^{-1} mu
+        g_q = 0.5 * log_det_S + 0.5 * quad
+        g_cav = 0.5 * log_det_S - 0.5 * M * torch.log(torch.as_tensor(r, dtype=R.dtype)) + 0.5 * r * quad
+        eye = torch.eye(M, dtype=R.dtype, device=R.device)
+        LB = stable_cholesky(r * P + a * eye)                   # cavity times prior^alpha
+        c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]
+        g_prior_term = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+        data = log_z.sum() * self._data_scale(idx) + N * (g_cav - g_q).sum()
+        return g_q.sum() + (data + (g_prior_term - g_q).sum()) / a
+
+
+class APEP(GaussianQMethod):
+    """Approximate power EP (alpha paper section 3.2): tied factors fitted by gradients of eq. 8."""
+
+    def _init_q(self, C: int, M: int, dtype) -> None:
+        """The global factor starts near 1 (q near the prior); a zero square root would have zero gradient."""
+        self.site_sqrt = nn.Parameter(0.1 * torch.eye(M, dtype=dtype).expand(C, M, M).clone())
+        self.site_natural = nn.Parameter(torch.zeros(C, M, dtype=dtype))
+
+    def _natural(self, shrink: float = 1.0):
+        """Whitened natural parameters of prior * phi^shrink: (I + shrink R R', shrink eta)."""
+        R = _lower(self.site_sqrt)
+        eye = torch.eye(R.shape[-1], dtype=R.dtype, device=R.device)
+        return eye + shrink * (R @ R.transpose(-1, -2)), shrink * self.site_natural
+
+    def _latent_marginals(self, L, Psi):
+        mean, var, _ = projected_marginals(*self._natural(), Psi)
+        return mean, var
+
+    def _objective(self, L, Psi, s, y, idx):
+        a, N = self.alpha, self.n_data
+        Bm, b = self._natural()
+        LB = stable_cholesky(Bm)
+        c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
+        g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+        mean, var, g_cav = projected_marginals(*self._natural(1.0 - a / N), Psi)
+        log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, a)
+        data = log_z.sum() * self._data_scale(idx) + N * (g_cav - g_q).sum()
+        return g_q.sum() + data / a
