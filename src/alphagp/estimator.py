@@ -70,12 +70,14 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "vi"}
+    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "vi"}
         ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
         memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
         factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
         ``arpep``, ``rpapep``: approximate power EP fitted by gradients (alpha paper 3.2-3.4).
-        ``vi``: sparse variational inference (Hensman et al. 2015), the alpha -> 0 limit.
+        ``gfitc``: EP on the exact Heaviside factors with the FITC prior, batch only, q coupled
+        across classes (O((C M)^3) per step: small data). ``vi``: sparse variational inference
+        (Hensman et al. 2015), the alpha -> 0 limit.
         EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
         fit q by gradients (L-BFGS in batch training, Adam with mini-batches).
     n_inducing : int
@@ -280,8 +282,12 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             self._warn_if_far_from_kernel_scale(X, kernel)
         kernel.requires_grad_(bool(self.optimize_hyperparameters))
         mini = self.batch_size is not None and self.batch_size < n
+        method_cls = method_spec(self.method).cls
+        if mini and not method_cls.SUPPORTS_MINI_BATCHES:
+            raise ValueError(f"method={self.method!r} is batch only: its objective is not a sum over data "
+                             f"points, so it cannot use mini-batches; use batch_size=None or another method")
         damping = self.damping
-        if damping is None and method_spec(self.method).cls.USES_DAMPING:
+        if damping is None and method_cls.USES_DAMPING:
             damping = 1.0 if mini else 0.5
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
                                    alpha=self.alpha, epsilon=self.epsilon, damping=damping)

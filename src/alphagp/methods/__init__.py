@@ -16,6 +16,7 @@ from torch import nn
 from .base import SiteMethod, SparseGPMethod
 from .ep import ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
+from .gfitc import GFITC
 from .pep import PowerEP
 
 
@@ -40,6 +41,8 @@ METHODS: dict[str, MethodSpec] = {
     "apep": MethodSpec(APEP, "approximate power EP: tied factor fitted by gradients (alpha paper 3.2)"),
     "arpep": MethodSpec(ARPEP, "approximate reparameterised power EP, free Gaussian q (alpha paper 3.3)"),
     "rpapep": MethodSpec(RPAPEP, "refined-prior approximate power EP (alpha paper 3.4)"),
+    "gfitc": MethodSpec(GFITC, "EP on the exact Heaviside factors with the FITC prior, batch only "
+                        "(Naish-Guzman & Holden 2008)", {"alpha": 1.0}),
     "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)"),
 }
 
@@ -63,5 +66,5 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     return spec.cls(inducing_points, kernel, **{**spec.defaults, **config, **spec.fixed})
 
 
-__all__ = ["APEP", "ARPEP", "METHODS", "RPAPEP", "GaussianQMethod", "MethodSpec", "PowerEP", "ScalableEP",
+__all__ = ["APEP", "ARPEP", "GFITC", "METHODS", "RPAPEP", "GaussianQMethod", "MethodSpec", "PowerEP", "ScalableEP",
            "SiteMethod", "SparseGPMethod", "SparseVI", "build_method", "method_spec"]

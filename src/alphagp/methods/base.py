@@ -35,6 +35,8 @@ class SparseGPMethod(nn.Module):
     BATCH_OPTIMIZER = "sign-adaptive"
     #: whether the method has damped closed-form (EP) updates and takes ``damping``
     USES_DAMPING = False
+    #: whether the objective is a sum over data points (so mini-batches give unbiased estimates)
+    SUPPORTS_MINI_BATCHES = True
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()
