@@ -120,47 +120,54 @@ def robust_max_elbo(blocks, q_means, q_covs, y, epsilon):
 
 def dense_heaviside_ep(priors, y, damping=0.5, iterations=5000, tol=1e-13):
     """EP on the exact factors Theta(f_i^{y_i} - f_i^k) with a dense Gaussian prior over all latent
-    values (Kim & Ghahramani 2006): ``priors`` is a list of C covariance matrices ``[N, N]``.
+    values (``priors``: C covariance matrices ``[N, N]``) and, per factor, one Gaussian site on
+    f_i^{y_i} and one on f_i^k (so q factorises over classes).
 
-    Parallel damped updates in f-space. Returns the posterior means and variances ``[C, N]`` and
-    log Z_EP = g(q) - g(prior) + sum_ik log C_ik.
+    Parallel damped updates in f-space with full matrices. Returns the posterior means and
+    variances ``[C, N]`` and log Z_EP = g(q) - g(prior) + sum_ik log C_ik.
     """
     C, N = len(priors), len(y)
     prior_cov = np.zeros((C * N, C * N))
     for c, K in enumerate(priors):
         prior_cov[c * N:(c + 1) * N, c * N:(c + 1) * N] = K
     prior_prec = np.linalg.inv(prior_cov)
-    factors = [(i, k) for i in range(N) for k in range(C) if k != y[i]]
-    A = np.zeros((len(factors), C * N))
-    for j, (i, k) in enumerate(factors):
-        A[j, y[i] * N + i], A[j, k * N + i] = 1.0, -1.0
-    tau, nu = np.zeros(len(factors)), np.zeros(len(factors))
+    factors = np.array([(y[i] * N + i, k * N + i) for i in range(N) for k in range(C) if k != y[i]])
+    tau, nu = np.zeros(factors.shape), np.zeros(factors.shape)     # [factors, 2]: winner, loser
 
-    def marginals():
-        prec = prior_prec + A.T @ (tau[:, None] * A)
+    def posterior():
+        prec, h = prior_prec.copy(), np.zeros(C * N)
+        np.add.at(prec, (factors, factors), tau)
+        np.add.at(h, factors, nu)
         cov = np.linalg.inv(prec)
-        mean = cov @ (A.T @ nu)
-        return prec, cov, mean, A @ mean, np.einsum("jn,nm,jm->j", A, cov, A)
+        return prec, cov, cov @ h, h
+
+    def cavities(cov, mean):
+        v_q, m_q = np.diag(cov)[factors], mean[factors]
+        tau_c, nu_c = 1 / v_q - tau, m_q / v_q - nu
+        return v_q, m_q, tau_c, nu_c
 
     for _ in range(iterations):
-        _, _, _, m_q, v_q = marginals()
-        tau_c, nu_c = 1 / v_q - tau, m_q / v_q - nu
+        _, cov, mean, _ = posterior()
+        _, _, tau_c, nu_c = cavities(cov, mean)
         m, v = nu_c / tau_c, 1 / tau_c
-        z = m / np.sqrt(v)
+        md, vd = m[:, 0] - m[:, 1], v.sum(1)
+        z = md / np.sqrt(vd)
         r = np.exp(norm.logpdf(z) - log_ndtr(z))
-        m_t, v_t = m + np.sqrt(v) * r, v * (1 - r * (z + r))
+        sign = np.array([1.0, -1.0])
+        m_t = m + sign * v * (r / np.sqrt(vd))[:, None]
+        v_t = v - v * v * (r * (z + r) / vd)[:, None]
         new_tau, new_nu = 1 / v_t - tau_c, m_t / v_t - nu_c
         step = max(np.abs(new_tau - tau).max(), np.abs(new_nu - nu).max())
         tau, nu = damping * new_tau + (1 - damping) * tau, damping * new_nu + (1 - damping) * nu
         if step < tol:
             break
-    prec, cov, mean, m_q, v_q = marginals()
-    tau_c, nu_c = 1 / v_q - tau, m_q / v_q - nu
+    prec, cov, mean, h = posterior()
+    v_q, m_q, tau_c, nu_c = cavities(cov, mean)
 
     def g1(t, n):
         return 0.5 * n * n / t - 0.5 * np.log(t)
 
-    log_c = log_ndtr(nu_c / tau_c / np.sqrt(1 / tau_c)) + g1(tau_c, nu_c) - g1(1 / v_q, m_q / v_q)
-    h = A.T @ nu
+    md, vd = nu_c[:, 0] / tau_c[:, 0] - nu_c[:, 1] / tau_c[:, 1], (1 / tau_c).sum(1)
+    log_c = log_ndtr(md / np.sqrt(vd)) + (g1(tau_c, nu_c) - g1(1 / v_q, m_q / v_q)).sum(1)
     log_z = (0.5 * h @ cov @ h - 0.5 * np.linalg.slogdet(prec)[1]) - 0.5 * np.linalg.slogdet(prior_cov)[1] + log_c.sum()
     return mean.reshape(C, N), np.diag(cov).reshape(C, N), log_z

@@ -75,8 +75,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
         factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
         ``arpep``, ``rpapep``: approximate power EP fitted by gradients (alpha paper 3.2-3.4).
-        ``gfitc``: EP on the exact Heaviside factors with the FITC prior, batch only, q coupled
-        across classes (O((C M)^3) per step: small data). ``vi``: sparse variational inference
+        ``gfitc``: EP on the exact Heaviside factors with the FITC prior, run to convergence
+        before every hyper-parameter step, batch only (the EP paper's baseline). ``vi``: sparse variational inference
         (Hensman et al. 2015), the alpha -> 0 limit.
         EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
         fit q by gradients (L-BFGS in batch training, Adam with mini-batches).
