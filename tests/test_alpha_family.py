@@ -190,7 +190,9 @@ def test_every_robust_method_fits_end_to_end_and_round_trips(thyroid, tmp_path, 
     from sklearn.model_selection import train_test_split
     X, y = thyroid
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    clf = GPClassifier(method=name, n_inducing=8, max_iter=40, random_state=0).fit(Xtr, ytr)
+    # EP methods refine q in closed form; the others move it by Adam steps of 0.01 and need more epochs
+    max_iter = 40 if name in ("rep", "pep") else 200
+    clf = GPClassifier(method=name, n_inducing=8, max_iter=max_iter, random_state=0).fit(Xtr, ytr)
     metrics = clf.evaluate(Xte, yte)
     assert metrics["error"] < 0.1 and metrics["nll"] < 0.35, metrics
     assert clf.n_improper_cavities_ == 0

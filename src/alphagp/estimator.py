@@ -79,7 +79,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         before every hyper-parameter step, batch only (the EP paper's baseline). ``vi``: sparse variational inference
         (Hensman et al. 2015), the alpha -> 0 limit.
         EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
-        fit q by gradients (L-BFGS in batch training, Adam with mini-batches).
+        fit q by gradients (with Adam, in batch training too).
     n_inducing : int
         Inducing points per class, clipped to the number of training rows with a warning.
     alpha : float in (0, 1] or None
@@ -99,10 +99,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches. Only
         for the EP-type methods.
     learning_rate : float or None
-        Initial learning rate; ``None`` means 1.0 in batch training, both for the sign-adaptive
-        rule of the EP methods (it halves the rate on every sign flip, so a large start is safe;
-        chosen by the final log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and for
-        L-BFGS (whose line search scales the step), and 0.01 for Adam.
+        Initial learning rate; ``None`` means 1.0 for the sign-adaptive rule of batch training
+        with the EP methods (it halves the rate on every sign flip, so a large start is safe;
+        chosen by the final log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and
+        0.01 for Adam (mini-batches, and the methods that fit q by gradients).
     learning_rate_decay : float in (0, 1]
         Mini-batch training: Adam's rate is multiplied by this factor after every epoch.
         1 keeps it constant; batch training accepts only 1.
@@ -292,12 +292,13 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
                                    alpha=self.alpha, epsilon=self.epsilon, damping=damping)
         self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
+        optimizer = "adam" if mini else self.model_.BATCH_OPTIMIZER
         learning_rate = self.learning_rate
         if learning_rate is None:
-            learning_rate = DEFAULT_ADAM_LEARNING_RATE if mini else DEFAULT_BATCH_LEARNING_RATE
+            learning_rate = DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
         settings = {k: _plain(v) for k, v in self.get_params().items() if k not in _SCHEDULE_PARAMS}
         trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size,
-                          optimizer="adam" if mini else self.model_.BATCH_OPTIMIZER, learning_rate=learning_rate,
+                          optimizer=optimizer, learning_rate=learning_rate,
                           learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
                           checkpoint=self.checkpoint, settings=settings, verbose=bool(self.verbose),

@@ -60,17 +60,13 @@ class TrainingState:
 
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
-    """``"adam"`` (mini-batches, the papers' choice), ``"sign-adaptive"`` (batch training with EP
-    updates) or ``"lbfgs"`` (batch training of methods fitted by gradients alone; one L-BFGS
-    iteration with a strong-Wolfe line search per epoch)."""
+    """``"adam"`` (mini-batches, the papers' choice; batch training of methods that fit q by
+    gradients) or ``"sign-adaptive"`` (batch training of the EP methods)."""
     if name == "adam":
         return torch.optim.Adam(params, lr=lr)
     if name == "sign-adaptive":
         return SignAdaptiveSGD(params, lr=lr)
-    if name == "lbfgs":
-        return torch.optim.LBFGS(params, lr=lr, max_iter=1, max_eval=25, history_size=50,
-                                 line_search_fn="strong_wolfe")
-    raise ValueError(f"unknown optimizer {name!r}; use 'adam', 'sign-adaptive' or 'lbfgs'")
+    raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'sign-adaptive'")
 
 
 def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
@@ -132,8 +128,8 @@ class Trainer:
             to learn.
         max_iter: number of epochs (in batch training, one epoch is one iteration).
         batch_size: rows per mini-batch; ``None`` for batch training.
-        optimizer: ``"adam"``, ``"sign-adaptive"`` or ``"lbfgs"`` (see :func:`make_optimizer`);
-            ignored when nothing is trainable.
+        optimizer: ``"adam"`` or ``"sign-adaptive"`` (see :func:`make_optimizer`); ignored when
+            nothing is trainable.
         learning_rate: initial learning rate.
         learning_rate_decay: Adam's rate is ``learning_rate * learning_rate_decay**epoch``
             (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
@@ -302,25 +298,15 @@ class Trainer:
             self._save()
 
     def _step(self, X, y, idx, n) -> float:
-        """Local update and optimiser step on one batch; returns the batch objective before the step."""
-        evaluations = []
-
-        def closure():
-            objective = self.method.local_update(X, y, idx)
-            if self.optimizer is not None:
-                self.optimizer.zero_grad(set_to_none=True)
-                (-objective / n).backward()
-            self._check_finite(objective)
-            evaluations.append(objective.item())
-            return -objective.detach() / n
-
-        if isinstance(self.optimizer, torch.optim.LBFGS):
-            self.optimizer.step(closure)   # evaluates the closure (its line search: several times)
-        else:
-            closure()
-            if self.optimizer is not None:
-                self.optimizer.step()
-        return evaluations[0]
+        """Local update and optimiser step on one batch; returns the batch objective."""
+        objective = self.method.local_update(X, y, idx)
+        if self.optimizer is not None:
+            self.optimizer.zero_grad(set_to_none=True)
+            (-objective / n).backward()
+        self._check_finite(objective)
+        if self.optimizer is not None:
+            self.optimizer.step()
+        return objective.item()
 
     def _early_stopping(self, objective: float) -> None:
         st = self.state

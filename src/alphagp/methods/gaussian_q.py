@@ -51,7 +51,7 @@ class GaussianQMethod(SparseGPMethod):
         site_storage: accepted for the uniform factory signature (no per-point state).
     """
 
-    BATCH_OPTIMIZER = "lbfgs"
+    BATCH_OPTIMIZER = "adam"
     NEEDS_ALPHA = True
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
