@@ -235,3 +235,34 @@ def test_resume_reproduces_the_uninterrupted_fit(thyroid, tmp_path, name, batch_
     with pytest.warns(UserWarning, match="resuming"):
         resumed = GPClassifier(checkpoint=str(path), **params).fit(X, y)
     np.testing.assert_allclose(resumed.predict_proba(X), full.predict_proba(X), atol=1e-10)
+
+
+def test_alpha_auto_picks_the_best_cross_validated_log_likelihood(thyroid, tmp_path):
+    from sklearn.model_selection import StratifiedKFold
+    X, y = thyroid
+    params = dict(method="pep", n_inducing=6, max_iter=15, random_state=0)
+    clf = GPClassifier(alpha="auto", alpha_grid=[0.1, 1.0], cv=2, **params).fit(X, y)
+    expected = {}
+    for a in (0.1, 1.0):   # the same folds, scored independently
+        folds = StratifiedKFold(2, shuffle=True, random_state=0).split(X, y)
+        expected[a] = np.mean([-GPClassifier(alpha=a, **params).fit(X[tr], y[tr]).evaluate(X[te], y[te])["nll"]
+                               for tr, te in folds])
+    assert clf.alpha_scores_ == pytest.approx(expected)
+    assert clf.alpha_ == max(expected, key=expected.get) == clf.model_.alpha
+    clf.save(tmp_path / "m")
+    assert GPClassifier.load(tmp_path / "m").alpha_scores_ == pytest.approx(expected)
+    with pytest.raises(ValueError, match="alpha -> 0 limit"):
+        GPClassifier(method="vi", alpha="auto", alpha_grid=[0.5], cv=2, n_inducing=4, max_iter=2).fit(X, y)
+
+
+def test_active_learning_picks_the_pool_point_of_highest_entropy(thyroid):
+    from scipy.stats import entropy
+
+    from alphagp.active import most_uncertain, predictive_entropy
+    X, y = thyroid
+    clf = GPClassifier(n_inducing=6, max_iter=10, random_state=0).fit(X[::3], y[::3])
+    pool = X[1::3]
+    proba = clf.predict_proba(pool)
+    h = [entropy(p) for p in proba]
+    np.testing.assert_allclose(predictive_entropy(proba), h)
+    assert list(most_uncertain(clf, pool, n=3)) == list(np.argsort(h)[::-1][:3])

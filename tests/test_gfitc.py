@@ -84,10 +84,16 @@ def test_gfitc_gradient_is_that_of_the_converged_ep_estimate():
     assert analytic == pytest.approx((values[0] - values[1]) / (2 * h), rel=1e-5)
 
 
-def test_gfitc_refuses_mini_batches_and_fits_end_to_end():
+def test_gfitc_refuses_mini_batches_and_fits_end_to_end(tmp_path):
     X, y = load_bundled("new_thyroid")
     with pytest.raises(ValueError, match="batch only"):
         GPClassifier(method="gfitc", batch_size=50, n_inducing=5, max_iter=2).fit(X, y)
-    clf = GPClassifier(method="gfitc", n_inducing=8, max_iter=30, random_state=0).fit(X[::2], y[::2])
+    clf = GPClassifier(method="gfitc", n_inducing=8, max_iter=30, random_state=0,
+                       method_params={"ep_tol": 1e-4}).fit(X[::2], y[::2])
+    assert clf.model_.ep_tol == 1e-4
     metrics = clf.evaluate(X[1::2], y[1::2])
     assert metrics["error"] < 0.1 and metrics["nll"] < 0.35, metrics
+    clf.save(tmp_path / "m")
+    again = GPClassifier.load(tmp_path / "m")
+    assert again.model_.ep_tol == 1e-4
+    assert np.array_equal(again.predict_proba(X), clf.predict_proba(X))

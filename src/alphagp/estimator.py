@@ -27,6 +27,7 @@ from .training import Trainer
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
+DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 MODEL_KIND = "alphagp.GPClassifier"
 # Settings a resumed checkpoint may change: the optimisation schedule and how a fit is run.
 _SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
@@ -82,10 +83,20 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         fit q by gradients (with Adam, in batch training too).
     n_inducing : int
         Inducing points per class, clipped to the number of training rows with a warning.
-    alpha : float in (0, 1] or None
+    alpha : float in (0, 1], "auto" or None
         Power of the alpha-divergence; 1 is EP. ``None``: the method's default (1 for ep, sep
         and rep; 0.5 for pep, apep, arpep and rpapep, the alpha paper's recommendation). ``rep``
-        accepts only 1 and ``vi`` (alpha -> 0) none.
+        and ``gfitc`` accept only 1 and ``vi`` (alpha -> 0) none. ``"auto"``: the value of
+        ``alpha_grid`` with the best mean held-out log-likelihood in stratified ``cv``-fold
+        cross-validation on the training data (the deep-GP paper's advice); the model is then
+        refitted on all of it. The scores are in ``alpha_scores_``, the choice in ``alpha_``.
+    alpha_grid : array-like or None
+        Candidates for ``alpha="auto"`` (default: 0.001, 0.25, 0.5, 0.75, 1).
+    cv : int
+        Folds of the cross-validation of ``alpha="auto"``.
+    method_params : dict or None
+        Further arguments of the method (see ``alphagp methods`` and each method's class), e.g.
+        ``{"ep_tol": 1e-4}`` for GFITC.
     epsilon : float in [0, 1) or None
         Labelling-error probability of the robust-max likelihood (``None``: 1e-3, the papers'
         value). ``ep`` and ``sep`` use the Heaviside likelihood and accept none; ``vi`` needs
@@ -145,6 +156,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     classes_ : array of the class labels.
     n_features_in_ : int
     model_ : the fitted method (a :class:`~alphagp.methods.SparseGPMethod`).
+    alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
+    alpha_scores_ : dict alpha -> mean held-out log-likelihood per point (``alpha="auto"`` only).
     history_ : list of per-epoch dicts (objective, train_seconds, ...).
     n_skipped_updates_ : int, EP site updates refused because the new site would have had
         negative precision or a non-finite value.
@@ -155,7 +168,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "method": [StrOptions(set(METHODS))],
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
-        "alpha": [Interval(Real, 0, 1, closed="right"), None],
+        "alpha": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"}), None],
+        "alpha_grid": ["array-like", None],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "method_params": [dict, None],
         "epsilon": [Interval(Real, 0, 1, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -178,7 +194,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
 
-    def __init__(self, method="ep", n_inducing=50, alpha=None, epsilon=None, batch_size=None, max_iter=250,
+    def __init__(self, method="ep", n_inducing=50, alpha=None, epsilon=None, alpha_grid=None, cv=3,
+                 method_params=None, batch_size=None, max_iter=250,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing=True, standardize=True,
@@ -188,6 +205,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.n_inducing = n_inducing
         self.alpha = alpha
         self.epsilon = epsilon
+        self.alpha_grid = alpha_grid
+        self.cv = cv
+        self.method_params = method_params
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.damping = damping
@@ -265,9 +285,32 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         n, d = X.shape
         C = len(self.classes_)
         self._check_params(d, C)
+        if self.alpha == "auto":
+            self.alpha_, self.alpha_scores_ = self._select_alpha(X, y)
         with torch_threads(self.n_jobs):
             self._fit(X, y_idx, n, d, C, callbacks)
+        self.alpha_ = getattr(self.model_, "alpha", None)
         return self
+
+    def _select_alpha(self, X, y) -> tuple[float, dict]:
+        """The grid value with the best mean held-out log-likelihood in stratified K-fold CV."""
+        from sklearn.base import clone
+        from sklearn.model_selection import StratifiedKFold
+        grid = [float(a) for a in (DEFAULT_ALPHA_GRID if self.alpha_grid is None else self.alpha_grid)]
+        if not grid or not all(0.0 < a <= 1.0 for a in grid):
+            raise ValueError(f"alpha_grid must hold values in (0, 1], got {grid}")
+        folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y))
+        scores = {}
+        for a in grid:
+            fold_scores = []
+            for train, test in folds:
+                model = clone(self).set_params(alpha=a, checkpoint=None, verbose=False)
+                model.fit(X[train], y[train])
+                fold_scores.append(-model.evaluate(X[test], y[test])["nll"])
+            scores[a] = float(np.mean(fold_scores))
+            if self.verbose:
+                print(f"alpha={a:g}: mean held-out log-likelihood {scores[a]:.4f} ({self.cv} folds)", flush=True)
+        return max(scores, key=scores.get), scores
 
     def _fit(self, X, y_idx, n, d, C, callbacks) -> None:
         dtype = _DTYPES[self.dtype]
@@ -289,8 +332,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         damping = self.damping
         if damping is None and method_cls.USES_DAMPING:
             damping = 1.0 if mini else 0.5
+        alpha = self.alpha_ if self.alpha == "auto" else self.alpha
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
-                                   alpha=self.alpha, epsilon=self.epsilon, damping=damping)
+                                   alpha=alpha, epsilon=self.epsilon, damping=damping, **(self.method_params or {}))
         self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
         optimizer = "adam" if mini else self.model_.BATCH_OPTIMIZER
         learning_rate = self.learning_rate
@@ -402,7 +446,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
             "method": {"name": self.method, "config": self.model_.config(),
                        "training_state": bool(include_training_state)},
-            "state": state, "history": self.history_, "n_iter": int(self.n_iter_)})
+            "state": state, "history": self.history_, "n_iter": int(self.n_iter_),
+            "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}})
 
     @classmethod
     def load(cls, path) -> GPClassifier:
@@ -429,6 +474,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                                       **method["config"])
             clf.model_.load_state_dict(state)
             clf.history_, clf.n_iter_ = content["history"], int(content["n_iter"])
+            clf.alpha_ = getattr(clf.model_, "alpha", None)
+            if content.get("alpha_scores"):
+                clf.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             raise serialization.ModelFileError(f"{path} holds an alphagp model that cannot be rebuilt: {err}") from err
         clf._set_diagnostics()

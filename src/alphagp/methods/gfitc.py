@@ -80,7 +80,8 @@ class GFITC(SparseGPMethod):
         self.register_buffer("ep_sweeps", torch.zeros((), dtype=torch.long))
 
     def config(self) -> dict:
-        return {"n_data": self.n_data, "damping": self.damping}
+        return {"n_data": self.n_data, "damping": self.damping, "ep_iterations": self.ep_iterations,
+                "ep_tol": self.ep_tol}
 
     # ------------------------------------------------------------------ the EP algebra
     def _point_totals(self, y):
