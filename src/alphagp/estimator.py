@@ -71,13 +71,15 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "vi"}
+    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "vi"}
         ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
         memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
         factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
         ``arpep``, ``rpapep``: approximate power EP fitted by gradients (alpha paper 3.2-3.4).
         ``gfitc``: EP on the exact Heaviside factors with the FITC prior, run to convergence
-        before every hyper-parameter step, batch only (the EP paper's baseline). ``vi``: sparse variational inference
+        before every hyper-parameter step, batch only (the EP paper's baseline). ``gibbs``:
+        hyper-parameters from an EP (``rep``) fit, then Gibbs sampling of the posterior
+        (``method_params``: ``n_samples``, ``burn_in``, ``thin``, ``seed``; small data). ``vi``: sparse variational inference
         (Hensman et al. 2015), the alpha -> 0 limit.
         EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
         fit q by gradients (with Adam, in batch training too).
@@ -163,6 +165,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         negative precision or a non-finite value.
     n_improper_cavities_ : int, EP site updates refused because the cavity (q without the
         site) had non-positive precision. Both 0 means every update was a proper EP update.
+    diagnostics_ : dict, the method's diagnostics: the two counters above and, for ``gibbs``,
+        the effective sample sizes of the chain (``ess_min``, ``ess_median``,
+        ``ess_log_likelihood``).
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -350,11 +355,13 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         state = trainer.fit(Xs, y_idx)
         self.history_ = state.history
         self.n_iter_ = state.epoch
+        self.model_.after_fit(Xs, y_idx)
         self._set_diagnostics()
 
     def _set_diagnostics(self) -> None:
-        self.n_skipped_updates_ = int(self.model_.n_skipped_updates)
-        self.n_improper_cavities_ = int(self.model_.n_improper_cavities)
+        self.diagnostics_ = self.model_.diagnostics()
+        self.n_skipped_updates_ = self.diagnostics_["n_skipped_updates"]
+        self.n_improper_cavities_ = self.diagnostics_["n_improper_cavities"]
 
     def _warn_if_far_from_kernel_scale(self, X, kernel: ARDKernel) -> None:
         """Warn when unstandardised features put typical points very many (or a tiny fraction of)

@@ -17,6 +17,7 @@ from .base import SiteMethod, SparseGPMethod
 from .ep import ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
 from .gfitc import GFITC
+from .gibbs import GibbsSampler
 from .pep import PowerEP
 
 
@@ -43,6 +44,8 @@ METHODS: dict[str, MethodSpec] = {
     "rpapep": MethodSpec(RPAPEP, "refined-prior approximate power EP (alpha paper 3.4)"),
     "gfitc": MethodSpec(GFITC, "EP on the exact Heaviside factors with the FITC prior, batch only "
                         "(Naish-Guzman & Holden 2008)", {"alpha": 1.0}),
+    "gibbs": MethodSpec(GibbsSampler, "Gibbs sampling of the posterior at hyper-parameters from an EP (rep) fit "
+                        "(alpha paper, Appendix C)", {"alpha": 1.0}),
     "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)"),
 }
 
@@ -66,5 +69,20 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     return spec.cls(inducing_points, kernel, **{**spec.defaults, **config, **spec.fixed})
 
 
-__all__ = ["APEP", "ARPEP", "GFITC", "METHODS", "RPAPEP", "GaussianQMethod", "MethodSpec", "PowerEP", "ScalableEP",
-           "SiteMethod", "SparseGPMethod", "SparseVI", "build_method", "method_spec"]
+__all__ = [
+    "APEP",
+    "ARPEP",
+    "GFITC",
+    "METHODS",
+    "RPAPEP",
+    "GaussianQMethod",
+    "GibbsSampler",
+    "MethodSpec",
+    "PowerEP",
+    "ScalableEP",
+    "SiteMethod",
+    "SparseGPMethod",
+    "SparseVI",
+    "build_method",
+    "method_spec",
+]

@@ -65,6 +65,15 @@ class SparseGPMethod(nn.Module):
         s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(MIN_VARIANCE)
         return L, Psi, s
 
+    def after_fit(self, X, y) -> None:
+        """Called once after the training epochs with all training rows (``[N, D]``, standardised)
+        and class indices ``[N]``; a no-op except for methods with a second stage (sampling)."""
+
+    def diagnostics(self) -> dict:
+        """Plain-data facts about the fit (counters of refused updates, sampler diagnostics)."""
+        return {"n_skipped_updates": int(self.n_skipped_updates),
+                "n_improper_cavities": int(self.n_improper_cavities)}
+
     def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """The method's objective on the batch, scaled to the data set, at the current q."""
         return self._objective(*self._features(X), y, idx)

@@ -1,0 +1,148 @@
+"""Gibbs sampling of the sparse multi-class model (the MCMC baseline of the alpha paper, Appendix C).
+
+The hyper-parameters (kernel and inducing points) are those of a power-EP fit at alpha = 1
+(REP: the training epochs are :class:`~.pep.PowerEP`'s, as in the paper, "we first obtain the
+model hyper-parameters using EP"). With them fixed, :meth:`GibbsSampler.after_fit` draws from
+the posterior of the model
+
+    w^c ~ N(0, I) (whitened inducing values),  f_i^c = psi_i^c' w^c + e_i^c,  e_i^c ~ N(0, s_i^c),
+    z_i ~ Bernoulli(epsilon),  y_i = argmax_c f_i^c if z_i = 0, uniform over the C classes if z_i = 1,
+
+which is the robust-max likelihood (eq. 2) with the label-error indicator z made explicit. One
+sweep draws every conditional exactly:
+
+1. z_i | f_i: 1 if y_i is not the argmax of f_i; otherwise 1 with probability
+   (epsilon / C) / (1 - epsilon + epsilon / C);
+2. f_i^c | w, z_i, f_i^{-c}: N(h_i^c, s_i^c), truncated (for z_i = 0) above the other classes'
+   values for c = y_i and below f_i^{y_i} otherwise (inverse-CDF draws, all points at once);
+3. w^c | f^c: Gaussian with precision I + Psi_c diag(1 / s_c) Psi_c' (GP regression on f^c).
+
+Kept draws of w (after ``burn_in`` sweeps, every ``thin``-th) predict by averaging
+p(y* | w) = (1 - epsilon) P(f*^c largest | w) + epsilon / C over them. ``diagnostics()`` reports
+the effective sample size of every coordinate of w and of the training log-likelihood trace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..diagnostics import effective_sample_size
+from ..numerics import stable_cholesky
+from .pep import PowerEP
+
+
+def _truncated_normal(mean, sd, lower, upper, generator):
+    """Inverse-CDF draws of N(mean, sd^2) restricted to [lower, upper], elementwise."""
+    normal = torch.distributions.Normal(torch.zeros((), dtype=mean.dtype), torch.ones((), dtype=mean.dtype))
+    a, b = (lower - mean) / sd, (upper - mean) / sd
+    flip = a > 0                               # draw in the lower tail, where the CDF keeps its precision
+    lo, hi = torch.where(flip, -b, a), torch.where(flip, -a, b)
+    p_lo, p_hi = normal.cdf(lo), normal.cdf(hi)
+    u = torch.rand(mean.shape, dtype=mean.dtype, generator=generator)
+    z = normal.icdf((p_lo + u * (p_hi - p_lo)).clamp(1e-300, 1 - 1e-16))
+    z = torch.minimum(torch.maximum(torch.where(flip, -z, z), a), b)
+    return mean + sd * z
+
+
+class GibbsSampler(PowerEP):
+    """REP training of the hyper-parameters, then Gibbs sampling of the posterior.
+
+    Args (beyond :class:`~.pep.PowerEP`'s):
+        n_samples: draws kept; burn_in: sweeps discarded first; thin: keep every thin-th sweep.
+        seed: seed of the sampler.
+    """
+
+    TRAINING_STATE = PowerEP.TRAINING_STATE
+
+    def __init__(self, inducing_points, kernel, n_data, alpha=1.0, damping=0.5, epsilon=None, site_storage=True,
+                 n_samples: int = 1000, burn_in: int = 1000, thin: int = 5, seed: int = 0):
+        if alpha != 1.0:
+            raise ValueError(f"the Gibbs baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
+        super().__init__(inducing_points, kernel, n_data, alpha=1.0, damping=damping, epsilon=epsilon,
+                         site_storage=site_storage)
+        if n_samples < 2 or burn_in < 0 or thin < 1:
+            raise ValueError(f"need n_samples >= 2, burn_in >= 0, thin >= 1; got {n_samples}, {burn_in}, {thin}")
+        C, M, _ = inducing_points.shape
+        self.n_samples, self.burn_in, self.thin, self.seed = int(n_samples), int(burn_in), int(thin), int(seed)
+        self.register_buffer("samples", torch.zeros(self.n_samples, C, M, dtype=inducing_points.dtype))
+        self.register_buffer("sampled", torch.zeros((), dtype=torch.bool))
+        self.register_buffer("log_lik_trace", torch.zeros(self.n_samples, dtype=inducing_points.dtype))
+
+    def config(self) -> dict:
+        return {**super().config(), "n_samples": self.n_samples, "burn_in": self.burn_in, "thin": self.thin,
+                "seed": self.seed}
+
+    @torch.no_grad()
+    def after_fit(self, X, y) -> None:
+        """Run the sampler at the fitted hyper-parameters on the training data ``X`` ``[N, D]``, ``y`` ``[N]``."""
+        X = torch.as_tensor(np.asarray(X), dtype=self.samples.dtype)
+        y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+        _, Psi, s = self._features(X)                                            # [C, M, N], [C, N]
+        C, M, N = Psi.shape
+        g = torch.Generator().manual_seed(self.seed)
+        eps = self.likelihood.epsilon
+        p_error_if_right = (eps / C) / (1.0 - eps + eps / C)
+        # w^c | f^c: precision I + Psi diag(1/s) Psi'; mean = precision^-1 Psi (f / s)
+        chol = stable_cholesky(torch.eye(M, dtype=Psi.dtype) + (Psi / s[:, None, :]) @ Psi.mT)
+        onehot = torch.nn.functional.one_hot(y, C).bool()
+        rows = torch.arange(N)
+        sd = torch.sqrt(s.T)                                                      # [N, C]
+        f = torch.where(onehot, 1.0, -1.0).to(Psi.dtype)                          # consistent with y
+        w = torch.zeros(C, M, dtype=Psi.dtype)
+        log_a, log_b = self.likelihood._log_levels(C)
+        kept = 0
+        for sweep in range(self.burn_in + self.n_samples * self.thin):
+            right = f.argmax(1) == y
+            z = ~right | (torch.rand(N, generator=g, dtype=Psi.dtype) < p_error_if_right)
+            h = (w[:, None, :] @ Psi)[:, 0].T                                     # [N, C]
+            for c in range(C):
+                others = torch.where(torch.arange(C)[None, :] == c, -torch.inf, f).amax(1)
+                lower = torch.where(y == c, others, -torch.inf)
+                upper = torch.where(y == c, torch.inf, f[rows, y])
+                lower, upper = torch.where(z, -torch.inf, lower), torch.where(z, torch.inf, upper)
+                f[:, c] = _truncated_normal(h[:, c], sd[:, c], lower, upper, g)
+            rhs = (Psi @ (f.T / s)[..., None])[..., 0]
+            mean = torch.cholesky_solve(rhs[..., None], chol)[..., 0]
+            noise = torch.randn(C, M, 1, dtype=Psi.dtype, generator=g)
+            w = mean + torch.linalg.solve_triangular(chol.mT, noise, upper=True)[..., 0]
+            if sweep >= self.burn_in and (sweep - self.burn_in) % self.thin == 0:
+                self.samples[kept] = w
+                self.log_lik_trace[kept] = torch.where(right, log_a, log_b).sum()
+                kept += 1
+        self.sampled.fill_(True)
+
+    def _require_samples(self) -> None:
+        if not bool(self.sampled):
+            raise RuntimeError("the Gibbs sampler has not run yet (GPClassifier.fit runs it after training)")
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        """Posterior mean and variance ``[N, C]`` of f(x) over the kept draws (noise included)."""
+        self._require_samples()
+        _, Psi, s = self._features(X)
+        h = torch.einsum("scm,cmn->snc", self.samples, Psi)                      # [S, N, C]
+        return h.mean(0), h.var(0) + s.T
+
+    @torch.no_grad()
+    def predict_proba(self, X, chunk: int = 64) -> torch.Tensor:
+        """``[N, C]`` class probabilities averaged over the kept draws."""
+        self._require_samples()
+        _, Psi, s = self._features(X)
+        total = torch.zeros(X.shape[0], self.n_classes, dtype=Psi.dtype)
+        for start in range(0, self.n_samples, chunk):
+            h = torch.einsum("scm,cmn->snc", self.samples[start:start + chunk], Psi)
+            var = s.T.expand_as(h)
+            probs = self.likelihood.predict_proba(h.reshape(-1, self.n_classes), var.reshape(-1, self.n_classes))
+            total += probs.reshape(h.shape).sum(0)
+        return total / self.n_samples
+
+    def diagnostics(self) -> dict:
+        """Counters of the EP training plus the chain's effective sample sizes."""
+        out = super().diagnostics()
+        if bool(self.sampled):
+            ess = effective_sample_size(self.samples.reshape(self.n_samples, -1).numpy())
+            out.update(n_samples=self.n_samples, burn_in=self.burn_in, thin=self.thin,
+                       ess_min=float(ess.min()), ess_median=float(np.median(ess)),
+                       ess_log_likelihood=float(effective_sample_size(self.log_lik_trace.numpy())[0]))
+        return out
