@@ -196,7 +196,7 @@ def test_early_stopping_stops_where_the_objective_flattened(thyroid):
     (dict(tol=-1e-3), "'tol' parameter"),
     (dict(n_iter_no_change=0), "'n_iter_no_change' parameter"),
     (dict(learning_rate_decay=0.0), "'learning_rate_decay' parameter"),
-    (dict(method="gibbs"), "'method' parameter"),
+    (dict(method="hmc"), "'method' parameter"),
     (dict(inducing_init="grid"), "'inducing_init' parameter"),
     (dict(dtype="float16"), "'dtype' parameter"),
     (dict(n_inducing=0), "'n_inducing' parameter"),
