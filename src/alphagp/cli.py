@@ -27,6 +27,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="power of the alpha-divergence in (0, 1]; 1 is EP (default: the method's, 1 or 0.5)")
     g.add_argument("--epsilon", type=_float_or_none, default=None,
                    help="labelling-error probability of the robust-max likelihood (default: 1e-3)")
+    g.add_argument("--method-params", type=json.loads, default=None,
+                   help='further method arguments as JSON, e.g. \'{"n_samples": 2000}\' for gibbs')
     g.add_argument("--n-inducing", type=int, default=None,
                    help="inducing points per class (default: 50; demo: 10%% of the training rows)")
     g.add_argument("--shared-hyperparameters", action="store_true",
@@ -58,7 +60,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 def _make_classifier(args):
     from . import GPClassifier
-    return GPClassifier(method=args.method, alpha=args.alpha, epsilon=args.epsilon, n_inducing=args.n_inducing or 50,
+    return GPClassifier(method=args.method, alpha=args.alpha, epsilon=args.epsilon,
+                        method_params=args.method_params, n_inducing=args.n_inducing or 50,
                         batch_size=args.batch_size, max_iter=args.max_iter, damping=args.damping,
                         learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
                         shared_hyperparameters=args.shared_hyperparameters, inducing_init=args.inducing_init,

@@ -71,7 +71,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "vi"}
+    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "laplace", "label_regression", "vi"}
         ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
         memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
         factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
@@ -79,7 +79,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         ``gfitc``: EP on the exact Heaviside factors with the FITC prior, run to convergence
         before every hyper-parameter step, batch only (the EP paper's baseline). ``gibbs``:
         hyper-parameters from an EP (``rep``) fit, then Gibbs sampling of the posterior
-        (``method_params``: ``n_samples``, ``burn_in``, ``thin``, ``seed``; small data). ``vi``: sparse variational inference
+        (``method_params``: ``n_samples``, ``burn_in``, ``thin``, ``seed``; small data).
+        ``laplace``: hyper-parameters from an EP (``rep``) fit, then the Laplace approximation
+        with the softmax likelihood. ``label_regression``: exact sparse GP regression on one-hot
+        labels, batch only (the last three are the alpha paper's Appendix C baselines). ``vi``: sparse variational inference
         (Hensman et al. 2015), the alpha -> 0 limit.
         EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
         fit q by gradients (with Adam, in batch training too).

@@ -18,6 +18,8 @@ from .ep import ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
 from .gfitc import GFITC
 from .gibbs import GibbsSampler
+from .label_regression import LabelRegression
+from .laplace import LaplaceSoftmax
 from .pep import PowerEP
 
 
@@ -46,6 +48,10 @@ METHODS: dict[str, MethodSpec] = {
                         "(Naish-Guzman & Holden 2008)", {"alpha": 1.0}),
     "gibbs": MethodSpec(GibbsSampler, "Gibbs sampling of the posterior at hyper-parameters from an EP (rep) fit "
                         "(alpha paper, Appendix C)", {"alpha": 1.0}),
+    "laplace": MethodSpec(LaplaceSoftmax, "Laplace approximation, softmax likelihood, hyper-parameters from an EP "
+                          "(rep) fit (alpha paper, Appendix C)", {"alpha": 1.0}),
+    "label_regression": MethodSpec(LabelRegression, "exact sparse GP regression on one-hot labels, batch only "
+                                   "(alpha paper, Appendix C)"),
     "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)"),
 }
 
@@ -76,7 +82,7 @@ __all__ = [
     "METHODS",
     "RPAPEP",
     "GaussianQMethod",
-    "GibbsSampler",
+    "GibbsSampler", "LabelRegression", "LaplaceSoftmax",
     "MethodSpec",
     "PowerEP",
     "ScalableEP",

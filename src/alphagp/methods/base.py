@@ -91,6 +91,33 @@ class SparseGPMethod(nn.Module):
         return self.likelihood.predict_proba(*self.predict_f(X))
 
 
+class StoredQ:
+    """Mixin for methods that compute q(w) in whitened coordinates at the current kernel and keep
+    it for prediction: buffers ``site_precision`` ``[C, M, M]`` and ``site_natural`` ``[C, M]``
+    hold q's natural parameters minus the prior's in u-space, so predictions stay consistent
+    with whatever kernel the module holds (as the EP methods' running sums do)."""
+
+    def _register_stored_q(self, C: int, M: int, dtype) -> None:
+        self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
+        self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
+
+    @torch.no_grad()
+    def _store_q(self, L, Bm, b) -> None:
+        """Store whitened q = (precision ``Bm``, natural mean ``b``) as u-space sites:
+        L^{-T} (B - I) L^{-1} and L^{-T} b."""
+        L_inv = triangular_inverse(L)
+        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        self.site_precision.copy_(L_inv.mT @ (Bm - eye) @ L_inv)
+        self.site_natural.copy_((L_inv.mT @ b[..., None])[..., 0])
+
+    def _latent_marginals(self, L, Psi):
+        Lt = L.mT
+        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        mean, var, _ = projected_marginals(eye + Lt @ self.site_precision @ L,
+                                           (Lt @ self.site_natural[..., None])[..., 0], Psi)
+        return mean, var
+
+
 class SiteMethod(SparseGPMethod):
     """Methods whose q is the prior times rank-one Gaussian sites along the directions v_i^c.
 

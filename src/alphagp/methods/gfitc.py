@@ -36,10 +36,10 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
-from .base import MIN_VARIANCE, SparseGPMethod
+from .base import MIN_VARIANCE, SparseGPMethod, StoredQ
 
 
-class GFITC(SparseGPMethod):
+class GFITC(StoredQ, SparseGPMethod):
     """EP with the exact Heaviside factors and the FITC prior; batch training only.
 
     Args:
@@ -74,9 +74,7 @@ class GFITC(SparseGPMethod):
         if self.site_storage:  # factor (i, k): [..., 0] on f_i^{y_i}, [..., 1] on f_i^k
             self.register_buffer("site_tau", torch.zeros(n_data, C, 2, dtype=dtype))
             self.register_buffer("site_nu", torch.zeros(n_data, C, 2, dtype=dtype))
-        # q's natural parameters in u-space, for prediction at any kernel
-        self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
-        self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
+        self._register_stored_q(C, M, dtype)
         self.register_buffer("ep_sweeps", torch.zeros((), dtype=torch.long))
 
     def config(self) -> dict:
@@ -175,23 +173,8 @@ class GFITC(SparseGPMethod):
                 if self._ep_sweep(Psi.detach(), s.detach(), y) < self.ep_tol:
                     break
         log_z, post = self._log_z_ep(Psi, s, y)
-        self._store_u_space(L.detach(), post["Bm"].detach(), post["b"].detach())
+        self._store_q(L.detach(), post["Bm"].detach(), post["b"].detach())
         return log_z
 
     def _objective(self, L, Psi, s, y, idx):
         return self._log_z_ep(Psi, s, y)[0]
-
-    @torch.no_grad()
-    def _store_u_space(self, L, Bm, b) -> None:
-        """q's whitened natural parameters (B - I, b) in u-space: L^{-T} (B - I) L^{-1}, L^{-T} b."""
-        L_inv = triangular_inverse(L)
-        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        self.site_precision.copy_(L_inv.mT @ (Bm - eye) @ L_inv)
-        self.site_natural.copy_((L_inv.mT @ b[..., None])[..., 0])
-
-    def _latent_marginals(self, L, Psi):
-        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        LB_inv = triangular_inverse(stable_cholesky(eye + L.mT @ self.site_precision @ L))
-        A = LB_inv @ Psi
-        c = LB_inv @ (L.mT @ self.site_natural[..., None])
-        return (c.mT @ A)[:, 0], A.square().sum(1)

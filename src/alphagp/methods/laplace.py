@@ -1,0 +1,119 @@
+"""Laplace approximation with the softmax likelihood (the alpha paper's Laplace baseline, Appendix C).
+
+As in the paper, the hyper-parameters (kernel, inducing points) come from an EP fit (REP,
+alpha = 1: the training epochs are :class:`~.pep.PowerEP`'s); :meth:`LaplaceSoftmax.after_fit`
+then finds the mode of
+
+    log p(w | y) = -|w|^2 / 2 + sum_i log softmax(h_i)_{y_i} + const,   h_i^c = psi_i^c' w^c,
+
+over the whitened inducing values of all classes jointly, by Newton's method with step halving
+(Rasmussen & Williams, section 3.5, in the inducing-point parameterisation), and approximates
+the posterior by N(w_hat, H^{-1}) with H = I + sum_i Psi_i (diag(pi_i) - pi_i pi_i') Psi_i'
+(C M x C M: the softmax couples the classes). The FITC variance s enters only the predictive:
+f* ~ N(Psi*' w_hat, Psi*' H^{-1} Psi* + diag(s*)), and E[softmax(f*)] is a Monte Carlo average over
+``n_predictive_samples`` draws with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..numerics import stable_cholesky, triangular_inverse
+from .pep import PowerEP
+
+
+class LaplaceSoftmax(PowerEP):
+    """REP training of the hyper-parameters, then the Laplace approximation of the softmax model.
+
+    Args (beyond :class:`~.pep.PowerEP`'s): newton_iterations, newton_tol: Newton's method
+    stops when the largest gradient entry is below ``newton_tol``; n_predictive_samples, seed:
+    Monte Carlo of the predictive.
+    """
+
+    def __init__(self, inducing_points, kernel, n_data, alpha=1.0, damping=0.5, epsilon=None, site_storage=True,
+                 newton_iterations: int = 100, newton_tol: float = 1e-8, n_predictive_samples: int = 2000,
+                 seed: int = 0):
+        if alpha != 1.0:
+            raise ValueError(f"the Laplace baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
+        super().__init__(inducing_points, kernel, n_data, alpha=1.0, damping=damping, epsilon=epsilon,
+                         site_storage=site_storage)
+        C, M, _ = inducing_points.shape
+        self.newton_iterations, self.newton_tol = int(newton_iterations), float(newton_tol)
+        self.n_predictive_samples, self.seed = int(n_predictive_samples), int(seed)
+        self.register_buffer("mode", torch.zeros(C, M, dtype=inducing_points.dtype))
+        self.register_buffer("hessian", torch.eye(C * M, dtype=inducing_points.dtype))
+        self.register_buffer("newton_steps", torch.zeros((), dtype=torch.long))
+
+    def config(self) -> dict:
+        return {**super().config(), "newton_iterations": self.newton_iterations, "newton_tol": self.newton_tol,
+                "n_predictive_samples": self.n_predictive_samples, "seed": self.seed}
+
+    @staticmethod
+    def log_posterior(w, Psi, y):
+        """log p(w | y) up to a constant, ``w`` ``[C, M]``, ``Psi`` ``[C, M, N]``."""
+        h = (w[:, None, :] @ Psi)[:, 0].T                                          # [N, C]
+        return -0.5 * (w * w).sum() + torch.log_softmax(h, -1).gather(1, y[:, None]).sum()
+
+    def _gradient_and_hessian(self, w, Psi, y):
+        C, M, _ = Psi.shape
+        h = (w[:, None, :] @ Psi)[:, 0].T
+        pi = torch.softmax(h, -1)                                                  # [N, C]
+        resid = torch.nn.functional.one_hot(y, C).to(w.dtype) - pi
+        grad = -w + (Psi @ resid.T[..., None])[..., 0]
+        W = torch.diag_embed(pi) - pi[:, :, None] * pi[:, None, :]                 # [N, C, C]
+        H = torch.einsum("amn,nab,bkn->ambk", Psi, W, Psi).reshape(C * M, C * M)
+        return grad, H + torch.eye(C * M, dtype=w.dtype)
+
+    @torch.no_grad()
+    def after_fit(self, X, y) -> None:
+        """Newton's method for the mode at the fitted hyper-parameters; keeps the mode and Hessian."""
+        X = torch.as_tensor(np.asarray(X), dtype=self.mode.dtype)
+        y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+        _, Psi, _ = self._features(X)
+        w = torch.zeros_like(self.mode)
+        value = self.log_posterior(w, Psi, y)
+        for step in range(self.newton_iterations):
+            grad, H = self._gradient_and_hessian(w, Psi, y)
+            if grad.abs().max() < self.newton_tol:
+                break
+            direction = torch.cholesky_solve(grad.reshape(-1, 1), stable_cholesky(H)).reshape(w.shape)
+            t = 1.0
+            while t > 1e-10:    # the log posterior is concave: halve until it rises
+                candidate = w + t * direction
+                new_value = self.log_posterior(candidate, Psi, y)
+                if new_value >= value:
+                    break
+                t *= 0.5
+            w, value = candidate, new_value
+            self.newton_steps.fill_(step + 1)
+        self.mode.copy_(w)
+        self.hessian.copy_(self._gradient_and_hessian(w, Psi, y)[1])
+
+    def _predictive(self, X):
+        """Mean ``[N, C]`` and covariance ``[N, C, C]`` of f(x*) under the Laplace posterior."""
+        _, Psi, s = self._features(X)
+        C, M, _ = Psi.shape
+        L_inv = triangular_inverse(stable_cholesky(self.hessian))
+        G = torch.stack([L_inv[:, c * M:(c + 1) * M] @ Psi[c] for c in range(C)], 1)   # [CM, C, N]
+        mean = (self.mode[:, None, :] @ Psi)[:, 0].T
+        cov = torch.einsum("kan,kbn->nab", G, G) + torch.diag_embed(s.T)
+        return mean, cov
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        mean, cov = self._predictive(X)
+        return mean, torch.diagonal(cov, dim1=-2, dim2=-1)
+
+    @torch.no_grad()
+    def predict_proba(self, X) -> torch.Tensor:
+        """``[N, C]`` E[softmax(f*)] by Monte Carlo over the C-dimensional Gaussian predictive."""
+        mean, cov = self._predictive(X)
+        g = torch.Generator().manual_seed(self.seed)
+        eps = torch.randn(self.n_predictive_samples, self.n_classes, dtype=mean.dtype, generator=g)
+        chol = torch.linalg.cholesky(cov)                                          # [N, C, C]
+        f = mean[:, None, :] + torch.einsum("nab,sb->nsa", chol, eps)             # [N, S, C]
+        return torch.softmax(f, -1).mean(1)
+
+    def diagnostics(self) -> dict:
+        return {**super().diagnostics(), "newton_steps": int(self.newton_steps)}
