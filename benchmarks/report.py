@@ -1,6 +1,7 @@
 """Markdown tables from benchmarks/results/*.jsonl, beside the papers' numbers.
 
-    python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper
+    python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper (EP and SEP)
+    python benchmarks/report.py table2   # the same, complete: GFITC, EP, SEP and VI (uci_table2.jsonl)
     python benchmarks/report.py uci uci_lr0.1   # the same for another results file
     python benchmarks/report.py ucicompare uci uci_lr0.3 uci_lr0.1   # test NLL of UCI runs side by side
     python benchmarks/report.py mnist    # test error / NLL against training time (mnist.jsonl)
@@ -48,6 +49,40 @@ PAPER_ERROR = {
 PAPER_TIME = {0.05: (53.8, 48.5), 0.10: (102, 96.6), 0.20: (228, 216)}
 
 
+# Paper (scalable EP, Tables 2 and 3, all four methods): {fraction: {dataset: (GFITC, EP, SEP, VI)}};
+# None where the extracted text lost the cell.
+METHODS4 = ("GFITC", "EP", "SEP", "VI")
+PAPER4_NLL = {
+    0.05: {"glass": (0.61, 0.78, 0.77, 2.45), "new_thyroid": (0.06, 0.11, 0.06, 0.09),
+           "satimage": (0.33, 0.31, 0.33, 0.61), "svmguide2": (0.63, 0.63, 0.67, 1.03),
+           "vehicle": (0.32, 0.34, 0.34, 0.76), "vowel": (0.16, 0.25, 0.25, 0.41),
+           "waveform_21": (0.42, 0.36, 0.39, 0.89), "wine": (0.08, 0.07, 0.08, 0.08)},
+    0.10: {"glass": (0.58, 0.74, 0.79, 2.18), "new_thyroid": (0.07, 0.06, 0.06, 0.05),
+           "satimage": (0.34, 0.30, 0.34, 0.58), "svmguide2": (0.67, 0.67, 0.74, 0.90),
+           "vehicle": (0.33, 0.33, 0.34, 0.72), "vowel": (0.14, 0.19, 0.19, 0.30),
+           "waveform_21": (0.42, 0.36, 0.41, 0.85), "wine": (0.07, 0.06, 0.07, 0.07)},
+    0.20: {"glass": (0.60, 0.75, 0.81, 2.30), "new_thyroid": (0.07, 0.06, 0.05, 0.05),
+           "satimage": (0.34, 0.30, 0.36, 0.53), "svmguide2": (0.67, 0.65, 0.74, 0.94),
+           "vehicle": (0.33, 0.33, 0.34, 0.63), "vowel": (0.12, 0.16, 0.18, 0.15),
+           "waveform_21": (0.43, 0.37, 0.45, 0.80), "wine": (0.07, 0.05, 0.06, None)},
+}
+PAPER4_ERROR = {
+    0.05: {"glass": (0.23, 0.31, 0.31, 0.35), "new_thyroid": (0.02, 0.04, 0.02, 0.03),
+           "satimage": (0.12, 0.11, 0.12, 0.12), "svmguide2": (0.20, 0.20, 0.20, 0.19),
+           "vehicle": (0.17, 0.17, 0.16, 0.17), "vowel": (0.05, 0.09, 0.09, 0.06),
+           "waveform_21": (0.17, 0.15, 0.16, 0.17), "wine": (0.03, 0.03, 0.03, 0.04)},
+    0.10: {"glass": (0.20, 0.29, 0.30, 0.35), "new_thyroid": (0.03, 0.02, 0.03, 0.03),
+           "satimage": (0.11, 0.11, 0.12, 0.12), "svmguide2": (0.19, 0.20, 0.20, 0.17),
+           "vehicle": (0.17, 0.16, 0.16, 0.15), "vowel": (0.03, 0.05, 0.06, 0.06),
+           "waveform_21": (0.17, 0.16, 0.16, 0.18), "wine": (0.04, 0.02, 0.03, 0.03)},
+    0.20: {"glass": (0.20, 0.28, 0.28, 0.36), "new_thyroid": (0.03, 0.02, 0.02, 0.03),
+           "satimage": (0.11, 0.11, 0.12, 0.11), "svmguide2": (0.20, 0.19, 0.20, 0.19),
+           "vehicle": (0.17, 0.16, 0.16, 0.15), "vowel": (0.03, 0.03, 0.05, 0.03),
+           "waveform_21": (0.17, 0.16, 0.17, 0.18), "wine": (0.04, 0.01, 0.03, 0.03)},
+}
+PAPER4_TIME = {0.05: (131, 53.8, 48.5, 157), 0.10: (264, 102, 96.6, 179), 0.20: (683, 228, 216, 248)}
+
+
 def load(name: str) -> list[dict]:
     with open(RESULTS / f"{name}.jsonl") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -93,6 +128,39 @@ def uci_tables(results: str = "uci") -> None:
                           for ds in NAMES if groups.get((frac, ds, method))]
                 row.append(f"{np.mean(per_ds):.3g}" if per_ds else "–")
         print(f"| {int(frac * 100)}% | {' | '.join(row)} | {PAPER_TIME[frac][0]} | {PAPER_TIME[frac][1]} |")
+
+
+def table2_tables(results: str = "uci_table2") -> None:
+    """GFITC, EP, SEP and VI side by side (Tables 2 and 3 of the scalable-EP paper, complete)."""
+    groups = uci_groups(results)
+    commits = sorted({(r["commit"], r["dirty"]) for rows in groups.values() for r in rows})
+    print(f"rows from commit(s) {commits}")
+    for metric, paper, title in (("test_nll", PAPER4_NLL, "negative test log-likelihood"),
+                                 ("test_error", PAPER4_ERROR, "test error")):
+        print(f"\n#### {title}: ours (mean ± standard error over splits) / paper\n")
+        print(f"| M | data set | splits | {' | '.join(METHODS4)} |")
+        print("| --- " * (len(METHODS4) + 3) + "|")
+        for frac in sorted(paper):
+            for ds, name in NAMES.items():
+                runs = [groups.get((frac, ds, m), []) for m in METHODS4]
+                if not any(runs):
+                    continue
+                cells = [(mean_se([r[metric] for r in rows]) if rows else "–")
+                         + (f" / {p:.2f}" if p is not None else " / –") for rows, p in zip(runs, paper[frac][ds])]
+                print(f"| {int(frac * 100)}% | {name} | {max(len(r) for r in runs)} | {' | '.join(cells)} |")
+    print("\n#### seconds per fit, averaged over the data sets run, and the ratio to EP's in the same run "
+          "(paper's R code: average over all 8 sets)\n")
+    print(f"| M | data sets | {' | '.join(METHODS4)} | paper {' | paper '.join(METHODS4)} |")
+    print("| --- " * (2 * len(METHODS4) + 2) + "|")
+    for frac in sorted(PAPER4_TIME):
+        done = [ds for ds in NAMES if all(groups.get((frac, ds, m)) for m in METHODS4)]
+        if not done:
+            continue
+        means = {m: np.mean([np.mean([r["train_seconds"] for r in groups[(frac, ds, m)]]) for ds in done])
+                 for m in METHODS4}
+        cells = [f"{means[m]:.3g} ({means[m] / means['EP']:.2f}x)" for m in METHODS4]
+        paper = [f"{t:g} ({t / PAPER4_TIME[frac][1]:.2f}x)" for t in PAPER4_TIME[frac]]
+        print(f"| {int(frac * 100)}% | {len(done)} | {' | '.join(cells)} | {' | '.join(paper)} |")
 
 
 def uci_comparison(*results: str) -> None:
@@ -285,7 +353,7 @@ def exact_posterior_table() -> None:
           f"factorised {cell(rows, 'factorised_chain_max_gap')}")
 
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+    tables = {"uci": uci_tables, "table2": table2_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}
