@@ -1,0 +1,96 @@
+"""Where each method puts its inducing points (Figure 3 of the scalable-EP paper, Figure 2 of the
+alpha paper, thesis Figure 6.1).
+
+A synthetic 2-D problem with three classes: x uniform in [-2.5, 2.5]^2, latent functions drawn
+from the GP prior (SE kernel, lengthscale 1, amplitude 1, noise 1e-2) and labels by argmax. The
+kernel is fixed at those true values; only the inducing points (random training points at the
+start, the same for every method) and q are learnt, in batch training. One figure: rows are
+methods, columns M; training points coloured by class, decision boundaries in black, inducing
+points as black-edged dots. Test error and NLL on 2,000 further points go to
+benchmarks/results/inducing_placement.jsonl.
+
+    python benchmarks/inducing_placement.py --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from alphagp import GPClassifier
+
+from common import RESULTS, append_row, base_row
+
+TRUE_KERNEL = {"lengthscale": 1.0, "amplitude": 1.0, "noise": 1e-2}
+
+
+def problem(n_train: int, n_test: int, seed: int = 0):
+    g = np.random.default_rng(seed)
+    n = n_train + n_test
+    X = g.uniform(-2.5, 2.5, (n, 2))
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.exp(-0.5 * d2) + 1e-6 * np.eye(n)
+    F = np.linalg.cholesky(K) @ g.standard_normal((n, 3)) + np.sqrt(TRUE_KERNEL["noise"]) * g.standard_normal((n, 3))
+    y = F.argmax(1)
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--methods", nargs="+", default=["gfitc", "ep", "sep", "rep", "pep:0.5", "vi"])
+    parser.add_argument("--M", nargs="+", type=int, default=[1, 4, 16, 64])
+    parser.add_argument("--n-train", type=int, default=500)
+    parser.add_argument("--max-iter", type=int, default=300)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    X, y, X_test, y_test = problem(args.n_train, 2000)
+    grid = np.linspace(-2.5, 2.5, 150)
+    G1, G2 = np.meshgrid(grid, grid)
+    G = np.stack([G1.ravel(), G2.ravel()], 1)
+    fig, axes = plt.subplots(len(args.methods), len(args.M), figsize=(2.6 * len(args.M), 2.6 * len(args.methods)),
+                             squeeze=False)
+    colours = np.array(["tab:blue", "tab:red", "tab:green"])
+    for i, spec in enumerate(args.methods):
+        method, _, alpha = spec.partition(":")
+        for j, m in enumerate(args.M):
+            start_Z = X[np.random.default_rng(m).choice(len(y), m, replace=False)]
+            clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, inducing_points=start_Z,
+                               kernel_params=TRUE_KERNEL, optimize_hyperparameters=False, standardize=False,
+                               max_iter=args.max_iter, random_state=0, n_jobs=args.threads)
+            start = time.perf_counter()
+            clf.fit(X, y)
+            seconds = time.perf_counter() - start
+            metrics = clf.evaluate(X_test, y_test)
+            append_row("inducing_placement.jsonl", base_row(
+                "inducing-placement", method=spec, M=m, n_train=len(y), max_iter=args.max_iter,
+                test_error=metrics["error"], test_nll=metrics["nll"], train_seconds=seconds))
+            print(f"{spec:8s} M={m:4d} err={metrics['error']:.3f} nll={metrics['nll']:.3f} {seconds:.1f}s", flush=True)
+            ax = axes[i, j]
+            ax.scatter(X[:, 0], X[:, 1], c=colours[y], s=3, alpha=0.5, linewidths=0)
+            ax.contour(G1, G2, clf.predict_proba(G).argmax(1).reshape(G1.shape), levels=[0.5, 1.5], colors="k",
+                       linewidths=0.8)
+            Z = clf.model_.inducing_points.detach().numpy().reshape(-1, 2)   # standardize=False: data units
+            ax.scatter(Z[:, 0], Z[:, 1], c="white", edgecolors="k", s=14, linewidths=0.8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_xlim(-2.5, 2.5)
+            ax.set_ylim(-2.5, 2.5)
+            if i == 0:
+                ax.set_title(f"M = {m}")
+            if j == 0:
+                ax.set_ylabel(spec.upper())
+    fig.tight_layout()
+    fig.savefig(RESULTS / "inducing_placement.png", dpi=110)
+    print(f"figure: {RESULTS / 'inducing_placement.png'}")
+
+
+if __name__ == "__main__":
+    main()
