@@ -266,3 +266,31 @@ def test_active_learning_picks_the_pool_point_of_highest_entropy(thyroid):
     h = [entropy(p) for p in proba]
     np.testing.assert_allclose(predictive_entropy(proba), h)
     assert list(most_uncertain(clf, pool, n=3)) == list(np.argsort(h)[::-1][:3])
+
+
+def test_vi_natural_gradient_steps_reach_a_stationary_point_of_the_elbo():
+    """With the kernel fixed, natural-gradient steps on q stop where the ELBO's gradient in q's
+    parameters vanishes, and at the ELBO plain gradient ascent reaches."""
+    X, y, Z = _problem(n=20)
+    idx = torch.arange(len(y))
+    natural = _build("vi", Z, len(y), natural_gradient_rate=0.5)
+    for _ in range(400):   # the likelihood is not conjugate: the steps converge linearly
+        natural.local_update(X, y, idx)
+    q = [natural.q_mean, natural.q_sqrt]
+    for p in q:
+        p.requires_grad_(True)
+    elbo = natural.objective(X, y, idx)
+    grads = torch.autograd.grad(elbo, q)
+    assert max(g.abs().max().item() for g in grads) < 1e-4
+    plain = _build("vi", Z, len(y))
+    opt = torch.optim.LBFGS([plain.q_mean, plain.q_sqrt], max_iter=2000, tolerance_grad=1e-10,
+                            tolerance_change=1e-14, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = -plain.objective(X, y, idx)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    assert elbo.item() == pytest.approx(plain.objective(X, y, idx).item(), abs=1e-6)
