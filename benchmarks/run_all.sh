@@ -18,3 +18,9 @@ python fit_time.py --threads 1 --splits 5
 python threads.py --n-jobs 1 2 --repeats 3
 python exact_posterior.py --seeds 0 1 2 3 4
 python uci.py --threads 2 --splits 3 --datasets satimage --fractions 0.20
+# issue 10: every multi-class method
+python uci.py --threads 1 --splits 5 --methods gfitc ep sep vi --output uci_table2.jsonl \
+    --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
+python uci.py --threads 1 --splits 3 --methods gibbs laplace label_regression pep:0.001 pep:0.5 pep:1 \
+    --output uci_baselines.jsonl --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
+python inducing_placement.py --threads 1
