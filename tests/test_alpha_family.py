@@ -147,9 +147,11 @@ def _trainable(model):
     return [p for p in model.parameters() if p.requires_grad]
 
 
-@pytest.mark.parametrize("name", ["ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "vi"])
+@pytest.mark.parametrize("name", ["ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "vi", "label_regression"])
 def test_objective_gradients_match_finite_differences(name):
-    """Directional derivatives of every objective (kernel, inducing points, q), sites held fixed."""
+    """Directional derivatives of every objective (kernel, inducing points, q), sites held fixed
+    (GFITC's, whose site constants are held too, is checked against its re-converged EP estimate
+    in test_gfitc.py; gibbs and laplace train with rep's)."""
     X, y, Z = _problem()
     idx = torch.arange(len(y))
     model = _build(name, Z, len(y))
