@@ -113,3 +113,16 @@ def test_gibbs_through_the_estimator_reports_diagnostics_and_round_trips(tmp_pat
     again = GPClassifier.load(tmp_path / "m")
     np.testing.assert_allclose(again.predict_proba(X), clf.predict_proba(X), atol=1e-12)
     assert again.diagnostics_ == pytest.approx(d)
+
+
+def test_truncated_normal_draws_stay_finite_and_inside_far_tail_intervals():
+    from alphagp.methods.gibbs import _truncated_normal
+    g = torch.Generator().manual_seed(0)
+    n = 10_000
+    mean = torch.zeros(n, dtype=torch.float64)
+    sd = torch.full((n,), 0.04, dtype=torch.float64)
+    lower = torch.full((n,), 0.81, dtype=torch.float64)                 # 20 standard deviations out
+    draws = _truncated_normal(mean, sd, lower, torch.full_like(lower, torch.inf), g)
+    assert torch.all(torch.isfinite(draws)) and torch.all(draws >= 0.81)
+    # the exponential tail: the excess over the bound has mean ~ sd^2 / bound
+    assert (draws - 0.81).mean().item() == pytest.approx(0.04**2 / 0.81, rel=0.05)

@@ -33,14 +33,20 @@ from .pep import PowerEP
 
 
 def _truncated_normal(mean, sd, lower, upper, generator):
-    """Inverse-CDF draws of N(mean, sd^2) restricted to [lower, upper], elementwise."""
-    normal = torch.distributions.Normal(torch.zeros((), dtype=mean.dtype), torch.ones((), dtype=mean.dtype))
+    """Inverse-CDF draws of N(mean, sd^2) restricted to [lower, upper], elementwise.
+
+    Intervals above the mean are flipped into the lower tail, where the CDF is carried in log
+    space (``log_ndtr``; ``ndtr`` itself underflows below about -8 and ``Normal.icdf`` returns
+    -inf below 1e-17): p = Phi(hi) (r + u (1 - r)) with r = Phi(lo) / Phi(hi), then ``ndtri``.
+    """
     a, b = (lower - mean) / sd, (upper - mean) / sd
-    flip = a > 0                               # draw in the lower tail, where the CDF keeps its precision
+    flip = a > 0
     lo, hi = torch.where(flip, -b, a), torch.where(flip, -a, b)
-    p_lo, p_hi = normal.cdf(lo), normal.cdf(hi)
+    log_hi = torch.special.log_ndtr(hi)
+    r = torch.exp(torch.special.log_ndtr(lo) - log_hi)
     u = torch.rand(mean.shape, dtype=mean.dtype, generator=generator)
-    z = normal.icdf((p_lo + u * (p_hi - p_lo)).clamp(1e-300, 1 - 1e-16))
+    log_p = log_hi + torch.log(r + u * (1.0 - r))
+    z = torch.special.ndtri(torch.exp(log_p).clamp(1e-300, 1.0 - 1e-16))
     z = torch.minimum(torch.maximum(torch.where(flip, -z, z), a), b)
     return mean + sd * z
 
