@@ -111,3 +111,16 @@ def test_robust_max_stays_finite_and_accurate_for_means_40_sd_apart():
     exact = RobustMaxLikelihood(0.0).class_log_probs(mean, var)
     assert torch.all(torch.isfinite(exact))
     assert exact[1, 0].item() == pytest.approx(norm.logcdf(-6.0 / np.sqrt(2.0)), rel=1e-3)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1e-3])
+def test_robust_max_value_and_gradients_where_the_label_is_certain(alpha):
+    """Sixty standard deviations out, E[p^alpha] is a^alpha and the gradients stay finite
+    (log1mexp at 0 itself is tested in test_numerics.py)."""
+    from alphagp.likelihoods import RobustMaxLikelihood
+    mean = torch.tensor([[0.0, -60.0, -60.0], [0.0, -3.0, 1.0]], dtype=torch.float64, requires_grad=True)
+    var = torch.ones(2, 3, dtype=torch.float64, requires_grad=True)
+    log_z = RobustMaxLikelihood(1e-3).log_expected_power(mean, var, torch.tensor([0, 0]), alpha)
+    g_m, g_v = torch.autograd.grad(log_z.sum(), (mean, var))
+    assert torch.all(torch.isfinite(g_m)) and torch.all(torch.isfinite(g_v))
+    assert log_z[0].item() == pytest.approx(alpha * np.log(1 - 1e-3 + 1e-3 / 3), abs=1e-12)

@@ -58,3 +58,14 @@ def test_log_normaliser_is_log_of_gaussian_integral():
     from scipy.integrate import quad
     val, _ = quad(lambda h: math.exp(-0.5 * 2.5 * h * h - 0.7 * h), -50, 50)
     assert float(gaussian_log_normaliser(tau, nu)) == pytest.approx(math.log(val), rel=1e-10)
+
+
+def test_log1mexp_is_accurate_and_its_gradient_finite_up_to_zero():
+    from alphagp.numerics import log1mexp
+    x = torch.tensor([-50.0, -1.0, -0.5, -1e-8, -1e-300, 0.0, 1e-16], dtype=torch.float64, requires_grad=True)
+    y = log1mexp(x)
+    expected = np.log(-np.expm1(np.array([-50.0, -1.0, -0.5, -1e-8])))
+    np.testing.assert_allclose(y[:4].detach().numpy(), expected, rtol=1e-12, atol=1e-15)
+    assert torch.all(torch.isfinite(y)) and y[-1].item() < -700      # probability 1: about -708, not -inf
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    assert torch.all(torch.isfinite(grad))

@@ -93,9 +93,16 @@ def gaussian_log_normaliser(tau: torch.Tensor, nu: torch.Tensor) -> torch.Tensor
 
 
 def log1mexp(x: torch.Tensor) -> torch.Tensor:
-    """log(1 - exp(x)) for x <= 0, accurate near 0 and for x << 0."""
-    x = x.clamp_max(0.0)
-    return torch.where(x > -math.log(2.0), torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
+    """log(1 - exp(x)) for x <= 0, accurate near 0 and for x << 0, with finite gradients.
+
+    x = 0 (a probability that rounds to 1) is treated as minus the smallest positive float, so
+    the result is about -708 instead of -inf; each branch sees only inputs where it is finite,
+    so the branch not taken cannot send NaN into the backward pass.
+    """
+    x = x.clamp_max(-torch.finfo(x.dtype).tiny)
+    near = x > -math.log(2.0)
+    return torch.where(near, torch.log(-torch.expm1(torch.where(near, x, -1.0))),
+                       torch.log1p(-torch.exp(torch.where(near, -1.0, x))))
 
 
 def log_prob_largest(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor | None = None,
