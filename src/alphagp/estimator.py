@@ -1,4 +1,4 @@
-"""scikit-learn estimator for scalable GP classification with EP / SEP (power EP with alpha)."""
+"""scikit-learn estimator for sparse multi-class GP classification: every method of the registry."""
 
 from __future__ import annotations
 
@@ -71,7 +71,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "laplace", "label_regression", "vi"}
+    method : str, one of ``alphagp methods``
+        {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "laplace",
+        "label_regression", "vi"}.
         ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
         memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
         factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
@@ -82,10 +84,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         (``method_params``: ``n_samples``, ``burn_in``, ``thin``, ``seed``; small data).
         ``laplace``: hyper-parameters from an EP (``rep``) fit, then the Laplace approximation
         with the softmax likelihood. ``label_regression``: exact sparse GP regression on one-hot
-        labels, batch only (the last three are the alpha paper's Appendix C baselines). ``vi``: sparse variational inference
-        (Hensman et al. 2015), the alpha -> 0 limit.
-        EP-type methods (ep, sep, rep, pep) refine q by damped closed-form updates; the others
-        fit q by gradients (with Adam, in batch training too).
+        labels, batch only (gibbs, laplace and label_regression are the alpha paper's Appendix C
+        baselines). ``vi``: sparse variational inference (Hensman et al. 2015), the alpha -> 0
+        limit. The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form updates;
+        apep, arpep, rpapep and vi fit q by gradients (with Adam, in batch training too).
     n_inducing : int
         Inducing points per class, clipped to the number of training rows with a warning.
     alpha : float in (0, 1], "auto" or None
