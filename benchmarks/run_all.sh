@@ -23,4 +23,4 @@ python uci.py --threads 1 --splits 5 --methods gfitc ep sep vi --output uci_tabl
     --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
 python uci.py --threads 1 --splits 3 --methods gibbs laplace label_regression pep:0.001 pep:0.5 pep:1 \
     --output uci_baselines.jsonl --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
-python inducing_placement.py --threads 1
+python inducing_placement.py --threads 1 --methods gfitc ep sep pep:0.5 vi --M 1 4 16 64
