@@ -5,6 +5,18 @@ import torch
 torch.set_num_threads(2)
 
 
+class Interrupt(Exception):
+    """Raised by :func:`interrupt_at` to stop a fit as a crash would."""
+
+
+def interrupt_at(epoch: int):
+    """A training callback that raises :class:`Interrupt` after ``epoch``."""
+    def stop(state):
+        if state.epoch == epoch:
+            raise Interrupt
+    return stop
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

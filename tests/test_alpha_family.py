@@ -12,6 +12,7 @@ from alphagp.kernels import ARDKernel
 from alphagp.methods import build_method
 
 import dense_reference as ref
+from conftest import Interrupt, interrupt_at
 
 ROBUST = ["rep", "pep", "apep", "arpep", "rpapep", "vi"]
 
@@ -68,6 +69,24 @@ def _u_space_q(model, name, blocks):
     return [m for m, _ in out], [S for _, S in out]
 
 
+def _trainable(model):
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def _maximise(model, params, X, y, idx, iterations, tolerance_grad):
+    """Maximise ``model.objective`` over ``params`` with L-BFGS (strong-Wolfe line search)."""
+    opt = torch.optim.LBFGS(params, max_iter=iterations, tolerance_grad=tolerance_grad, tolerance_change=1e-15,
+                            line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = -model.objective(X, y, idx)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+
+
 def test_pep_at_alpha_one_is_ep_where_the_likelihoods_coincide():
     """With two classes the product-of-Phi factor is the exact Heaviside factor, so PEP with
     epsilon = 0 and alpha = 1 must reach EP's fixed point, energy and energy gradient."""
@@ -122,17 +141,7 @@ def test_apep_with_one_data_point_equals_pep():
     for _ in range(300):
         pep.local_update(X, y, idx)
     apep = _build("apep", Z, 1, alpha=0.5, epsilon=1e-3)
-    params = [p for p in apep.parameters() if p.requires_grad]
-    opt = torch.optim.LBFGS(params, max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-15,
-                            line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        loss = -apep.objective(X, y, idx)
-        loss.backward()
-        return loss
-
-    opt.step(closure)
+    _maximise(apep, _trainable(apep), X, y, idx, iterations=500, tolerance_grad=1e-12)
     X_test = torch.as_tensor(np.random.default_rng(3).standard_normal((20, 2)))
     (m_pep, v_pep), (m_apep, v_apep) = pep.predict_f(X_test), apep.predict_f(X_test)
     torch.testing.assert_close(m_apep, m_pep, rtol=1e-5, atol=1e-6)
@@ -143,8 +152,6 @@ def test_apep_with_one_data_point_equals_pep():
         assert apep.objective(X, y, idx).item() == pytest.approx(pep.objective(X, y, idx).item(), abs=1e-8)
 
 
-def _trainable(model):
-    return [p for p in model.parameters() if p.requires_grad]
 
 
 @pytest.mark.parametrize("name", ["ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "vi", "label_regression"])
@@ -219,21 +226,13 @@ def test_method_and_option_mismatches_get_clear_errors(thyroid, params, message)
 
 @pytest.mark.parametrize("name, batch_size", [("pep", 50), ("vi", None), ("apep", 50)])
 def test_resume_reproduces_the_uninterrupted_fit(thyroid, tmp_path, name, batch_size):
-    """Checkpoints hold each method's state and its optimiser's (L-BFGS history included)."""
+    """Checkpoints hold each method's state and its optimiser's (Adam's moments included)."""
     X, y = thyroid
     params = dict(method=name, n_inducing=6, max_iter=8, batch_size=batch_size, random_state=3)
     full = GPClassifier(**params).fit(X, y)
-
-    class Interrupt(Exception):
-        pass
-
-    def stop(state):
-        if state.epoch == 4:
-            raise Interrupt
-
     path = tmp_path / "fit.ckpt"
     with pytest.raises(Interrupt):
-        GPClassifier(checkpoint=str(path), **params).fit(X, y, callbacks=[stop])
+        GPClassifier(checkpoint=str(path), **params).fit(X, y, callbacks=[interrupt_at(4)])
     with pytest.warns(UserWarning, match="resuming"):
         resumed = GPClassifier(checkpoint=str(path), **params).fit(X, y)
     np.testing.assert_allclose(resumed.predict_proba(X), full.predict_proba(X), atol=1e-10)
@@ -285,14 +284,5 @@ def test_vi_natural_gradient_steps_reach_a_stationary_point_of_the_elbo():
     grads = torch.autograd.grad(elbo, q)
     assert max(g.abs().max().item() for g in grads) < 1e-4
     plain = _build("vi", Z, len(y))
-    opt = torch.optim.LBFGS([plain.q_mean, plain.q_sqrt], max_iter=2000, tolerance_grad=1e-10,
-                            tolerance_change=1e-14, line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        loss = -plain.objective(X, y, idx)
-        loss.backward()
-        return loss
-
-    opt.step(closure)
+    _maximise(plain, [plain.q_mean, plain.q_sqrt], X, y, idx, iterations=2000, tolerance_grad=1e-10)
     assert elbo.item() == pytest.approx(plain.objective(X, y, idx).item(), abs=1e-6)

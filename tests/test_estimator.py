@@ -8,6 +8,8 @@ from alphagp import GPClassifier
 from alphagp.data import load_bundled
 from alphagp.training import CheckpointResumed
 
+from conftest import Interrupt, interrupt_at
+
 FAST = dict(n_inducing=10, max_iter=15, random_state=0)
 
 
@@ -112,17 +114,9 @@ def test_checkpoint_resume_reproduces_the_uninterrupted_fit(thyroid, tmp_path):
     X, y = thyroid
     params = dict(n_inducing=10, max_iter=12, batch_size=50, random_state=3)
     full = GPClassifier(**params).fit(X, y)
-
-    class Interrupt(Exception):
-        pass
-
-    def stop_after_five(state):
-        if state.epoch == 5:
-            raise Interrupt
-
     path = tmp_path / "fit.ckpt"
     with pytest.raises(Interrupt):
-        GPClassifier(checkpoint=str(path), **params).fit(X, y, callbacks=[stop_after_five])
+        GPClassifier(checkpoint=str(path), **params).fit(X, y, callbacks=[interrupt_at(5)])
     assert path.exists()
     with pytest.warns(CheckpointResumed, match="resuming the fit from epoch 4 of 12"):
         resumed = GPClassifier(checkpoint=str(path), **params).fit(X, y)

@@ -19,6 +19,15 @@ from .projection import projected_marginals
 MIN_VARIANCE = 1e-10
 
 
+def per_point_totals(c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor, n_classes: int):
+    """Sum the two-sided sites of the factors (i, k) ``[B, C, 2]`` into per-point, per-class
+    totals ``[B, C]`` (scalable EP eq. 26-27): class y_i collects the winning-side sites
+    (``[..., 0]``) of all C - 1 factors of point i, class k != y_i the losing side of factor (i, k)."""
+    onehot = torch.nn.functional.one_hot(y, n_classes).to(c1.dtype)
+    return (c1[..., 1] + onehot * c1[..., 0].sum(1, keepdim=True),
+            c2[..., 1] + onehot * c2[..., 0].sum(1, keepdim=True))
+
+
 class SparseGPMethod(nn.Module):
     """Kernel, inducing points and likelihood of a sparse multi-class GP; subclasses add q.
 

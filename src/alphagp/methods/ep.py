@@ -48,7 +48,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky
-from .base import MIN_VARIANCE, SiteMethod
+from .base import MIN_VARIANCE, SiteMethod, per_point_totals
 from .projection import projected_marginals
 
 
@@ -94,14 +94,8 @@ class ScalableEP(SiteMethod):
 
     # ------------------------------------------------------------------ site bookkeeping
     def _per_point(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
-        """Sum factor sites ``[B, C, 2]`` into per-point, per-class totals ``[B, C]`` (eq. 26-27).
-
-        Class y_i collects the winning-side sites of all C - 1 factors of point i; class k != y_i
-        the losing side of factor (i, k).
-        """
-        onehot = torch.nn.functional.one_hot(y, self.n_classes).to(c1.dtype)
-        return (c1[..., 1] + onehot * c1[..., 0].sum(1, keepdim=True),
-                c2[..., 1] + onehot * c2[..., 0].sum(1, keepdim=True))
+        """Factor sites ``[B, C, 2]`` summed into per-point, per-class totals ``[B, C]``."""
+        return per_point_totals(c1, c2, y, self.n_classes)
 
     def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
         """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""

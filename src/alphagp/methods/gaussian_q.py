@@ -35,10 +35,6 @@ from .pep import DEFAULT_EPSILON
 from .projection import projected_marginals
 
 
-def _lower(raw: torch.Tensor) -> torch.Tensor:
-    return torch.tril(raw)
-
-
 class GaussianQMethod(SparseGPMethod):
     """Base of the gradient-fitted methods; ``local_update`` only evaluates the objective.
 
@@ -86,7 +82,7 @@ class GaussianQMethod(SparseGPMethod):
 
     # ------------------------------------------------------------------ free Gaussian q
     def _sqrt(self) -> torch.Tensor:
-        return _lower(self.q_sqrt)
+        return torch.tril(self.q_sqrt)
 
     def _latent_marginals(self, L, Psi):
         """Means and variances ``[C, B]`` of h = psi' w under q = N(mu, R R')."""
@@ -223,7 +219,7 @@ class APEP(GaussianQMethod):
 
     def _natural(self, shrink: float = 1.0):
         """Whitened natural parameters of prior * phi^shrink: (I + shrink R R', shrink eta)."""
-        R = _lower(self.site_sqrt)
+        R = torch.tril(self.site_sqrt)
         eye = torch.eye(R.shape[-1], dtype=R.dtype, device=R.device)
         return eye + shrink * (R @ R.transpose(-1, -2)), shrink * self.site_natural
 

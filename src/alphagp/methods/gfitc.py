@@ -36,7 +36,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
-from .base import MIN_VARIANCE, SparseGPMethod, StoredQ
+from .base import MIN_VARIANCE, SparseGPMethod, StoredQ, per_point_totals
 
 
 class GFITC(StoredQ, SparseGPMethod):
@@ -82,16 +82,9 @@ class GFITC(StoredQ, SparseGPMethod):
                 "ep_tol": self.ep_tol}
 
     # ------------------------------------------------------------------ the EP algebra
-    def _point_totals(self, y):
-        """Total site precision and natural mean per point and class on f_i^c, ``[N, C]`` each."""
-        onehot = torch.nn.functional.one_hot(y, self.n_classes).to(self.site_tau.dtype)
-        tau, nu = self.site_tau, self.site_nu
-        return (tau[..., 1] + onehot * tau[..., 0].sum(1, keepdim=True),
-                nu[..., 1] + onehot * nu[..., 0].sum(1, keepdim=True))
-
     def _posterior(self, Psi, s, y):
         """q at the current sites: whitened (B, b, chol), f-marginals ``[N, C]``, per-point terms."""
-        pi, nu = self._point_totals(y)
+        pi, nu = per_point_totals(self.site_tau, self.site_nu, y, self.n_classes)   # on f_i^c, [N, C]
         S = s.T
         denom = 1.0 + S * pi
         Bm = torch.eye(Psi.shape[1], dtype=Psi.dtype, device=Psi.device) + (Psi * (pi / denom).T[:, None, :]) @ Psi.mT

@@ -56,20 +56,23 @@ class LabelRegression(StoredQ, SparseGPMethod):
         b = (Psi @ (t / s)[..., None])[..., 0]
         return t, Bm, b
 
-    def _objective(self, L, Psi, s, y, idx):
-        """Exact FITC log marginal likelihood of the one-hot labels, summed over classes."""
+    def _log_marginal(self, Psi, s, y, idx):
+        """Exact FITC log marginal likelihood of the one-hot labels, summed over classes, and q's
+        whitened natural parameters (B, b) it was computed from."""
         if idx.numel() != self.n_data:
             raise ValueError("label regression is batch only (its exact marginal likelihood is not a sum over points)")
         t, Bm, b = self._posterior(Psi, s, y)
         LB = stable_cholesky(Bm)
         c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
         g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
-        return g_q.sum() - (0.5 * torch.log(2 * math.pi * s) + 0.5 * t * t / s).sum()
+        return g_q.sum() - (0.5 * torch.log(2 * math.pi * s) + 0.5 * t * t / s).sum(), Bm, b
+
+    def _objective(self, L, Psi, s, y, idx):
+        return self._log_marginal(Psi, s, y, idx)[0]
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """The exact posterior at the current kernel (kept for prediction) and the log marginal likelihood."""
         L, Psi, s = self._features(X)
-        objective = self._objective(L, Psi, s, y, idx)
-        _, Bm, b = self._posterior(Psi.detach(), s.detach(), y)
-        self._store_q(L.detach(), Bm, b)
+        objective, Bm, b = self._log_marginal(Psi, s, y, idx)
+        self._store_q(L.detach(), Bm.detach(), b.detach())
         return objective
