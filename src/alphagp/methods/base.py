@@ -37,11 +37,8 @@ class SparseGPMethod(nn.Module):
 
     ``BATCH_OPTIMIZER`` names the optimiser used in batch training: ``"sign-adaptive"`` where
     closed-form updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too.
-    The papers train VI and GFITC with L-BFGS; measured here, L-BFGS (strong-Wolfe line search,
-    one iteration per epoch) left VI on Satellite (M = 5%) at test NLL 1.03 with two classes'
-    amplitudes collapsed to 0, against 0.48 with Adam at rate 0.01 after the same 250 epochs,
-    and GFITC took 318 s (22,631 EP sweeps in its line searches) against 0.32 NLL at a fraction
-    of the time with the sign-adaptive rule (DESIGN.md).
+    The papers train VI and GFITC with L-BFGS; DESIGN.md ("The method family") says why these
+    use Adam and the sign-adaptive rule instead.
     """
 
     TRAINING_STATE: tuple[str, ...] = ()
