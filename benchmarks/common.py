@@ -7,6 +7,7 @@ import platform
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,3 +54,8 @@ def base_row(benchmark: str, **fields) -> dict:
     tree was dirty then, the machine, and ``fields``."""
     return {"benchmark": benchmark, "library": "alphagp", "commit": RUN_COMMIT, "dirty": RUN_DIRTY,
             "machine": machine(), **fields}
+
+
+def class_index(y_test, y_train) -> np.ndarray:
+    """Class indices of ``y_test`` in the sorted labels of ``y_train`` (the estimator's order)."""
+    return np.searchsorted(np.unique(y_train), y_test)

@@ -249,6 +249,31 @@ def alpha_ranks(results: str = "uci_alpha") -> None:
             print(f"| {m} | {' | '.join(cells)} |")
 
 
+def selection_table(results: str = "select_validation") -> None:
+    """Settings chosen on validation splits (``uci.py --validation``): for each method, every
+    setting's mean validation NLL and error over the (data set, split, M) cases that all its
+    settings ran, and how often each setting had the lowest NLL."""
+    rows = [r for r in load(results) if r.get("scored_on") == "validation"]
+    by_method = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        setting = json.dumps({"learning_rate": r["learning_rate"], **(r.get("method_params") or {})}, sort_keys=True)
+        by_method[r["method"]][(r["dataset"], r["seed"], r["M_fraction"])][setting] = r
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}")
+    for method, cases in by_method.items():
+        settings = sorted({s for case in cases.values() for s in case})
+        complete = [c for c in cases.values() if len(c) == len(settings)]
+        wins = defaultdict(int)
+        for case in complete:
+            wins[min(settings, key=lambda s: case[s]["test_nll"])] += 1
+        print(f"\n#### {method}: {len(complete)} (data set, split, M) cases, scored on validation rows\n")
+        print("| setting | mean validation NLL | mean validation error | lowest NLL in | mean seconds |")
+        print("| --- | --- | --- | --- | --- |")
+        for s in settings:
+            v = [c[s] for c in complete]
+            print(f"| `{s}` | {np.mean([r['test_nll'] for r in v]):.4f} | {np.mean([r['test_error'] for r in v]):.4f} "
+                  f"| {wins[s]} | {np.mean([r['train_seconds'] for r in v]):.1f} |")
+
+
 def uci_comparison(*results: str) -> None:
     """Test NLL of several UCI runs side by side (for example several initial learning rates)."""
     results = results or ("uci", "uci_lr0.1")
@@ -439,7 +464,7 @@ def exact_posterior_table() -> None:
           f"factorised {cell(rows, 'factorised_chain_max_gap')}")
 
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}
