@@ -10,6 +10,9 @@ metrics over the last ``--last`` evaluations. The paper reports SEP at 2.08% err
 
     python benchmarks/mnist.py --method sep --threads 2 --max-minutes 120 --learning-rate-decay 0.95 \
         --eval-every 2 --output mnist_validated.jsonl
+
+Any method that trains on mini-batches runs, with its alpha after a colon (issue 10's curves:
+``--method sep``, ``--method pep:0.5``, ``--method vi``).
 """
 
 from __future__ import annotations
@@ -22,13 +25,15 @@ import torch
 
 from alphagp import GPClassifier
 from alphagp.data import load_mnist
+from alphagp.methods import METHODS
 
 from common import append_row, base_row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--method", default="sep", choices=["ep", "sep"])
+    minibatch = [name for name, spec in METHODS.items() if spec.cls.SUPPORTS_MINI_BATCHES]
+    parser.add_argument("--method", default="sep", help=f"one of {minibatch}, optionally with ':alpha'")
     parser.add_argument("--n-inducing", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--max-epochs", type=int, default=100)
@@ -39,8 +44,9 @@ def main() -> None:
     parser.add_argument("--lengthscale", type=float, default=10.0,
                         help="initial lengthscale on raw [0, 1] pixels (about the typical distance "
                              "between two images; pixels are not standardised)")
-    parser.add_argument("--damping", type=float, default=1.0,
-                        help="EP damping; SEP replaces damping x |B| / N of its tied factor per step")
+    parser.add_argument("--damping", type=float, default=None,
+                        help="EP damping (default 1 for the methods that damp; SEP replaces damping x |B| / N "
+                             "of its tied factor per step)")
     parser.add_argument("--validation", type=int, default=10_000,
                         help="the last this many training images form the validation split")
     parser.add_argument("--eval-every", type=int, default=2)
@@ -52,12 +58,13 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     X, y, Xte, yte = load_mnist()
     Xtr, ytr, Xva, yva = X[:-args.validation], y[:-args.validation], X[-args.validation:], y[-args.validation:]
-    clf = GPClassifier(method=args.method, n_inducing=args.n_inducing, batch_size=args.batch_size,
-                       max_iter=args.max_epochs, damping=args.damping, learning_rate=args.learning_rate,
+    method, _, alpha = args.method.partition(":")
+    clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=args.n_inducing,
+                       batch_size=args.batch_size, max_iter=args.max_epochs, damping=args.damping, learning_rate=args.learning_rate,
                        learning_rate_decay=args.learning_rate_decay, standardize=False,
                        kernel_params={"lengthscale": args.lengthscale}, random_state=args.seed, n_jobs=args.threads,
                        verbose=False)
-    settings = dict(dataset="mnist", method=args.method.upper(), alpha=1.0, seed=args.seed, M=args.n_inducing,
+    settings = dict(dataset="mnist", method=args.method.upper(), seed=args.seed, M=args.n_inducing,
                     batch_size=args.batch_size, n_train=len(ytr), n_validation=len(yva),
                     learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
                     damping=args.damping, selection="lowest validation NLL")
@@ -69,6 +76,7 @@ def main() -> None:
             return  # the last epoch is always evaluated
         val, test = clf.evaluate(Xva, yva), clf.evaluate(Xte, yte)
         row = base_row("mnist-validated", phase="eval", epoch=state.epoch, train_seconds=state.train_seconds,
+                       alpha=getattr(clf.model_, "alpha", None),
                        **{f"val_{k}": v for k, v in val.items()}, **{f"test_{k}": v for k, v in test.items()},
                        **settings)
         append_row(args.output, row)
@@ -87,7 +95,7 @@ def main() -> None:
     test = clf.evaluate(Xte, yte)
     last = evaluations[-args.last:]
     row = base_row("mnist-validated", phase="selected", epoch=best["epoch"], train_seconds=best["train_seconds"],
-                   val_nll=best["val_nll"], **{f"test_{k}": v for k, v in test.items()},
+                   val_nll=best["val_nll"], alpha=getattr(clf.model_, "alpha", None), **{f"test_{k}": v for k, v in test.items()},
                    epochs_run=clf.n_iter_, n_last=len(last),
                    **{f"last_mean_test_{k}": float(np.mean([r[f"test_{k}"] for r in last]))
                       for k in ("error", "nll", "ece", "brier")},

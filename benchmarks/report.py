@@ -3,6 +3,9 @@
     python benchmarks/report.py uci      # Tables 2 and 3 of the scalable-EP paper (EP and SEP)
     python benchmarks/report.py table2   # the same, complete: GFITC, EP, SEP and VI (uci_table2.jsonl)
     python benchmarks/report.py alpharanks uci_alpha   # Figure 1 of the alpha paper: ranks over (method, alpha)
+    python benchmarks/report.py select   # settings chosen on validation splits (select_validation.jsonl)
+    python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
+    python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
     python benchmarks/report.py uci uci_lr0.1   # the same for another results file
     python benchmarks/report.py ucicompare uci uci_lr0.3 uci_lr0.1   # test NLL of UCI runs side by side
@@ -368,6 +371,75 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
                   f"| {curve[-1]['test_nll']:.3f} |")
 
 
+def mean_curve(rows: list[dict]) -> list[dict]:
+    """The evaluations of ``rows`` (one per split, evaluated at the same iterations) averaged
+    point by point, up to the shortest curve."""
+    n = min(len(r["curve"]) for r in rows)
+    return [{"iteration": rows[0]["curve"][i]["iteration"],
+             **{f: float(np.mean([r["curve"][i][f] for r in rows])) for f in ("train_seconds", "test_nll", "test_error")}}
+            for i in range(n)]
+
+
+def curves_report(results: str, line: str, panel: str, png: str, title: str) -> dict:
+    """Split-averaged test NLL against training time, one line per value of ``line`` and one
+    panel per value of ``panel``, saved to benchmarks/results/<png>; prints the final values."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = load(results)
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r[panel], r[line])].append(r)
+    curves = {key: mean_curve(rs) for key, rs in groups.items()}
+    panels = sorted({k[0] for k in groups}, key=str)
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
+    print(f"| {panel} | {line} | splits | iterations | training seconds | final test NLL | final test error |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
+    for ax, p in zip(axes[0], panels):
+        for (q, name), curve in sorted(curves.items(), key=str):
+            if q != p:
+                continue
+            ax.plot([c["train_seconds"] for c in curve], [c["test_nll"] for c in curve], label=str(name))
+            last = curve[-1]
+            print(f"| {p} | {name} | {len(groups[(q, name)])} | {last['iteration']} | {last['train_seconds']:.1f} "
+                  f"| {last['test_nll']:.3f} | {last['test_error']:.3f} |")
+        ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL", title=f"{title}, {panel} = {p}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / png, dpi=110)
+    print(f"\nfigure: benchmarks/results/{png}")
+    return curves
+
+
+def satellite_time_figure(results: str = "satellite_time") -> None:
+    """EP paper Figure 4: GFITC, SEP and VI on Satellite, test NLL against training time for
+    M = 4, 20, 100 (batch training, split-averaged)."""
+    curves_report(results, "method", "M", "satellite_time.png", "Satellite")
+
+
+def vi_vs_gpflow_table(results: str = "vi_vs_gpflow") -> None:
+    """alphagp's VI beside GPflow's SVGP on the same problems: split-averaged curves per data set,
+    the final test NLL difference per split, and the training time of each (GPflow's with and
+    without its first step, which traces the TensorFlow graph)."""
+    rows = load(results)
+    curves_report(results, "library", "dataset", "vi_vs_gpflow.png", "VI")
+    pairs = defaultdict(dict)
+    for r in rows:
+        pairs[(r["dataset"], r["seed"])][r["library"]] = r
+    print("\n| data set | splits | NLL alphagp − GPflow (mean ± s.e.) | alphagp s | GPflow s | GPflow s after "
+          "its first step | ratio GPflow / alphagp (after first step) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for ds in sorted({k[0] for k in pairs}):
+        ps = [p for (d, _), p in pairs.items() if d == ds and len(p) == 2]
+        a = np.mean([p["alphagp"]["train_seconds"] for p in ps])
+        g = np.mean([p["gpflow"]["train_seconds"] for p in ps])
+        g1 = np.mean([p["gpflow"]["train_seconds"] - p["gpflow"]["first_step_seconds"] for p in ps])
+        diff = [p["alphagp"]["final_test_nll"] - p["gpflow"]["final_test_nll"] for p in ps]
+        se = np.std(diff, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+        print(f"| {ds} | {len(ps)} | {np.mean(diff):+.3f} ± {se:.3f} | {a:.1f} | {g:.1f} | {g1:.1f} | {g1 / a:.1f} |")
+
+
 def fit_time_table(results: str = "fit_time") -> None:
     """Like for like: whole-fit time per split beside the R code's, and per split whether and when
     the test NLL reaches the paper's value (at its printed precision)."""
@@ -464,7 +536,8 @@ def exact_posterior_table() -> None:
           f"factorised {cell(rows, 'factorised_chain_max_gap')}")
 
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
+              "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}

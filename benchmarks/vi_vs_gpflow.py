@@ -38,8 +38,8 @@ EPSILON = 1e-3
 
 def run_alphagp(problem: dict) -> list[dict]:
     clf = GPClassifier(method="vi", n_inducing=problem["Z"].shape[1], inducing_points=problem["Z"],
-                       standardize=False, epsilon=EPSILON, max_iter=int(problem["iterations"]),
-                       learning_rate=float(problem["learning_rate"]), tol=0.0, n_jobs=1, random_state=0)
+                       standardize=False, epsilon=EPSILON, max_iter=int(problem["iterations"]), tol=None,
+                       learning_rate=float(problem["learning_rate"]), n_jobs=1, random_state=0)
     every = int(problem["eval_every"])
     recorder = MetricsRecorder(clf.predict_proba, problem["X_test"], problem["y_test"], every=every)
     clf.fit(problem["X_train"], problem["y_train"], callbacks=[recorder])
