@@ -5,6 +5,7 @@
     python benchmarks/report.py alpharanks uci_alpha   # Figure 1 of the alpha paper: ranks over (method, alpha)
     python benchmarks/report.py select   # settings chosen on validation splits (select_validation.jsonl)
     python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
+    python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5 and VI against time
     python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
     python benchmarks/report.py uci uci_lr0.1   # the same for another results file
@@ -380,13 +381,12 @@ def mean_curve(rows: list[dict]) -> list[dict]:
             for i in range(n)]
 
 
-def curves_report(results: str, line: str, panel: str, png: str, title: str) -> dict:
+def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str) -> None:
     """Split-averaged test NLL against training time, one line per value of ``line`` and one
     panel per value of ``panel``, saved to benchmarks/results/<png>; prints the final values."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    rows = load(results)
     groups = defaultdict(list)
     for r in rows:
         groups[(r[panel], r[line])].append(r)
@@ -409,13 +409,12 @@ def curves_report(results: str, line: str, panel: str, png: str, title: str) -> 
     fig.tight_layout()
     fig.savefig(RESULTS / png, dpi=110)
     print(f"\nfigure: benchmarks/results/{png}")
-    return curves
 
 
 def satellite_time_figure(results: str = "satellite_time") -> None:
     """EP paper Figure 4: GFITC, SEP and VI on Satellite, test NLL against training time for
     M = 4, 20, 100 (batch training, split-averaged)."""
-    curves_report(results, "method", "M", "satellite_time.png", "Satellite")
+    curves_report(load(results), "method", "M", "satellite_time.png", "Satellite")
 
 
 def vi_vs_gpflow_table(results: str = "vi_vs_gpflow") -> None:
@@ -423,7 +422,7 @@ def vi_vs_gpflow_table(results: str = "vi_vs_gpflow") -> None:
     the final test NLL difference per split, and the training time of each (GPflow's with and
     without its first step, which traces the TensorFlow graph)."""
     rows = load(results)
-    curves_report(results, "library", "dataset", "vi_vs_gpflow.png", "VI")
+    curves_report(rows, "library", "dataset", "vi_vs_gpflow.png", "VI")
     pairs = defaultdict(dict)
     for r in rows:
         pairs[(r["dataset"], r["seed"])][r["library"]] = r
@@ -438,6 +437,25 @@ def vi_vs_gpflow_table(results: str = "vi_vs_gpflow") -> None:
         diff = [p["alphagp"]["final_test_nll"] - p["gpflow"]["final_test_nll"] for p in ps]
         se = np.std(diff, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
         print(f"| {ds} | {len(ps)} | {np.mean(diff):+.3f} ± {se:.3f} | {a:.1f} | {g:.1f} | {g1:.1f} | {g1 / a:.1f} |")
+
+
+def mnist_methods_figure(results: str = "mnist_methods") -> None:
+    """MNIST test NLL and error against training time for each method of ``mnist.py`` runs (one
+    run per method), and the validation-selected row of each."""
+    evals, selected = defaultdict(list), []
+    for r in load(results):
+        (evals[r["method"]].append(r) if r["phase"] == "eval" else selected.append(r))
+    rows = [{"dataset": "mnist", "method": m, "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
+             "curve": [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
+                        "test_error": e["test_error"]} for e in rs]} for m, rs in evals.items()]
+    curves_report(rows, "method", "dataset", "mnist_methods.png", "MNIST")
+    print("\n| method | alpha | epochs run | selected epoch | its training s | validation NLL | test error (%) "
+          "| test NLL | mean test error of the last evaluations (%) | mean test NLL of the last |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in selected:
+        print(f"| {r['method']} | {r['alpha']} | {r['epochs_run']} | {r['epoch']} | {r['train_seconds']:.0f} "
+              f"| {r['val_nll']:.4f} | {100 * r['test_error']:.2f} | {r['test_nll']:.4f} "
+              f"| {100 * r['last_mean_test_error']:.2f} | {r['last_mean_test_nll']:.4f} |")
 
 
 def fit_time_table(results: str = "fit_time") -> None:
@@ -537,7 +555,8 @@ def exact_posterior_table() -> None:
 
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
-              "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
+              "mnistmethods": mnist_methods_figure, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}
