@@ -9,7 +9,11 @@ methods, columns M; training points coloured by class, decision boundaries in bl
 points as black-edged dots. Test error and NLL on 2,000 further points go to
 benchmarks/results/inducing_placement.jsonl.
 
-    python benchmarks/inducing_placement.py --threads 1
+    python benchmarks/inducing_placement.py --threads 1 --M 1 4 16 64 256
+
+With ``--alphas`` the columns are values of alpha at the single M given (alpha paper Figure 2:
+``--methods pep apep arpep rpapep --alphas 0.001 0.5 1 --M 128 --n-train 1000 --figure
+inducing_placement_alpha.png``).
 """
 
 from __future__ import annotations
@@ -48,31 +52,37 @@ def main() -> None:
     parser.add_argument("--M", nargs="+", type=int, default=[1, 4, 16, 64])
     parser.add_argument("--n-train", type=int, default=500)
     parser.add_argument("--max-iter", type=int, default=300)
+    parser.add_argument("--alphas", nargs="+", type=float, default=None,
+                        help="columns are these alphas (at the first --M) instead of the values of M")
+    parser.add_argument("--figure", default="inducing_placement.png", help="PNG in benchmarks/results")
+    parser.add_argument("--output", default="inducing_placement.jsonl", help="results file in benchmarks/results")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
+    columns = [(args.M[0], a) for a in args.alphas] if args.alphas else [(m, None) for m in args.M]
     torch.set_num_threads(args.threads)
     X, y, X_test, y_test = problem(args.n_train, 2000)
     grid = np.linspace(-2.5, 2.5, 150)
     G1, G2 = np.meshgrid(grid, grid)
     G = np.stack([G1.ravel(), G2.ravel()], 1)
-    fig, axes = plt.subplots(len(args.methods), len(args.M), figsize=(2.6 * len(args.M), 2.6 * len(args.methods)),
+    fig, axes = plt.subplots(len(args.methods), len(columns), figsize=(2.6 * len(columns), 2.6 * len(args.methods)),
                              squeeze=False)
     colours = np.array(["tab:blue", "tab:red", "tab:green"])
     for i, spec in enumerate(args.methods):
-        method, _, alpha = spec.partition(":")
-        for j, m in enumerate(args.M):
+        for j, (m, column_alpha) in enumerate(columns):
+            method, _, alpha = spec.partition(":")
+            alpha = column_alpha if column_alpha is not None else (float(alpha) if alpha else None)
             start_Z = X[np.random.default_rng(m).choice(len(y), m, replace=False)]
-            clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, inducing_points=start_Z,
+            clf = GPClassifier(method=method, alpha=alpha, inducing_points=start_Z,
                                kernel_params=TRUE_KERNEL, optimize_hyperparameters=False, standardize=False,
                                max_iter=args.max_iter, random_state=0, n_jobs=args.threads)
             start = time.perf_counter()
             clf.fit(X, y)
             seconds = time.perf_counter() - start
             metrics = clf.evaluate(X_test, y_test)
-            append_row("inducing_placement.jsonl", base_row(
-                "inducing-placement", method=spec, M=m, n_train=len(y), max_iter=args.max_iter,
+            append_row(args.output, base_row(
+                "inducing-placement", figure=args.figure, method=spec, alpha=getattr(clf.model_, "alpha", None), M=m, n_train=len(y), max_iter=args.max_iter,
                 test_error=metrics["error"], test_nll=metrics["nll"], train_seconds=seconds))
-            print(f"{spec:8s} M={m:4d} err={metrics['error']:.3f} nll={metrics['nll']:.3f} {seconds:.1f}s", flush=True)
+            print(f"{spec:8s} alpha={alpha} M={m:4d} err={metrics['error']:.3f} nll={metrics['nll']:.3f} {seconds:.1f}s", flush=True)
             ax = axes[i, j]
             ax.scatter(X[:, 0], X[:, 1], c=colours[y], s=3, alpha=0.5, linewidths=0)
             ax.contour(G1, G2, clf.predict_proba(G).argmax(1).reshape(G1.shape), levels=[0.5, 1.5], colors="k",
@@ -84,12 +94,12 @@ def main() -> None:
             ax.set_xlim(-2.5, 2.5)
             ax.set_ylim(-2.5, 2.5)
             if i == 0:
-                ax.set_title(f"M = {m}")
+                ax.set_title(f"alpha = {column_alpha:g}" if column_alpha is not None else f"M = {m}")
             if j == 0:
                 ax.set_ylabel(spec.upper())
     fig.tight_layout()
-    fig.savefig(RESULTS / "inducing_placement.png", dpi=110)
-    print(f"figure: {RESULTS / 'inducing_placement.png'}")
+    fig.savefig(RESULTS / args.figure, dpi=110)
+    print(f"figure: {RESULTS / args.figure}")
 
 
 if __name__ == "__main__":
