@@ -226,8 +226,10 @@ def baselines_tables(results: str = "uci_baselines") -> None:
 
 
 def alpha_ranks(results: str = "uci_alpha") -> None:
-    """Figure 1 of the alpha paper: the average rank (1 = best) of every (method, alpha) by test NLL
-    and by test error, ranked jointly within each (data set, split, M) that has all of them."""
+    """Figure 1 of the alpha paper (and its Appendix D for the error). Within each (data set,
+    split, M) case: for a fixed method, the rank (1 = best) of each alpha among that method's
+    alphas (the figure's points); for a fixed alpha, the rank of each method among the four (the
+    figure's colours). Averages over the cases that have every (method, alpha)."""
     from scipy.stats import rankdata
     rows = load(results)
     configs = sorted({r["method"] for r in rows})
@@ -240,17 +242,30 @@ def alpha_ranks(results: str = "uci_alpha") -> None:
     methods = sorted({c.split(":")[0] for c in configs})
     alphas = sorted({c.split(":")[1] for c in configs if ":" in c}, key=float)
     for metric in ("test_nll", "test_error"):
-        ranks = defaultdict(list)
+        over_alpha, over_method = defaultdict(list), defaultdict(list)
         for case in complete:
-            values = [case[c][metric] for c in configs]
-            for c, rank in zip(configs, rankdata(values)):
-                ranks[c].append(rank)
-        print(f"\n#### average rank by {metric.replace('_', ' ')} (lower is better)\n")
+            for m in methods:
+                for a, rank in zip(alphas, rankdata([case[f"{m}:{a}"][metric] for a in alphas])):
+                    over_alpha[(m, a)].append(rank)
+            for a in alphas:
+                for m, rank in zip(methods, rankdata([case[f"{m}:{a}"][metric] for m in methods])):
+                    over_method[(m, a)].append(rank)
+        name = metric.replace("_", " ")
+        for title, ranks, n in ((f"rank of each alpha within its method, by {name} (1 to {len(alphas)})",
+                                 over_alpha, len(alphas)),
+                                (f"rank of each method at a fixed alpha, by {name} (1 to {len(methods)})",
+                                 over_method, len(methods))):
+            print(f"\n#### average {title}; lower is better\n")
+            print(f"| method | {' | '.join(f'alpha={a}' for a in alphas)} |")
+            print("| --- " * (len(alphas) + 1) + "|")
+            for m in methods:
+                print(f"| {m} | {' | '.join(f'{np.mean(ranks[(m, a)]):.2f}' for a in alphas)} |")
+        means = {tuple(c.split(":")): np.mean([case[c][metric] for case in complete]) for c in configs}
+        print(f"\n#### mean {name} over the cases\n")
         print(f"| method | {' | '.join(f'alpha={a}' for a in alphas)} |")
         print("| --- " * (len(alphas) + 1) + "|")
         for m in methods:
-            cells = [f"{np.mean(ranks[f'{m}:{a}']):.1f}" if ranks.get(f"{m}:{a}") else "–" for a in alphas]
-            print(f"| {m} | {' | '.join(cells)} |")
+            print(f"| {m} | {' | '.join(f'{means[(m, a)]:.3f}' for a in alphas)} |")
 
 
 def selection_table(results: str = "select_validation") -> None:
