@@ -406,18 +406,17 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str)
     for r in rows:
         groups[(r[panel], r[line])].append(r)
     curves = {key: mean_curve(rs) for key, rs in groups.items()}
-    panels = sorted({k[0] for k in groups}, key=str)
+    panels = sorted({k[0] for k in groups})
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
     print(f"| {panel} | {line} | splits | iterations | training seconds | final test NLL | final test error |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
     for ax, p in zip(axes[0], panels):
-        for (q, name), curve in sorted(curves.items(), key=str):
-            if q != p:
-                continue
+        for name in sorted({k[1] for k in curves if k[0] == p}):
+            curve = curves[(p, name)]
             ax.plot([c["train_seconds"] for c in curve], [c["test_nll"] for c in curve], label=str(name))
             last = curve[-1]
-            print(f"| {p} | {name} | {len(groups[(q, name)])} | {last['iteration']} | {last['train_seconds']:.1f} "
+            print(f"| {p} | {name} | {len(groups[(p, name)])} | {last['iteration']} | {last['train_seconds']:.1f} "
                   f"| {last['test_nll']:.3f} | {last['test_error']:.3f} |")
         ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL", title=f"{title}, {panel} = {p}")
         ax.legend(fontsize=8)
