@@ -26,9 +26,12 @@ def git_commit() -> str:
 
 
 def git_dirty() -> bool | None:
-    """Whether tracked files differ from HEAD (``None`` outside a git checkout)."""
+    """Whether tracked files other than the results in benchmarks/results differ from HEAD (a
+    run appending rows to a results file does not make the code of the next run dirty);
+    ``None`` outside a git checkout."""
     try:
-        return bool(_git("status", "--porcelain", "--untracked-files=no"))
+        return bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                         ":(top,exclude)benchmarks/results"))
     except (OSError, subprocess.CalledProcessError):
         return None
 
