@@ -30,7 +30,7 @@ def git_dirty() -> bool | None:
     run appending rows to a results file does not make the code of the next run dirty);
     ``None`` outside a git checkout."""
     try:
-        return bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".",
+        return bool(_git("status", "--porcelain", "--untracked-files=no", "--", ":/",
                          ":(top,exclude)benchmarks/results"))
     except (OSError, subprocess.CalledProcessError):
         return None
