@@ -410,8 +410,12 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
     print(f"| {panel} | {line} | splits | iterations | training seconds | final test NLL | final test error |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
-    for ax, p in zip(axes[0], panels):
+    ncols = min(4, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, p in zip(axes.flat, panels):
         for name in sorted({k[1] for k in curves if k[0] == p}):
             curve = curves[(p, name)]
             ax.plot([c["train_seconds"] for c in curve], [c["test_nll"] for c in curve], label=str(name))
