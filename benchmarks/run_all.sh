@@ -19,8 +19,28 @@ python threads.py --n-jobs 1 2 --repeats 3
 python exact_posterior.py --seeds 0 1 2 3 4
 python uci.py --threads 2 --splits 3 --datasets satimage --fractions 0.20
 # issue 10: every multi-class method
-python uci.py --threads 1 --splits 5 --methods gfitc ep sep vi --output uci_table2.jsonl \
-    --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
+S="glass new_thyroid svmguide2 vehicle vowel waveform_21 wine"
+for lr in 0.01 0.05; do   # settings chosen on validation splits, never on test rows
+    python uci.py --threads 1 --datasets $S satimage --fractions 0.05 0.1 --splits 3 --methods vi --learning-rate $lr \
+        --validation 0.2 --output select_validation.jsonl
+done
+for tol in 1e-3 1e-5; do
+    python uci.py --threads 1 --datasets $S --fractions 0.05 --splits 3 --methods gfitc \
+        --method-params "{\"ep_tol\": $tol}" --validation 0.2 --output select_validation.jsonl
+done
+python uci.py --threads 1 --splits 5 --methods gfitc ep sep vi --output uci_table2.jsonl --datasets $S
+python uci.py --threads 1 --splits 5 --methods gfitc ep sep vi --output uci_table2.jsonl --datasets satimage
 python uci.py --threads 1 --splits 3 --methods gibbs laplace label_regression pep:0.001 pep:0.5 pep:1 \
     --output uci_baselines.jsonl --datasets glass new_thyroid svmguide2 vehicle vowel waveform_21 wine
-python inducing_placement.py --threads 1 --methods gfitc ep sep pep:0.5 vi --M 1 4 16 64
+python inducing_placement.py --threads 1 --M 1 4 16 64 256
+python inducing_placement.py --threads 1 --methods pep apep arpep rpapep --alphas 0.001 0.5 1 --M 128 --n-train 1000 \
+    --max-iter 500 --figure inducing_placement_alpha.png
+specs=""; for m in pep apep arpep rpapep; do for a in 0.001 0.2 0.4 0.5 0.6 0.8 1; do specs="$specs $m:$a"; done; done
+python uci.py --threads 1 --datasets $S --fractions 0.1 --splits 3 --methods $specs --output uci_alpha.jsonl
+python time_to_nll.py --threads 1 --methods gfitc sep vi --inducing 4 20 100 --rates default --splits 3 \
+    --output satellite_time.jsonl
+[ -x peers/.venv-gpflow/bin/python ] || bash peers/install_gpflow.sh
+python vi_vs_gpflow.py --splits 3 --output vi_vs_gpflow.jsonl
+for m in sep pep:0.5 vi; do
+    python mnist.py --method $m --threads 1 --max-minutes 8 --eval-every 1 --output mnist_methods.jsonl
+done
