@@ -80,9 +80,11 @@ def main() -> None:
             seconds = time.perf_counter() - start
             metrics = clf.evaluate(X_test, y_test)
             append_row(args.output, base_row(
-                "inducing-placement", figure=args.figure, method=spec, alpha=getattr(clf.model_, "alpha", None), M=m, n_train=len(y), max_iter=args.max_iter,
+                "inducing-placement", figure=args.figure, method=spec, alpha=getattr(clf.model_, "alpha", None), M=m,
+                n_train=len(y), max_iter=args.max_iter,
                 test_error=metrics["error"], test_nll=metrics["nll"], train_seconds=seconds))
-            print(f"{spec:8s} alpha={alpha} M={m:4d} err={metrics['error']:.3f} nll={metrics['nll']:.3f} {seconds:.1f}s", flush=True)
+            print(f"{spec:8s} alpha={alpha} M={m:4d} err={metrics['error']:.3f} nll={metrics['nll']:.3f} "
+                  f"{seconds:.1f}s", flush=True)
             ax = axes[i, j]
             ax.scatter(X[:, 0], X[:, 1], c=colours[y], s=3, alpha=0.5, linewidths=0)
             ax.contour(G1, G2, clf.predict_proba(G).argmax(1).reshape(G1.shape), levels=[0.5, 1.5], colors="k",

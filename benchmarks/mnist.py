@@ -60,7 +60,8 @@ def main() -> None:
     Xtr, ytr, Xva, yva = X[:-args.validation], y[:-args.validation], X[-args.validation:], y[-args.validation:]
     method, _, alpha = args.method.partition(":")
     clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=args.n_inducing,
-                       batch_size=args.batch_size, max_iter=args.max_epochs, damping=args.damping, learning_rate=args.learning_rate,
+                       batch_size=args.batch_size, max_iter=args.max_epochs, damping=args.damping,
+                       learning_rate=args.learning_rate,
                        learning_rate_decay=args.learning_rate_decay, standardize=False,
                        kernel_params={"lengthscale": args.lengthscale}, random_state=args.seed, n_jobs=args.threads,
                        verbose=False)
@@ -95,7 +96,8 @@ def main() -> None:
     test = clf.evaluate(Xte, yte)
     last = evaluations[-args.last:]
     row = base_row("mnist-validated", phase="selected", epoch=best["epoch"], train_seconds=best["train_seconds"],
-                   val_nll=best["val_nll"], alpha=getattr(clf.model_, "alpha", None), **{f"test_{k}": v for k, v in test.items()},
+                   val_nll=best["val_nll"], alpha=getattr(clf.model_, "alpha", None),
+                   **{f"test_{k}": v for k, v in test.items()},
                    epochs_run=clf.n_iter_, n_last=len(last),
                    **{f"last_mean_test_{k}": float(np.mean([r[f"test_{k}"] for r in last]))
                       for k in ("error", "nll", "ece", "brier")},

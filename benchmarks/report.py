@@ -392,7 +392,8 @@ def mean_curve(rows: list[dict]) -> list[dict]:
     point by point, up to the shortest curve."""
     n = min(len(r["curve"]) for r in rows)
     return [{"iteration": rows[0]["curve"][i]["iteration"],
-             **{f: float(np.mean([r["curve"][i][f] for r in rows])) for f in ("train_seconds", "test_nll", "test_error")}}
+             **{f: float(np.mean([r["curve"][i][f] for r in rows]))
+                for f in ("train_seconds", "test_nll", "test_error")}}
             for i in range(n)]
 
 

@@ -63,8 +63,9 @@ def main() -> None:
             hit = first_reaching(curve, target) if target is not None else None
             it, seconds = (hit["iteration"], hit["train_seconds"]) if hit else (None, None)
             final = recorder.rows[-1]
-            row = base_row("time-to-nll", dataset=args.dataset, method=method.upper(), alpha=getattr(clf.model_, "alpha", None), seed=seed,
-                           M=m, M_fraction=None if args.inducing else args.fraction, batch_size=None, learning_rate=rate,
+            row = base_row("time-to-nll", dataset=args.dataset, method=method.upper(),
+                           alpha=getattr(clf.model_, "alpha", None), seed=seed, M=m,
+                           M_fraction=None if args.inducing else args.fraction, batch_size=None, learning_rate=rate,
                            target_nll=target, iterations_to_target=it, seconds_to_target=seconds,
                            final_test_nll=final["nll"], final_test_error=final["error"],
                            train_seconds=final["train_seconds"], iterations=clf.n_iter_,

@@ -91,7 +91,8 @@ def main() -> None:
                     curve, extra = run_alphagp(problem), {}
                 else:
                     result = run_gpflow(problem, args.gpflow_python)
-                    curve, extra = result["curve"], {k: result[k] for k in ("version", "tensorflow", "first_step_seconds")}
+                    curve = result["curve"]
+                    extra = {k: result[k] for k in ("version", "tensorflow", "first_step_seconds")}
                 final = curve[-1]
                 row = base_row("vi-vs-gpflow", dataset=name, method="VI", seed=seed, M=m, M_fraction=args.fraction,
                                learning_rate=args.learning_rate, iterations=args.iterations, epsilon=EPSILON,
