@@ -5,6 +5,7 @@
     python benchmarks/report.py alpharanks uci_alpha   # Figure 1 of the alpha paper: ranks over (method, alpha)
     python benchmarks/report.py select   # settings chosen on validation splits (select_validation.jsonl)
     python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
+    python benchmarks/report.py placement   # inducing-point placement: error / NLL per method and M or alpha
     python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5 and VI against time
     python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
@@ -364,12 +365,7 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
     groups = defaultdict(list)
     for (method, rate, _), r in latest.items():
         groups[(method, rate)].append(r)
-    mean_curves = {}
-    for key, rows in groups.items():
-        points = zip(*(r["curve"] for r in rows))  # splits share the evaluation iterations
-        mean_curves[key] = [{"iteration": ps[0]["iteration"],
-                             "train_seconds": float(np.mean([p["train_seconds"] for p in ps])),
-                             "test_nll": float(np.mean([p["test_nll"] for p in ps]))} for ps in points]
+    mean_curves = {key: mean_curve(rows) for key, rows in groups.items()}
     print("| method | initial rate | splits | target | reached at iteration | training time (s) "
           "| ~60 s / crossing time (not a speed-up: see above) | NLL after all iterations |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -397,9 +393,10 @@ def mean_curve(rows: list[dict]) -> list[dict]:
             for i in range(n)]
 
 
-def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str) -> None:
+def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str) -> dict:
     """Split-averaged test NLL against training time, one line per value of ``line`` and one
-    panel per value of ``panel``, saved to benchmarks/results/<png>; prints the final values."""
+    panel per value of ``panel``, saved to benchmarks/results/<png>; prints the final values and
+    returns the mean curves by (panel value, line value)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -428,34 +425,75 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str)
     fig.tight_layout()
     fig.savefig(RESULTS / png, dpi=110)
     print(f"\nfigure: benchmarks/results/{png}")
+    return curves
 
 
 def satellite_time_figure(results: str = "satellite_time") -> None:
     """EP paper Figure 4: GFITC, SEP and VI on Satellite, test NLL against training time for
     M = 4, 20, 100 (batch training, split-averaged)."""
-    curves_report(load(results), "method", "M", "satellite_time.png", "Satellite")
+    curves = curves_report(load(results), "method", "M", "satellite_time.png", "Satellite")
+    print("\n| M | method | time to reach GFITC's final NLL + 0.005 (s) | lowest NLL on the curve | at (s) |")
+    print("| --- | --- | --- | --- | --- |")
+    for (m, method), curve in sorted(curves.items()):
+        target = curves[(m, "GFITC")][-1]["test_nll"] + 0.005
+        hit = first_reaching(curve, target)
+        low = min(curve, key=lambda p: p["test_nll"])
+        reached = f"{hit['train_seconds']:.1f}" if hit else "never"
+        print(f"| {m} | {method} | {reached} | {low['test_nll']:.3f} "
+              f"| {low['train_seconds']:.1f} |")
 
 
-def vi_vs_gpflow_table(results: str = "vi_vs_gpflow") -> None:
+def vi_vs_gpflow_table(results: str = "vi_vs_gpflow", reference_iteration: int = 250) -> None:
     """alphagp's VI beside GPflow's SVGP on the same problems: split-averaged curves per data set,
-    the final test NLL difference per split, and the training time of each (GPflow's with and
-    without its first step, which traces the TensorFlow graph)."""
+    the test NLL of both and their difference per split after ``reference_iteration`` (Table 2's
+    budget) and after all iterations, and the training time of each (GPflow's with and without
+    its first step, which traces the TensorFlow graph)."""
     rows = load(results)
     curves_report(rows, "library", "dataset", "vi_vs_gpflow.png", "VI")
     pairs = defaultdict(dict)
     for r in rows:
         pairs[(r["dataset"], r["seed"])][r["library"]] = r
-    print("\n| data set | splits | NLL alphagp − GPflow (mean ± s.e.) | alphagp s | GPflow s | GPflow s after "
-          "its first step | ratio GPflow / alphagp (after first step) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    def nll_at(row, iteration):
+        return next(p["test_nll"] for p in row["curve"] if p["iteration"] == iteration)
+
+    def compared(ps, iteration):
+        """Mean NLL alphagp / GPflow (difference, mean ± standard error) at ``iteration``."""
+        a, g = ([nll_at(p[lib], iteration) for p in ps] for lib in ("alphagp", "gpflow"))
+        diff = np.subtract(a, g)
+        se = np.std(diff, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+        return f"{np.mean(a):.3f} / {np.mean(g):.3f} ({np.mean(diff):+.3f} ± {se:.3f})"
+
+    print(f"\n| data set | splits | NLL alphagp / GPflow after {reference_iteration} iterations | after all "
+          "| alphagp s | GPflow s | GPflow s without its first step | GPflow / alphagp, first step left out |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for ds in sorted({k[0] for k in pairs}):
         ps = [p for (d, _), p in pairs.items() if d == ds and len(p) == 2]
+        last = ps[0]["alphagp"]["iterations"]
         a = np.mean([p["alphagp"]["train_seconds"] for p in ps])
         g = np.mean([p["gpflow"]["train_seconds"] for p in ps])
         g1 = np.mean([p["gpflow"]["train_seconds"] - p["gpflow"]["first_step_seconds"] for p in ps])
-        diff = [p["alphagp"]["final_test_nll"] - p["gpflow"]["final_test_nll"] for p in ps]
-        se = np.std(diff, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
-        print(f"| {ds} | {len(ps)} | {np.mean(diff):+.3f} ± {se:.3f} | {a:.1f} | {g:.1f} | {g1:.1f} | {g1 / a:.1f} |")
+        print(f"| {ds} | {len(ps)} | {compared(ps, reference_iteration)} | {compared(ps, last)} | {a:.1f} "
+              f"| {g:.1f} | {g1:.1f} | {g1 / a:.2f} |")
+
+
+def placement_tables(results: str = "inducing_placement") -> None:
+    """Test error / NLL of the inducing-placement runs, per figure, from the newest commit that
+    wrote it: methods against M (EP paper Figure 3) or against alpha (alpha paper Figure 2)."""
+    figures = defaultdict(list)
+    for r in load(results):
+        figures[r.get("figure", "inducing_placement.png")].append(r)
+    for figure, rows in figures.items():
+        rows = [r for r in rows if r["commit"] == rows[-1]["commit"]]
+        column = "alpha" if figure.endswith("alpha.png") else "M"
+        columns = sorted({r[column] for r in rows})
+        cells = {(r["method"], r[column]): r for r in rows}
+        print(f"\n#### {figure}: commit {rows[-1]['commit']} (dirty: {rows[-1]['dirty']}), test error / NLL\n")
+        print(f"| method | {' | '.join(f'{column} = {c:g}' for c in columns)} | mean seconds per fit |")
+        print("| --- " * (len(columns) + 2) + "|")
+        for method in dict.fromkeys(r["method"] for r in rows):
+            fits = [cells[(method, c)] for c in columns]
+            print(f"| {method.upper()} | " + " | ".join(f"{f['test_error']:.3f} / {f['test_nll']:.3f}" for f in fits)
+                  + f" | {np.mean([f['train_seconds'] for f in fits]):.0f} |")
 
 
 def mnist_methods_figure(results: str = "mnist_methods") -> None:
@@ -575,7 +613,7 @@ def exact_posterior_table() -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "mnistmethods": mnist_methods_figure, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}

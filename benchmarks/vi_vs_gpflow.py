@@ -26,7 +26,9 @@ import numpy as np
 import torch
 
 from alphagp import GPClassifier
+from alphagp.data.streaming import column_mean_std
 from alphagp.inducing import init_inducing_points
+from alphagp.kernels import ARDKernel
 from alphagp.training import MetricsRecorder
 
 from common import append_row, base_row, class_index
@@ -36,7 +38,7 @@ PEERS = Path(__file__).resolve().parent / "peers"
 EPSILON = 1e-3
 
 
-def run_alphagp(problem: dict) -> list[dict]:
+def run_alphagp(problem: dict) -> tuple[list[dict], dict]:
     clf = GPClassifier(method="vi", n_inducing=problem["Z"].shape[1], inducing_points=problem["Z"],
                        standardize=False, epsilon=EPSILON, max_iter=int(problem["iterations"]), tol=None,
                        learning_rate=float(problem["learning_rate"]), n_jobs=1, random_state=0)
@@ -44,17 +46,18 @@ def run_alphagp(problem: dict) -> list[dict]:
     recorder = MetricsRecorder(clf.predict_proba, problem["X_test"], problem["y_test"], every=every)
     clf.fit(problem["X_train"], problem["y_train"], callbacks=[recorder])
     return [{"iteration": r["epoch"], "train_seconds": r["train_seconds"], "test_nll": r["nll"],
-             "test_error": r["error"]} for r in recorder.rows]
+             "test_error": r["error"]} for r in recorder.rows], {}
 
 
-def run_gpflow(problem: dict, python: Path) -> dict:
+def run_gpflow(problem: dict, python: Path) -> tuple[list[dict], dict]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "problem.npz"
         np.savez(path, **problem)
         out = subprocess.run([str(python), str(PEERS / "gpflow_svgp.py"), str(path)], check=True,
                              stdout=subprocess.PIPE, text=True, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin",
                                                                   "TF_CPP_MIN_LOG_LEVEL": "2"})
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["curve"], {k: result[k] for k in ("version", "tensorflow", "first_step_seconds")}
 
 
 def main() -> None:
@@ -74,31 +77,26 @@ def main() -> None:
     for name in args.datasets:
         for seed in range(args.splits):
             Xtr, Xte, ytr, yte = split(name, seed)
-            mean, std = Xtr.mean(0), Xtr.std(0)
+            mean, std = column_mean_std(Xtr)              # the estimator's standardisation
             std = np.where(std > 0, std, 1.0)
             Xtr, Xte = (Xtr - mean) / std, (Xte - mean) / std
             C, D = len(np.unique(ytr)), Xtr.shape[1]
             m = max(1, round(args.fraction * len(ytr)))
-            Z = init_inducing_points(Xtr, C, m, rng=np.random.default_rng(seed))
+            kernel = ARDKernel(C, D)                      # alphagp's initial kernel, shared with GPflow
             problem = {"X_train": Xtr, "y_train": class_index(ytr, ytr), "X_test": Xte,
-                       "y_test": class_index(yte, ytr), "Z": Z,
-                       # alphagp's initial kernel (ARDKernel's defaults)
-                       "lengthscale": np.full((C, D), np.sqrt(D)), "amplitude": np.ones(C), "noise": np.full(C, 0.1),
+                       "y_test": class_index(yte, ytr),
+                       "Z": init_inducing_points(Xtr, C, m, rng=np.random.default_rng(seed)),
+                       **{k: getattr(kernel, k).detach().numpy() for k in ("lengthscale", "amplitude", "noise")},
                        "epsilon": EPSILON, "learning_rate": args.learning_rate, "iterations": args.iterations,
                        "eval_every": args.eval_every}
-            for library in ("alphagp", "gpflow"):
-                if library == "alphagp":
-                    curve, extra = run_alphagp(problem), {}
-                else:
-                    result = run_gpflow(problem, args.gpflow_python)
-                    curve = result["curve"]
-                    extra = {k: result[k] for k in ("version", "tensorflow", "first_step_seconds")}
+            runners = {"alphagp": run_alphagp, "gpflow": lambda p: run_gpflow(p, args.gpflow_python)}
+            for library, run in runners.items():
+                curve, extra = run(problem)
                 final = curve[-1]
-                row = base_row("vi-vs-gpflow", dataset=name, method="VI", seed=seed, M=m, M_fraction=args.fraction,
-                               learning_rate=args.learning_rate, iterations=args.iterations, epsilon=EPSILON,
-                               final_test_nll=final["test_nll"], final_test_error=final["test_error"],
+                row = base_row("vi-vs-gpflow", library=library, dataset=name, method="VI", seed=seed, M=m,
+                               M_fraction=args.fraction, learning_rate=args.learning_rate, iterations=args.iterations,
+                               epsilon=EPSILON, final_test_nll=final["test_nll"], final_test_error=final["test_error"],
                                train_seconds=final["train_seconds"], curve=curve, **extra)
-                row["library"] = library
                 append_row(args.output, row)
                 print(f"{name:12s} split={seed} M={m:3d} {library:8s} nll={final['test_nll']:.3f} "
                       f"err={final['test_error']:.3f} {final['train_seconds']:.1f}s", flush=True)

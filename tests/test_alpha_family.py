@@ -152,8 +152,6 @@ def test_apep_with_one_data_point_equals_pep():
         assert apep.objective(X, y, idx).item() == pytest.approx(pep.objective(X, y, idx).item(), abs=1e-8)
 
 
-
-
 @pytest.mark.parametrize("name", ["ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "vi", "label_regression"])
 def test_objective_gradients_match_finite_differences(name):
     """Directional derivatives of every objective (kernel, inducing points, q), sites held fixed

@@ -93,13 +93,9 @@ class ScalableEP(SiteMethod):
         return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
 
     # ------------------------------------------------------------------ site bookkeeping
-    def _per_point(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
-        """Factor sites ``[B, C, 2]`` summed into per-point, per-class totals ``[B, C]``."""
-        return per_point_totals(c1, c2, y, self.n_classes)
-
     def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
         """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
-        return self._per_point(self.factor_c1[idx], self.factor_c2[idx], y)
+        return per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
 
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, y, idx):
@@ -214,7 +210,8 @@ class ScalableEP(SiteMethod):
         keep = (proper & ok)[..., None]
         rho = self.damping
         if self.tied:
-            prec, nat = self._per_point(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y)
+            prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
+                                         self.n_classes)
             batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
                                                      self._weighted_sum(Psi, nat))
             frac = rho * int(keep.sum()) / self._n_factors  # the share of the tied factor replaced
