@@ -42,7 +42,16 @@ RUN_COMMIT, RUN_DIRTY = git_commit(), git_dirty()
 
 
 def machine() -> str:
-    return f"{platform.machine()} {torch.get_num_threads()} threads, torch {torch.__version__}"
+    """Processor, thread count and torch build, e.g. to tell this machine's rows from a lent one's."""
+    return f"{_cpu_model()} ({platform.machine()}) {torch.get_num_threads()} threads, torch {torch.__version__}"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "cpu")
+    except OSError:
+        return platform.processor() or "cpu"
 
 
 def append_row(filename: str, row: dict) -> None:

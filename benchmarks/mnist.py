@@ -47,6 +47,8 @@ def main() -> None:
     parser.add_argument("--damping", type=float, default=None,
                         help="EP damping (default 1 for the methods that damp; SEP replaces damping x |B| / N "
                              "of its tied factor per step)")
+    parser.add_argument("--inducing", choices=("auto", "learn", "fixed"), default="auto",
+                        help="optimize_inducing: 'auto' (the estimator's default), True or False")
     parser.add_argument("--validation", type=int, default=10_000,
                         help="the last this many training images form the validation split")
     parser.add_argument("--eval-every", type=int, default=2)
@@ -62,13 +64,14 @@ def main() -> None:
     clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=args.n_inducing,
                        batch_size=args.batch_size, max_iter=args.max_epochs, damping=args.damping,
                        learning_rate=args.learning_rate,
+                       optimize_inducing={"auto": "auto", "learn": True, "fixed": False}[args.inducing],
                        learning_rate_decay=args.learning_rate_decay, standardize=False,
                        kernel_params={"lengthscale": args.lengthscale}, random_state=args.seed, n_jobs=args.threads,
                        verbose=False)
     settings = dict(dataset="mnist", method=args.method.upper(), seed=args.seed, M=args.n_inducing,
                     batch_size=args.batch_size, n_train=len(ytr), n_validation=len(yva),
                     learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
-                    damping=args.damping, selection="lowest validation NLL")
+                    damping=args.damping, inducing=args.inducing, selection="lowest validation NLL")
     evaluations: list[dict] = []
     best: dict = {}
 
@@ -77,7 +80,7 @@ def main() -> None:
             return  # the last epoch is always evaluated
         val, test = clf.evaluate(Xva, yva), clf.evaluate(Xte, yte)
         row = base_row("mnist-validated", phase="eval", epoch=state.epoch, train_seconds=state.train_seconds,
-                       alpha=getattr(clf.model_, "alpha", None),
+                       alpha=getattr(clf.model_, "alpha", None), optimize_inducing=clf.optimize_inducing_,
                        **{f"val_{k}": v for k, v in val.items()}, **{f"test_{k}": v for k, v in test.items()},
                        **settings)
         append_row(args.output, row)
@@ -97,6 +100,7 @@ def main() -> None:
     last = evaluations[-args.last:]
     row = base_row("mnist-validated", phase="selected", epoch=best["epoch"], train_seconds=best["train_seconds"],
                    val_nll=best["val_nll"], alpha=getattr(clf.model_, "alpha", None),
+                   optimize_inducing=clf.optimize_inducing_,
                    **{f"test_{k}": v for k, v in test.items()},
                    epochs_run=clf.n_iter_, n_last=len(last),
                    **{f"last_mean_test_{k}": float(np.mean([r[f"test_{k}"] for r in last]))

@@ -66,7 +66,7 @@ def _make_classifier(args):
                         learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
                         shared_hyperparameters=args.shared_hyperparameters, inducing_init=args.inducing_init,
                         optimize_hyperparameters=not args.fixed_hyperparameters,
-                        optimize_inducing=not args.fixed_inducing, standardize=not args.no_standardize,
+                        optimize_inducing=False if args.fixed_inducing else "auto", standardize=not args.no_standardize,
                         tol=args.tol, n_iter_no_change=args.n_iter_no_change, checkpoint=args.checkpoint,
                         dtype=args.dtype, n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
 

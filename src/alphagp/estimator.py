@@ -133,9 +133,15 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     kernel_params : dict or None
         Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays). Lengthscales
         refer to standardised features when ``standardize=True``. Defaults: sqrt(D), 1, 0.1.
-    optimize_hyperparameters, optimize_inducing : bool
-        Learn the kernel hyper-parameters / the inducing inputs (like scikit-learn's
-        ``optimizer=None`` when both are False: only the EP approximation is fitted).
+    optimize_hyperparameters : bool
+        Learn the kernel hyper-parameters (like scikit-learn's ``optimizer=None`` when this and
+        ``optimize_inducing`` are False: only the approximation is fitted).
+    optimize_inducing : bool or "auto"
+        Learn the inducing inputs. ``"auto"`` learns them except with mini-batches for the
+        methods with per-point sites (``ep``, ``rep``, ``pep``), whose stored sites go stale
+        when the inducing inputs move between refreshes and then diverge (DESIGN.md,
+        "Per-point sites on mini-batches"); ``True`` there learns them anyway, with a warning.
+        The choice made is ``optimize_inducing_``.
     standardize : bool
         Scale features to zero mean and unit variance before training.
     tol : float or None
@@ -166,6 +172,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
     alpha_scores_ : dict alpha -> mean held-out log-likelihood per point (``alpha="auto"`` only).
     history_ : list of per-epoch dicts (objective, train_seconds, ...).
+    optimize_inducing_ : bool, whether the inducing inputs were learnt (``optimize_inducing="auto"``
+        resolved).
     n_skipped_updates_ : int, EP site updates refused because the new site would have had
         negative precision or a non-finite value.
     n_improper_cavities_ : int, EP site updates refused because the cavity (q without the
@@ -193,7 +201,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
         "optimize_hyperparameters": ["boolean"],
-        "optimize_inducing": ["boolean"],
+        "optimize_inducing": ["boolean", StrOptions({"auto"})],
         "standardize": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -208,7 +216,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                  method_params=None, batch_size=None, max_iter=250,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="random", inducing_points=None, kernel_params=None,
-                 optimize_hyperparameters=True, optimize_inducing=True, standardize=True,
+                 optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
                  verbose=False, random_state=None):
         self.method = method
@@ -345,7 +353,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         alpha = self.alpha_ if self.alpha == "auto" else self.alpha
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
                                    alpha=alpha, epsilon=self.epsilon, damping=damping, **(self.method_params or {}))
-        self.model_.inducing_points.requires_grad_(bool(self.optimize_inducing))
+        self.optimize_inducing_ = self._learn_inducing(mini)
+        self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
         optimizer = "adam" if mini else self.model_.BATCH_OPTIMIZER
         learning_rate = self.learning_rate
         if learning_rate is None:
@@ -362,6 +371,18 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = state.epoch
         self.model_.after_fit(Xs, y_idx)
         self._set_diagnostics()
+
+    def _learn_inducing(self, mini: bool) -> bool:
+        """Resolve ``optimize_inducing`` for the built model; warn where it is known to diverge."""
+        safe = not mini or self.model_.learns_inducing_on_mini_batches()
+        if self.optimize_inducing == "auto":
+            return safe
+        if self.optimize_inducing and not safe:
+            warnings.warn(f"method={self.method!r} keeps per-point sites, which go stale when the inducing "
+                          "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
+                          "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
+                          UserWarning, stacklevel=4)
+        return bool(self.optimize_inducing)
 
     def _set_diagnostics(self) -> None:
         self.diagnostics_ = self.model_.diagnostics()
@@ -459,6 +480,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             "method": {"name": self.method, "config": self.model_.config(),
                        "training_state": bool(include_training_state)},
             "state": state, "history": self.history_, "n_iter": int(self.n_iter_),
+            "optimize_inducing": bool(self.optimize_inducing_),
             "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}})
 
     @classmethod
@@ -486,6 +508,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                                       **method["config"])
             clf.model_.load_state_dict(state)
             clf.history_, clf.n_iter_ = content["history"], int(content["n_iter"])
+            clf.optimize_inducing_ = bool(content.get("optimize_inducing", params["optimize_inducing"]))
             clf.alpha_ = getattr(clf.model_, "alpha", None)
             if content.get("alpha_scores"):
                 clf.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}

@@ -71,6 +71,11 @@ class SparseGPMethod(nn.Module):
         s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(MIN_VARIANCE)
         return L, Psi, s
 
+    def learns_inducing_on_mini_batches(self) -> bool:
+        """Whether mini-batch training may move the inducing inputs (the default of
+        ``GPClassifier(optimize_inducing="auto")``); see :class:`SiteMethod` for the exception."""
+        return True
+
     def after_fit(self, X, y) -> None:
         """Called once after the training epochs with all training rows (``[N, D]``, standardised)
         and class indices ``[N]``; a no-op except for methods with a second stage (sampling)."""
@@ -154,6 +159,18 @@ class SiteMethod(SparseGPMethod):
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
             # False once a full-batch update stored sites without refreshing factor_v
             self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
+
+    def learns_inducing_on_mini_batches(self) -> bool:
+        """False for per-point sites (EP, REP, PEP); True for the tied factor of SEP.
+
+        Per-point sites sit in the running sum along the directions v_i of their last refresh,
+        once per epoch. Moving inducing inputs changes what u means at every step, so the
+        unrefreshed sites go stale; without the forgetting of SEP's tied factor, stale sites
+        drive the new ones to grow without bound. Measured (BENCHMARKS.md, "Per-point EP on
+        mini-batches"): on MNIST, EP and PEP with learnt inducing inputs diverge at every Adam
+        rate from 0.01 down to 0.0003, and are stable and improving with them fixed.
+        """
+        return not hasattr(self, "factor_v")
 
     # ------------------------------------------------------------------ Gaussian algebra
     @staticmethod
