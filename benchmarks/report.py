@@ -6,7 +6,8 @@
     python benchmarks/report.py select   # settings chosen on validation splits (select_validation.jsonl)
     python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
     python benchmarks/report.py placement   # inducing-point placement: error / NLL per method and M or alpha
-    python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5 and VI against time
+    python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5, EP and VI against time
+    python benchmarks/report.py mnistsites   # MNIST: per-point EP/PEP learning the inducing inputs
     python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
     python benchmarks/report.py uci uci_lr0.1   # the same for another results file
@@ -496,23 +497,44 @@ def placement_tables(results: str = "inducing_placement") -> None:
                   + f" | {np.mean([f['train_seconds'] for f in fits]):.0f} |")
 
 
+def _machine_label(row: dict) -> str:
+    """Short name of the machine of a row: the lent GPU machine's CPUs or this one's."""
+    return "lent device (16-core Xeon)" if "+cu" in row["machine"] else "this machine (2-core)"
+
+
 def mnist_methods_figure(results: str = "mnist_methods") -> None:
     """MNIST test NLL and error against training time for each method of ``mnist.py`` runs (one
-    run per method), and the validation-selected row of each."""
+    run per method and machine), and the validation-selected row of each."""
     evals, selected = defaultdict(list), []
     for r in load(results):
-        (evals[r["method"]].append(r) if r["phase"] == "eval" else selected.append(r))
-    rows = [{"dataset": "mnist", "method": m, "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
+        (evals[(r["method"], _machine_label(r))].append(r) if r["phase"] == "eval" else selected.append(r))
+    rows = [{"dataset": machine, "method": m, "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
              "curve": [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
-                        "test_error": e["test_error"]} for e in rs]} for m, rs in evals.items()]
+                        "test_error": e["test_error"]} for e in rs]} for (m, machine), rs in evals.items()]
     curves_report(rows, "method", "dataset", "mnist_methods.png", "MNIST")
-    print("\n| method | alpha | epochs run | selected epoch | its training s | validation NLL | test error (%) "
-          "| test NLL | mean test error of the last evaluations (%) | mean test NLL of the last |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n| machine | commit (dirty) | method | inducing inputs learnt | epochs run | selected epoch "
+          "| its training s | validation NLL | test error (%) | test NLL | mean test error of the last evaluations (%) "
+          "| mean test NLL of the last |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in selected:
-        print(f"| {r['method']} | {r['alpha']} | {r['epochs_run']} | {r['epoch']} | {r['train_seconds']:.0f} "
+        print(f"| {_machine_label(r)} | {r['commit']} ({r['dirty']}) | {r['method']} | {r.get('optimize_inducing', True)} "
+              f"| {r['epochs_run']} | {r['epoch']} | {r['train_seconds']:.0f} "
               f"| {r['val_nll']:.4f} | {100 * r['test_error']:.2f} | {r['test_nll']:.4f} "
               f"| {100 * r['last_mean_test_error']:.2f} | {r['last_mean_test_nll']:.4f} |")
+
+
+def mnist_sites_table(results: str = "mnist_sites") -> None:
+    """Validation error and NLL per epoch of MNIST runs that learn the inducing inputs at several
+    Adam rates (per-point EP and PEP against SEP)."""
+    runs = defaultdict(list)
+    for r in load(results):
+        if r["phase"] == "eval":
+            runs[(r["method"], r["learning_rate"], _machine_label(r), r["commit"], r["dirty"])].append(r)
+    print("| machine | commit (dirty) | method | Adam rate | validation error % / NLL after each epoch |")
+    print("| --- | --- | --- | --- | --- |")
+    for (method, lr, machine, commit, dirty), rs in runs.items():
+        curve = ", ".join(f"{100 * e['val_error']:.1f} / {e['val_nll']:.3f}" for e in rs)
+        print(f"| {machine} | {commit} ({dirty}) | {method} | {lr:g} | {curve} |")
 
 
 def fit_time_table(results: str = "fit_time") -> None:
@@ -613,7 +635,7 @@ def exact_posterior_table() -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}
