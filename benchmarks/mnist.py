@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=2)
     parser.add_argument("--last", type=int, default=5, help="evaluations averaged in the selected row")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="torch device of the model: cpu, cuda, cuda:1, ...")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default="mnist_validated.jsonl", help="results file in benchmarks/results")
     args = parser.parse_args()
@@ -67,11 +68,12 @@ def main() -> None:
                        optimize_inducing={"auto": "auto", "learn": True, "fixed": False}[args.inducing],
                        learning_rate_decay=args.learning_rate_decay, standardize=False,
                        kernel_params={"lengthscale": args.lengthscale}, random_state=args.seed, n_jobs=args.threads,
+                       device=args.device,
                        verbose=False)
     settings = dict(dataset="mnist", method=args.method.upper(), seed=args.seed, M=args.n_inducing,
                     batch_size=args.batch_size, n_train=len(ytr), n_validation=len(yva),
                     learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
-                    damping=args.damping, inducing=args.inducing, selection="lowest validation NLL")
+                    damping=args.damping, inducing=args.inducing, device=args.device, selection="lowest validation NLL")
     evaluations: list[dict] = []
     best: dict = {}
 

@@ -31,7 +31,7 @@ DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 MODEL_KIND = "alphagp.GPClassifier"
 # Settings a resumed checkpoint may change: the optimisation schedule and how a fit is run.
 _SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
-                    "checkpoint", "verbose", "n_jobs")
+                    "checkpoint", "verbose", "n_jobs", "device")
 _KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
@@ -46,6 +46,8 @@ def _plain(value):
         return np.asarray(value).tolist()
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if isinstance(value, torch.device):
+        return str(value)
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -160,6 +162,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         Threads PyTorch uses inside ``fit`` and ``predict`` (restored afterwards), as in
         scikit-learn: ``None`` means 1, ``-1`` all cores. One thread does not slow down when
         other work runs on the machine; more threads help on an idle machine (BENCHMARKS.md).
+    device : str, torch.device or None
+        Where the model's tensors live and its arithmetic runs: ``"cpu"`` (``None``), ``"cuda"``,
+        ``"cuda:1"``, ... Data are moved there one batch at a time; predictions come back as
+        NumPy arrays. A fit resumed from a checkpoint, or a loaded model, may use another device.
     verbose : bool
         Progress: a bar on a terminal, a line every few seconds when output goes to a file.
     random_state : int or None
@@ -208,6 +214,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         "checkpoint": [str, os.PathLike, None],
         "dtype": [StrOptions(set(_DTYPES))],
         "n_jobs": [Integral, None],
+        "device": [str, torch.device, None],
         "verbose": ["verbose"],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
@@ -218,7 +225,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
-                 verbose=False, random_state=None):
+                 device=None, verbose=False, random_state=None):
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha
@@ -243,12 +250,27 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.checkpoint = checkpoint
         self.dtype = dtype
         self.n_jobs = n_jobs
+        self.device = device
         self.verbose = verbose
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
+    def _device(self) -> torch.device:
+        """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""
+        if self.device is None:
+            return torch.device("cpu")
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError) as err:
+            raise ValueError(f"device must name a torch device such as 'cpu' or 'cuda', got {self.device!r}") from err
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} was asked for but this PyTorch build sees no CUDA device "
+                             f"(torch {torch.__version__}); use device='cpu'")
+        return device
+
     def _check_params(self, n_features: int, n_classes: int) -> None:
         """The parameter checks that need the data's shape (the rest is ``_validate_params``)."""
+        self._device()
         if self.n_jobs == 0:
             raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
         unknown = set(self.kernel_params or {}) - set(_KERNEL_PARAMS)
@@ -353,6 +375,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         alpha = self.alpha_ if self.alpha == "auto" else self.alpha
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
                                    alpha=alpha, epsilon=self.epsilon, damping=damping, **(self.method_params or {}))
+        self.model_.to(self._device())
         self.optimize_inducing_ = self._learn_inducing(mini)
         self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
         optimizer = "adam" if mini else self.model_.BATCH_OPTIMIZER
@@ -429,8 +452,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = _DTYPES[self.dtype]
         with torch_threads(self.n_jobs):
-            out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype)).numpy()
-                   for i in range(0, len(Xs), chunk_size)]
+            device = self.model_.inducing_points.device
+            out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype, device=device))
+                   .cpu().numpy() for i in range(0, len(Xs), chunk_size)]
         proba = np.concatenate(out).astype(np.float64)
         if not np.all(np.isfinite(proba)):
             raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
@@ -484,8 +508,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}})
 
     @classmethod
-    def load(cls, path) -> GPClassifier:
-        """Read an estimator written by :meth:`save`.
+    def load(cls, path, device=None) -> GPClassifier:
+        """Read an estimator written by :meth:`save`, onto ``device`` (``None``: the device it was
+        fitted with, which must be available here; ``"cpu"`` loads a GPU-fitted model anywhere).
 
         Raises :class:`~alphagp.serialization.ModelFileError` (a ``ValueError``) for a file that
         is not an alphagp model, is damaged or truncated, or comes from a newer format version.
@@ -493,6 +518,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         content = serialization.read(path, MODEL_KIND)
         try:
             params = content["params"]
+            if device is not None:
+                params = {**params, "device": _plain(device)}
             clf = cls(**params)
             clf.classes_ = np.array(content["classes"]["values"], dtype=content["classes"]["dtype"])
             if content["feature_names_in"] is not None:
@@ -507,6 +534,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             clf.model_ = build_method(method["name"], Z, kernel, site_storage=method["training_state"],
                                       **method["config"])
             clf.model_.load_state_dict(state)
+            clf.model_.to(clf._device())
             clf.history_, clf.n_iter_ = content["history"], int(content["n_iter"])
             clf.optimize_inducing_ = bool(content.get("optimize_inducing", params["optimize_inducing"]))
             clf.alpha_ = getattr(clf.model_, "alpha", None)

@@ -177,7 +177,9 @@ class Trainer:
         self.settings = dict(settings or {})
         self.verbose = verbose
         self.generator = torch.Generator().manual_seed(int(seed))
-        self._dtype = next(t.dtype for t in method.state_dict().values() if t.is_floating_point())  # inputs follow the model
+        # inputs follow the model: its floating dtype and its device
+        self._dtype = next(t.dtype for t in method.state_dict().values() if t.is_floating_point())
+        self._device = next(iter(method.state_dict().values())).device
         self._params = [p for p in method.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
         self.state = TrainingState()
@@ -239,11 +241,11 @@ class Trainer:
         for start in range(0, n, self.batch_size):
             yield order[start:start + self.batch_size].sort().values
 
-    @staticmethod
-    def _rows(X, idx: torch.Tensor, dtype) -> torch.Tensor:
+    def _rows(self, X, idx: torch.Tensor) -> torch.Tensor:
+        """Rows ``idx`` of ``X`` (a tensor already on the model's device, or an array or memory-map)."""
         if isinstance(X, torch.Tensor):
-            return X[idx]
-        return torch.as_tensor(np.asarray(X[idx.numpy()]), dtype=dtype)
+            return X[idx.to(X.device)]
+        return torch.as_tensor(np.asarray(X[idx.numpy()]), dtype=self._dtype, device=self._device)
 
     # ------------------------------------------------------------------ the loop
     def fit(self, X, y) -> TrainingState:
@@ -252,9 +254,9 @@ class Trainer:
         dtype = self._dtype
         if self.checkpoint:
             self._fingerprint = {"data": data_fingerprint(X, y), "settings": self.settings}
-        y_t = torch.as_tensor(np.asarray(y), dtype=torch.long)
+        y_t = torch.as_tensor(np.asarray(y), dtype=torch.long, device=self._device)
         if self._full_batch(n):
-            X = torch.as_tensor(np.asarray(X), dtype=dtype)  # batch training: convert once
+            X = torch.as_tensor(np.asarray(X), dtype=dtype, device=self._device)  # batch training: convert once
         if self.checkpoint and self.checkpoint.exists():
             self._load()
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
@@ -280,7 +282,8 @@ class Trainer:
         start = time.perf_counter()
         total = 0.0
         for idx in self._batches(n):
-            total += self._step(self._rows(X, idx, self._dtype), y_t[idx], idx, n) * len(idx) / n
+            idx_d = idx.to(self._device)
+            total += self._step(self._rows(X, idx), y_t[idx_d], idx_d, n) * len(idx) / n
             bar.update(1)
         st = self.state
         st.epoch += 1

@@ -200,7 +200,7 @@ class RPAPEP(GaussianQMethod):
         b = (P @ self.q_mean[..., None])[..., 0]
         quad = (self.q_mean * b).sum(-1)                        # mu' S^{-1} mu
         g_q = 0.5 * log_det_S + 0.5 * quad
-        g_cav = 0.5 * log_det_S - 0.5 * M * torch.log(torch.as_tensor(r, dtype=R.dtype)) + 0.5 * r * quad
+        g_cav = 0.5 * log_det_S - 0.5 * M * torch.log(torch.as_tensor(r, dtype=R.dtype, device=R.device)) + 0.5 * r * quad
         eye = torch.eye(M, dtype=R.dtype, device=R.device)
         LB = stable_cholesky(r * P + a * eye)                   # cavity times prior^alpha
         c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]

@@ -44,7 +44,7 @@ def _truncated_normal(mean, sd, lower, upper, generator):
     lo, hi = torch.where(flip, -b, a), torch.where(flip, -a, b)
     log_hi = torch.special.log_ndtr(hi)
     r = torch.exp(torch.special.log_ndtr(lo) - log_hi)
-    u = torch.rand(mean.shape, dtype=mean.dtype, generator=generator)
+    u = torch.rand(mean.shape, dtype=mean.dtype, generator=generator).to(mean.device)  # CPU stream on any device
     log_p = log_hi + torch.log(r + u * (1.0 - r))
     z = torch.special.ndtri(torch.exp(log_p).clamp(1e-300, 1.0 - 1e-16))
     z = torch.minimum(torch.maximum(torch.where(flip, -z, z), a), b)
@@ -82,35 +82,36 @@ class GibbsSampler(PowerEP):
     @torch.no_grad()
     def after_fit(self, X, y) -> None:
         """Run the sampler at the fitted hyper-parameters on the training data ``X`` ``[N, D]``, ``y`` ``[N]``."""
-        X = torch.as_tensor(np.asarray(X), dtype=self.samples.dtype)
-        y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+        device = self.samples.device
+        X = torch.as_tensor(np.asarray(X), dtype=self.samples.dtype, device=device)
+        y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
         _, Psi, s = self._features(X)                                            # [C, M, N], [C, N]
         C, M, N = Psi.shape
-        g = torch.Generator().manual_seed(self.seed)
+        g = torch.Generator().manual_seed(self.seed)  # on the CPU: the same draws on every device
         eps = self.likelihood.epsilon
         p_error_if_right = (eps / C) / (1.0 - eps + eps / C)
         # w^c | f^c: precision I + Psi diag(1/s) Psi'; mean = precision^-1 Psi (f / s)
-        chol = stable_cholesky(torch.eye(M, dtype=Psi.dtype) + (Psi / s[:, None, :]) @ Psi.mT)
+        chol = stable_cholesky(torch.eye(M, dtype=Psi.dtype, device=device) + (Psi / s[:, None, :]) @ Psi.mT)
         onehot = torch.nn.functional.one_hot(y, C).bool()
-        rows = torch.arange(N)
+        rows = torch.arange(N, device=device)
         sd = torch.sqrt(s.T)                                                      # [N, C]
         f = torch.where(onehot, 1.0, -1.0).to(Psi.dtype)                          # consistent with y
-        w = torch.zeros(C, M, dtype=Psi.dtype)
+        w = torch.zeros(C, M, dtype=Psi.dtype, device=device)
         log_a, log_b = self.likelihood._log_levels(C)
         kept = 0
         for sweep in range(self.burn_in + self.n_samples * self.thin):
             right = f.argmax(1) == y
-            z = ~right | (torch.rand(N, generator=g, dtype=Psi.dtype) < p_error_if_right)
+            z = ~right | (torch.rand(N, generator=g, dtype=Psi.dtype).to(device) < p_error_if_right)
             h = (w[:, None, :] @ Psi)[:, 0].T                                     # [N, C]
             for c in range(C):
-                others = torch.where(torch.arange(C)[None, :] == c, -torch.inf, f).amax(1)
+                others = torch.where(torch.arange(C, device=device)[None, :] == c, -torch.inf, f).amax(1)
                 lower = torch.where(y == c, others, -torch.inf)
                 upper = torch.where(y == c, torch.inf, f[rows, y])
                 lower, upper = torch.where(z, -torch.inf, lower), torch.where(z, torch.inf, upper)
                 f[:, c] = _truncated_normal(h[:, c], sd[:, c], lower, upper, g)
             rhs = (Psi @ (f.T / s)[..., None])[..., 0]
             mean = torch.cholesky_solve(rhs[..., None], chol)[..., 0]
-            noise = torch.randn(C, M, 1, dtype=Psi.dtype, generator=g)
+            noise = torch.randn(C, M, 1, dtype=Psi.dtype, generator=g).to(device)
             w = mean + torch.linalg.solve_triangular(chol.mT, noise, upper=True)[..., 0]
             if sweep >= self.burn_in and (sweep - self.burn_in) % self.thin == 0:
                 self.samples[kept] = w
@@ -135,7 +136,7 @@ class GibbsSampler(PowerEP):
         """``[N, C]`` class probabilities averaged over the kept draws."""
         self._require_samples()
         _, Psi, s = self._features(X)
-        total = torch.zeros(X.shape[0], self.n_classes, dtype=Psi.dtype)
+        total = torch.zeros(X.shape[0], self.n_classes, dtype=Psi.dtype, device=Psi.device)
         for start in range(0, self.n_samples, chunk):
             h = torch.einsum("scm,cmn->snc", self.samples[start:start + chunk], Psi)
             var = s.T.expand_as(h)
@@ -147,8 +148,8 @@ class GibbsSampler(PowerEP):
         """Counters of the EP training plus the chain's effective sample sizes."""
         out = super().diagnostics()
         if bool(self.sampled):
-            ess = effective_sample_size(self.samples.reshape(self.n_samples, -1).numpy())
+            ess = effective_sample_size(self.samples.reshape(self.n_samples, -1).cpu().numpy())
             out.update(n_samples=self.n_samples, burn_in=self.burn_in, thin=self.thin,
                        ess_min=float(ess.min()), ess_median=float(np.median(ess)),
-                       ess_log_likelihood=float(effective_sample_size(self.log_lik_trace.numpy())[0]))
+                       ess_log_likelihood=float(effective_sample_size(self.log_lik_trace.cpu().numpy())[0]))
         return out

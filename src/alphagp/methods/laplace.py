@@ -63,13 +63,13 @@ class LaplaceSoftmax(PowerEP):
         grad = -w + (Psi @ resid.T[..., None])[..., 0]
         W = torch.diag_embed(pi) - pi[:, :, None] * pi[:, None, :]                 # [N, C, C]
         H = torch.einsum("amn,nab,bkn->ambk", Psi, W, Psi).reshape(C * M, C * M)
-        return grad, H + torch.eye(C * M, dtype=w.dtype)
+        return grad, H + torch.eye(C * M, dtype=w.dtype, device=w.device)
 
     @torch.no_grad()
     def after_fit(self, X, y) -> None:
         """Newton's method for the mode at the fitted hyper-parameters; keeps the mode and Hessian."""
-        X = torch.as_tensor(np.asarray(X), dtype=self.mode.dtype)
-        y = torch.as_tensor(np.asarray(y), dtype=torch.long)
+        X = torch.as_tensor(np.asarray(X), dtype=self.mode.dtype, device=self.mode.device)
+        y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=self.mode.device)
         _, Psi, _ = self._features(X)
         w = torch.zeros_like(self.mode)
         value = self.log_posterior(w, Psi, y)
@@ -110,7 +110,7 @@ class LaplaceSoftmax(PowerEP):
         """``[N, C]`` E[softmax(f*)] by Monte Carlo over the C-dimensional Gaussian predictive."""
         mean, cov = self._predictive(X)
         g = torch.Generator().manual_seed(self.seed)
-        eps = torch.randn(self.n_predictive_samples, self.n_classes, dtype=mean.dtype, generator=g)
+        eps = torch.randn(self.n_predictive_samples, self.n_classes, dtype=mean.dtype, generator=g).to(mean.device)
         chol = torch.linalg.cholesky(cov)                                          # [N, C, C]
         f = mean[:, None, :] + torch.einsum("nab,sb->nsa", chol, eps)             # [N, S, C]
         return torch.softmax(f, -1).mean(1)

@@ -1,0 +1,63 @@
+"""``GPClassifier(device=...)``: the model's tensors live on that device, results agree with the
+CPU's. CI has only the CPU; on a machine with CUDA the same tests run there too."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+
+from alphagp import GPClassifier
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _data():
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=4, n_redundant=0, n_classes=3,
+                               random_state=1)
+    return X[:200], y[:200], X[200:], y[200:]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("method,batch_size", [("ep", None), ("sep", 50), ("pep", 50), ("vi", 50), ("gfitc", None),
+                                               ("gibbs", None), ("laplace", None)])
+def test_fit_on_device_matches_the_cpu_fit(device, method, batch_size):
+    X, y, X_test, _ = _data()
+    params = dict(method=method, n_inducing=6, batch_size=batch_size, max_iter=4, random_state=0,
+                  method_params={"n_samples": 20, "burn_in": 10} if method == "gibbs" else None)
+    on_device = GPClassifier(device=device, **params).fit(X, y)
+    tensors = list(on_device.model_.parameters()) + list(on_device.model_.buffers())
+    assert {t.device.type for t in tensors} == {torch.device(device).type}
+    proba = on_device.predict_proba(X_test)
+    assert isinstance(proba, np.ndarray)
+    reference = GPClassifier(device=None, **params).fit(X, y).predict_proba(X_test)
+    np.testing.assert_allclose(proba, reference, atol=1e-6)
+
+
+def test_an_unusable_device_is_a_clear_error(monkeypatch):
+    X, y, _, _ = _data()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="sees no CUDA device"):
+        GPClassifier(device="cuda", max_iter=1).fit(X, y)
+    with pytest.raises(ValueError, match="must name a torch device"):
+        GPClassifier(device="abacus", max_iter=1).fit(X, y)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_saved_model_loads_onto_another_device(tmp_path, device):
+    X, y, X_test, _ = _data()
+    clf = GPClassifier(method="sep", n_inducing=6, batch_size=50, max_iter=2, device=device, random_state=0).fit(X, y)
+    clf.save(tmp_path / "m.alphagp")
+    loaded = GPClassifier.load(tmp_path / "m.alphagp", device="cpu")
+    assert loaded.model_.inducing_points.device.type == "cpu"
+    np.testing.assert_allclose(loaded.predict_proba(X_test), clf.predict_proba(X_test), atol=1e-10)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_checkpointed_fit_resumes_on_the_device(tmp_path, device):
+    X, y, X_test, _ = _data()
+    params = dict(method="sep", n_inducing=6, batch_size=50, random_state=0, checkpoint=str(tmp_path / "fit.ckpt"))
+    GPClassifier(max_iter=2, device="cpu", **params).fit(X, y)
+    with pytest.warns(UserWarning, match="resuming"):
+        resumed = GPClassifier(max_iter=4, device=device, **params).fit(X, y)
+    straight = GPClassifier(max_iter=4, device=device, **{**params, "checkpoint": None}).fit(X, y)
+    np.testing.assert_allclose(resumed.predict_proba(X_test), straight.predict_proba(X_test), atol=1e-8)
