@@ -499,7 +499,9 @@ def placement_tables(results: str = "inducing_placement") -> None:
 
 def _machine_label(row: dict) -> str:
     """Short name of the machine of a row: the lent GPU machine's CPUs or this one's."""
-    return "lent device (16-core Xeon)" if "+cu" in row["machine"] else "this machine (2-core)"
+    if row.get("device", "cpu").startswith("cuda"):
+        return "lent device's GPU (H100)"
+    return "lent device's CPUs (16-core Xeon)" if "+cu" in row["machine"] else "this machine (2-core)"
 
 
 def mnist_methods_figure(results: str = "mnist_methods") -> None:
@@ -511,7 +513,7 @@ def mnist_methods_figure(results: str = "mnist_methods") -> None:
     rows = [{"dataset": machine, "method": m, "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
              "curve": [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
                         "test_error": e["test_error"]} for e in rs]} for (m, machine), rs in evals.items()]
-    curves_report(rows, "method", "dataset", "mnist_methods.png", "MNIST")
+    curves_report(rows, "method", "dataset", f"{results}.png", "MNIST")
     print("\n| machine | commit (dirty) | method | inducing inputs learnt | epochs run | selected epoch "
           "| its training s | validation NLL | test error (%) | test NLL | mean test error of the last evaluations (%) "
           "| mean test NLL of the last |")
