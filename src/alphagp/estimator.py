@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import serialization
 from .data.streaming import StandardizedRows, column_mean_std
+from .distributed import broadcast_state, ensure_process_group
 from .inducing import init_inducing_points
 from .kernels import ARDKernel
 from .methods import METHODS, build_method, method_spec
@@ -31,7 +32,7 @@ DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 MODEL_KIND = "alphagp.GPClassifier"
 # Settings a resumed checkpoint may change: the optimisation schedule and how a fit is run.
 _SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
-                    "checkpoint", "verbose", "n_jobs", "device")
+                    "checkpoint", "verbose", "n_jobs", "device", "distributed")
 _KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
@@ -166,6 +167,14 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         Where the model's tensors live and its arithmetic runs: ``"cpu"`` (``None``), ``"cuda"``,
         ``"cuda:1"``, ... Data are moved there one batch at a time; predictions come back as
         NumPy arrays. A fit resumed from a checkpoint, or a loaded model, may use another device.
+    distributed : bool
+        Data-parallel training across the processes of a ``torch.distributed`` group (started
+        with ``torchrun --nproc-per-node=2 fit.py``; the group is initialised from torchrun's
+        environment if the script has not done so). Every process calls ``fit`` with the same
+        data and settings; each computes its share of every mini-batch and reads only those
+        rows; every process ends with the same model, equal to a one-process fit with the same
+        batch size and seed up to rounding. For ``sep`` and the gradient-fitted methods (``vi``
+        without natural gradients, ``arpep``, ``apep``, ``rpapep``).
     verbose : bool
         Progress: a bar on a terminal, a line every few seconds when output goes to a file.
     random_state : int or None
@@ -215,6 +224,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         "dtype": [StrOptions(set(_DTYPES))],
         "n_jobs": [Integral, None],
         "device": [str, torch.device, None],
+        "distributed": ["boolean"],
         "verbose": ["verbose"],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
@@ -225,7 +235,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
-                 device=None, verbose=False, random_state=None):
+                 device=None, distributed=False, verbose=False, random_state=None):
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha
@@ -251,6 +261,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.dtype = dtype
         self.n_jobs = n_jobs
         self.device = device
+        self.distributed = distributed
         self.verbose = verbose
         self.random_state = random_state
 
@@ -376,6 +387,13 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
                                    alpha=alpha, epsilon=self.epsilon, damping=damping, **(self.method_params or {}))
         self.model_.to(self._device())
+        seed = int(rng.integers(2**31 - 1))
+        if self.distributed:  # the first process's random start and batch order for all
+            ensure_process_group(self._device())
+            broadcast_state(self.model_)
+            seed_t = torch.tensor([seed], device=self._device())
+            torch.distributed.broadcast(seed_t, 0)
+            seed = int(seed_t)
         self.optimize_inducing_ = self._learn_inducing(mini)
         self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
         optimizer = "adam" if mini else self.model_.BATCH_OPTIMIZER
@@ -388,7 +406,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                           learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
                           checkpoint=self.checkpoint, settings=settings, verbose=bool(self.verbose),
-                          seed=int(rng.integers(2**31 - 1)))
+                          seed=seed, distributed=bool(self.distributed))
         state = trainer.fit(Xs, y_idx)
         self.history_ = state.history
         self.n_iter_ = state.epoch

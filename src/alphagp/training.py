@@ -5,7 +5,9 @@ permutation (or as one batch in batch training). Per batch the loop calls
 ``method.local_update`` (closed-form refinement, e.g. EP site updates; a method without one
 just evaluates its objective), which returns the batch's differentiable objective, and takes
 one optimiser step on ``-objective / N``. Inputs may be in-memory arrays or NumPy
-memory-maps; only the rows of the current batch are read.
+memory-maps; only the rows of the current batch are read. With ``distributed=True`` each
+process of a ``torch.distributed`` group computes its share of every batch and the objective
+and gradients are summed across processes before the step (:mod:`alphagp.distributed`).
 
 A checkpoint written at the end of an epoch holds the method, the optimiser, the random
 generator, the history and the early-stopping state, so a fit interrupted at any point and
@@ -33,6 +35,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import serialization
+from .distributed import Reducer, local_share
 from .optim import SignAdaptiveSGD
 
 CHECKPOINT_KIND = "alphagp.checkpoint"
@@ -150,6 +153,12 @@ class Trainer:
             schedule (``max_iter``, learning rate, ``tol``) may change between runs.
         verbose: show progress (a bar on a terminal, a line every few seconds otherwise).
         seed: seed of the batch order.
+        distributed: data-parallel training in the initialised ``torch.distributed`` group:
+            every process must call ``fit`` with the same data, settings and seed; each
+            computes its share of every batch, and the objective, the gradients and the
+            method's closed-form batch sums are summed across processes, so every process ends
+            with the same model. Only the first process writes the checkpoint and shows
+            progress.
     """
 
     def __init__(self, method, max_iter: int = 250, batch_size: int | None = None,
@@ -157,7 +166,8 @@ class Trainer:
                  learning_rate_decay: float = 1.0, tol: float | None = None, n_iter_no_change: int = 10,
                  callbacks: list[Callable[[TrainingState], None]] | None = None,
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
-                 settings: dict | None = None, verbose: bool = False, seed: int = 0):
+                 settings: dict | None = None, verbose: bool = False, seed: int = 0,
+                 distributed: bool = False):
         if not 0.0 < learning_rate_decay <= 1.0:
             raise ValueError(f"learning_rate_decay must lie in (0, 1], got {learning_rate_decay}")
         if learning_rate_decay != 1.0 and optimizer != "adam":
@@ -166,6 +176,12 @@ class Trainer:
         if not (isinstance(learning_rate, numbers.Real) and math.isfinite(learning_rate) and learning_rate > 0):
             raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
         self.method = method
+        self.reducer = Reducer.from_process_group() if distributed else Reducer()
+        if self.reducer.active and not method.supports_data_parallel():
+            raise ValueError(f"{type(method).__name__} cannot split a step across processes: its closed-form "
+                             "updates are not sums over the batch (EP's per-point sites are not sharded); use "
+                             "method='sep' or a gradient-fitted method (vi, arpep, apep, rpapep) for distributed=True")
+        method.reducer = self.reducer
         self.learning_rate, self.learning_rate_decay = learning_rate, learning_rate_decay
         self.max_iter = int(max_iter)
         self.batch_size = batch_size
@@ -175,7 +191,7 @@ class Trainer:
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.checkpoint_every = max(1, int(checkpoint_every))
         self.settings = dict(settings or {})
-        self.verbose = verbose
+        self.verbose = verbose and self.reducer.rank == 0
         self.generator = torch.Generator().manual_seed(int(seed))
         # inputs follow the model: its floating dtype and its device
         self._dtype = next(t.dtype for t in method.state_dict().values() if t.is_floating_point())
@@ -233,6 +249,19 @@ class Trainer:
     def _full_batch(self, n: int) -> bool:
         return self.batch_size is None or self.batch_size >= n
 
+    def _checkpoint_exists(self) -> bool:
+        """Whether to resume; in a data-parallel fit every process must see the same answer."""
+        found = bool(self.checkpoint) and self.checkpoint.exists()
+        if self.reducer.active:
+            seen = int(self.reducer.sum_(torch.tensor([int(found)], device=self._device)))
+            if seen not in (0, self.reducer.world_size):
+                raise RuntimeError(f"checkpoint {self.checkpoint} exists for {seen} of {self.reducer.world_size} "
+                                   "processes; put it on a file system every process sees")
+        return found
+
+    def _writes_checkpoint(self) -> bool:
+        return bool(self.checkpoint) and self.reducer.rank == 0
+
     def _batches(self, n: int):
         if self._full_batch(n):
             yield torch.arange(n)
@@ -255,9 +284,9 @@ class Trainer:
         if self.checkpoint:
             self._fingerprint = {"data": data_fingerprint(X, y), "settings": self.settings}
         y_t = torch.as_tensor(np.asarray(y), dtype=torch.long, device=self._device)
-        if self._full_batch(n):
+        if self._full_batch(n) and not self.reducer.active:
             X = torch.as_tensor(np.asarray(X), dtype=dtype, device=self._device)  # batch training: convert once
-        if self.checkpoint and self.checkpoint.exists():
+        if self._checkpoint_exists():
             self._load()
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
         bar = progress(self.max_iter * steps, self.state.epoch * steps, self.verbose)
@@ -282,8 +311,10 @@ class Trainer:
         start = time.perf_counter()
         total = 0.0
         for idx in self._batches(n):
+            self.reducer.global_batch = len(idx)
+            idx = local_share(idx, self.reducer)
             idx_d = idx.to(self._device)
-            total += self._step(self._rows(X, idx), y_t[idx_d], idx_d, n) * len(idx) / n
+            total += self._step(self._rows(X, idx), y_t[idx_d], idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
         st = self.state
         st.epoch += 1
@@ -296,8 +327,8 @@ class Trainer:
         self._early_stopping(total)
         for cb in self.callbacks:
             cb(st)
-        if self.checkpoint and (st.epoch % self.checkpoint_every == 0 or st.stop
-                                or st.epoch == self.max_iter):
+        if self._writes_checkpoint() and (st.epoch % self.checkpoint_every == 0 or st.stop
+                                          or st.epoch == self.max_iter):
             self._save()
 
     def _step(self, X, y, idx, n) -> float:
@@ -306,10 +337,26 @@ class Trainer:
         if self.optimizer is not None:
             self.optimizer.zero_grad(set_to_none=True)
             (-objective / n).backward()
+        if self.reducer.active:
+            objective = self._sum_across_processes(objective)
         self._check_finite(objective)
         if self.optimizer is not None:
             self.optimizer.step()
         return objective.item()
+
+    def _sum_across_processes(self, objective: torch.Tensor) -> torch.Tensor:
+        """All-reduce the gradients and the objective in one flat tensor; returns the summed objective."""
+        grads = []
+        for p in self._params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+            grads.append(p.grad.reshape(-1))
+        flat = self.reducer.sum_(torch.cat(grads + [objective.detach().reshape(1)]))
+        offset = 0
+        for p in self._params:
+            p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
+        return flat[-1]
 
     def _early_stopping(self, objective: float) -> None:
         st = self.state

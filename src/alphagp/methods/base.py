@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..distributed import Reducer
 from ..kernels import ARDKernel
 from ..numerics import stable_cholesky, triangular_inverse
 from .projection import projected_marginals
@@ -59,6 +60,8 @@ class SparseGPMethod(nn.Module):
         self.n_classes = C
         self.register_buffer("n_skipped_updates", torch.zeros((), dtype=torch.long))
         self.register_buffer("n_improper_cavities", torch.zeros((), dtype=torch.long))
+        #: sums across the processes of a data-parallel fit (:mod:`alphagp.distributed`)
+        self.reducer = Reducer()
 
     def _features(self, X: torch.Tensor):
         """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
@@ -70,6 +73,15 @@ class SparseGPMethod(nn.Module):
         q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
         s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(MIN_VARIANCE)
         return L, Psi, s
+
+    def supports_data_parallel(self) -> bool:
+        """Whether a step can be split across processes (:mod:`alphagp.distributed`): true for
+        methods whose closed-form updates are sums over the batch (SEP) or that have none."""
+        return False
+
+    def _data_scale(self, idx: torch.Tensor) -> float:
+        """N / |B| for the global batch of which ``idx`` ``[b]`` is this process's share."""
+        return self.n_data / self.reducer.batch_size(idx.numel())
 
     def learns_inducing_on_mini_batches(self) -> bool:
         """Whether mini-batch training may move the inducing inputs (the default of

@@ -92,6 +92,10 @@ class ScalableEP(SiteMethod):
         """The constructor's scalar arguments; with the registry name and the state's shapes they rebuild it."""
         return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
 
+    def supports_data_parallel(self) -> bool:
+        """SEP: the tied factor's update is a sum over the batch. EP's per-point sites are not sharded."""
+        return self.tied
+
     # ------------------------------------------------------------------ site bookkeeping
     def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
         """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
@@ -164,7 +168,7 @@ class ScalableEP(SiteMethod):
         cav = self._cavities(L, Psi, y, idx)
         log_z, _, _ = self._tilted(cav, s, y)
         data = torch.where(self._factor_mask(y, self.n_classes), log_z + cav["g_diff"], 0.0).sum()
-        return cav["g_q"].sum() + data / self.alpha * (self.n_data / idx.numel())
+        return self.reducer.share(cav["g_q"].sum()) + data / self.alpha * self._data_scale(idx)
 
     # ------------------------------------------------------------------ method interface
     @property
@@ -205,16 +209,20 @@ class ScalableEP(SiteMethod):
               & (new_c1 >= 0).all(-1) & (denom_w > 0) & (denom_l > 0))
         is_factor = self._factor_mask(y, self.n_classes)
         proper = is_factor & ~cav["improper"]
-        self.n_improper_cavities += int((is_factor & cav["improper"]).sum())
-        self.n_skipped_updates += int((proper & ~ok).sum())
         keep = (proper & ok)[..., None]
+        counts = self.reducer.sum_(torch.stack(((is_factor & cav["improper"]).sum(), (proper & ~ok).sum(),
+                                                keep.sum())))  # over the global batch
+        self.n_improper_cavities += int(counts[0])
+        self.n_skipped_updates += int(counts[1])
         rho = self.damping
         if self.tied:
             prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
                                          self.n_classes)
             batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
                                                      self._weighted_sum(Psi, nat))
-            frac = rho * int(keep.sum()) / self._n_factors  # the share of the tied factor replaced
+            self.reducer.sum_(batch_prec)
+            self.reducer.sum_(batch_nat)
+            frac = rho * int(counts[2]) / self._n_factors  # the share of the tied factor replaced
             self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
             self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
             return

@@ -97,8 +97,9 @@ class GaussianQMethod(SparseGPMethod):
         log_det = torch.log(torch.diagonal(R, dim1=-2, dim2=-1).square()).sum(-1)
         return 0.5 * (R.square().sum((-1, -2)) + self.q_mean.square().sum(-1) - M - log_det).sum()
 
-    def _data_scale(self, idx: torch.Tensor) -> float:
-        return self.n_data / idx.numel()
+    def supports_data_parallel(self) -> bool:
+        """The objective is a global term plus a sum over the batch, and q moves by gradients."""
+        return True
 
 
 class SparseVI(GaussianQMethod):
@@ -130,6 +131,10 @@ class SparseVI(GaussianQMethod):
     def config(self) -> dict:
         return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate}
 
+    def supports_data_parallel(self) -> bool:
+        """Not with natural-gradient steps, which move q from the local batch alone."""
+        return self.natural_gradient_rate == 0
+
     def _expected_log_lik(self, mean, var, s, y, idx):
         ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y)
         return ell.sum() * self._data_scale(idx)
@@ -137,7 +142,7 @@ class SparseVI(GaussianQMethod):
     def _objective(self, L, Psi, s, y, idx):
         """ELBO (EP paper eq. 15): sum_i E_q[log p(y_i | f_i)] * N/|B| - KL[q || p]."""
         mean, var = self._latent_marginals(L, Psi)
-        return self._expected_log_lik(mean, var, s, y, idx) - self._kl()
+        return self._expected_log_lik(mean, var, s, y, idx) - self.reducer.share(self._kl())
 
     def local_update(self, X, y, idx):
         if self.natural_gradient_rate > 0:
@@ -180,7 +185,7 @@ class ARPEP(GaussianQMethod):
     def _objective(self, L, Psi, s, y, idx):
         mean, var = self._latent_marginals(L, Psi)
         log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, self.alpha)
-        return log_z.sum() / self.alpha * self._data_scale(idx) - self._kl()
+        return log_z.sum() / self.alpha * self._data_scale(idx) - self.reducer.share(self._kl())
 
 
 class RPAPEP(GaussianQMethod):
@@ -205,8 +210,8 @@ class RPAPEP(GaussianQMethod):
         LB = stable_cholesky(r * P + a * eye)                   # cavity times prior^alpha
         c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]
         g_prior_term = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
-        data = log_z.sum() * self._data_scale(idx) + N * (g_cav - g_q).sum()
-        return g_q.sum() + (data + (g_prior_term - g_q).sum()) / a
+        shared = g_q.sum() + (N * (g_cav - g_q).sum() + (g_prior_term - g_q).sum()) / a
+        return self.reducer.share(shared) + log_z.sum() * self._data_scale(idx) / a
 
 
 class APEP(GaussianQMethod):
@@ -235,5 +240,5 @@ class APEP(GaussianQMethod):
         g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
         mean, var, g_cav = projected_marginals(*self._natural(1.0 - a / N), Psi)
         log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, a)
-        data = log_z.sum() * self._data_scale(idx) + N * (g_cav - g_q).sum()
-        return g_q.sum() + data / a
+        shared = g_q.sum() + N * (g_cav - g_q).sum() / a
+        return self.reducer.share(shared) + log_z.sum() * self._data_scale(idx) / a

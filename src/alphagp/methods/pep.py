@@ -95,7 +95,7 @@ class PowerEP(SiteMethod):
         cav = self._cavities(L, Psi, idx)
         log_z = self.likelihood.log_expected_power(cav["mean"], cav["var"] + s.T, y, self.alpha)
         data = (log_z + cav["g_diff"]).sum()
-        return cav["g_q"].sum() + data / self.alpha * (self.n_data / idx.numel())
+        return self.reducer.share(cav["g_q"].sum()) + data / self.alpha * self._data_scale(idx)
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """Parallel damped power-EP update of the batch's factors; returns the energy at the new sites."""

@@ -1,0 +1,71 @@
+"""Data-parallel training (``distributed=True``) with two gloo processes on the CPU equals the
+one-process fit with the same global batch and seed, up to rounding, and every process ends
+with the same model."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from sklearn.datasets import make_classification
+
+from alphagp import GPClassifier
+
+WORLD = 2
+
+
+def _data():
+    X, y = make_classification(n_samples=260, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=2)
+    return X[:210], y[:210], X[210:]
+
+
+def _params(method):
+    # 210 rows in batches of 50: the last batch (10 rows) splits 5 + 5; one epoch of 'vi' in batch mode too
+    return dict(method=method, n_inducing=5, batch_size=None if method == "arpep" else 50, max_iter=3,
+                random_state=0, alpha=0.5 if method == "arpep" else None)
+
+
+def _worker(rank, init_file, method, out_dir):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
+    try:
+        X, y, X_test = _data()
+        clf = GPClassifier(distributed=True, **_params(method)).fit(X, y)
+        np.save(os.path.join(out_dir, f"proba{rank}.npy"), clf.predict_proba(X_test))
+        np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in clf.history_])
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("method", ["sep", "vi", "arpep"])
+def test_two_processes_equal_one(tmp_path, method):
+    mp.spawn(_worker, args=(str(tmp_path / "init"), method, str(tmp_path)), nprocs=WORLD, join=True)
+    X, y, X_test = _data()
+    single = GPClassifier(**_params(method)).fit(X, y)
+    expected = single.predict_proba(X_test)
+    for rank in range(WORLD):
+        np.testing.assert_allclose(np.load(tmp_path / f"proba{rank}.npy"), expected, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(np.load(tmp_path / f"history{rank}.npy"),
+                                   [h["objective"] for h in single.history_], rtol=1e-9)
+
+
+def test_methods_with_per_point_sites_refuse(monkeypatch):
+    from alphagp.distributed import Reducer
+    monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls: cls(2, 0)))
+    monkeypatch.setattr("alphagp.estimator.ensure_process_group", lambda device: None)
+    monkeypatch.setattr("alphagp.estimator.broadcast_state", lambda module: None)
+    monkeypatch.setattr(torch.distributed, "broadcast", lambda tensor, src: None)
+    X, y, _ = _data()
+    with pytest.raises(ValueError, match="per-point sites are not sharded"):
+        GPClassifier(method="ep", batch_size=50, max_iter=1, distributed=True).fit(X, y)
+
+
+def test_distributed_without_a_process_group_is_a_clear_error(monkeypatch):
+    for key in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(key, raising=False)
+    X, y, _ = _data()
+    with pytest.raises(RuntimeError, match="torchrun"):
+        GPClassifier(method="sep", batch_size=50, max_iter=1, distributed=True).fit(X, y)
