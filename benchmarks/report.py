@@ -7,6 +7,7 @@
     python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
     python benchmarks/report.py placement   # inducing-point placement: error / NLL per method and M or alpha
     python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5, EP and VI against time
+    python benchmarks/report.py distributed   # data-parallel SEP, 1 against 2 processes
     python benchmarks/report.py mnistsites   # MNIST: per-point EP/PEP learning the inducing inputs
     python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
@@ -539,6 +540,21 @@ def mnist_sites_table(results: str = "mnist_sites") -> None:
         print(f"| {machine} | {commit} ({dirty}) | {method} | {lr:g} | {curve} |")
 
 
+def distributed_table(results: str = "distributed") -> None:
+    """Seconds per epoch of the same SEP fit in 1 and 2 processes, and the speed-up."""
+    rows = load(results)
+    print("| commit (dirty) | data set | rows | processes | s/epoch | speed-up | test error | test NLL |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    single = {}
+    for r in rows:
+        key = (r["commit"], r["dataset"], r["n_train"])
+        if r["processes"] == 1:
+            single[key] = r["seconds_per_epoch"]
+        speed = f"{single[key] / r['seconds_per_epoch']:.2f}x" if key in single else "-"
+        print(f"| {r['commit']} ({r['dirty']}) | {r['dataset']} | {r['n_train'] or 'all'} | {r['processes']} "
+              f"| {r['seconds_per_epoch']:.1f} | {speed} | {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
+
+
 def fit_time_table(results: str = "fit_time") -> None:
     """Like for like: whole-fit time per split beside the R code's, and per split whether and when
     the test NLL reaches the paper's value (at its printed precision)."""
@@ -637,7 +653,7 @@ def exact_posterior_table() -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}
