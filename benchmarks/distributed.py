@@ -23,6 +23,7 @@ import torch.multiprocessing as mp
 
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark, load_mnist
+
 from common import append_row, base_row
 
 

@@ -8,6 +8,7 @@
     python benchmarks/report.py placement   # inducing-point placement: error / NLL per method and M or alpha
     python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5, EP and VI against time
     python benchmarks/report.py distributed   # data-parallel SEP, 1 against 2 processes
+    python benchmarks/report.py tta   # time to accuracy beside GPflow and GPyTorch
     python benchmarks/report.py mnistsites   # MNIST: per-point EP/PEP learning the inducing inputs
     python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
@@ -555,6 +556,39 @@ def distributed_table(results: str = "distributed") -> None:
               f"| {r['seconds_per_epoch']:.1f} | {speed} | {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
 
 
+def time_to_accuracy_report(results: str = "tta") -> None:
+    """Issue 11, goal 3: test NLL against training time per library (one panel per run), and the
+    time each library needs to reach the NLL that the worst library finally reaches."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs = defaultdict(lambda: defaultdict(list))
+    for r in load(results):
+        runs[r["run"]][r["library"]].append(r)
+    fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 3.6), squeeze=False)
+    print("| run | commit (dirty) | library | inducing sets | M | final s | final test error | final test NLL "
+          "| target NLL | seconds to target | time / alphagp-sep's |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for ax, (run, libraries) in zip(axes.flat, runs.items()):
+        curves = {lib: sorted(rs, key=lambda r: r["train_seconds"]) for lib, rs in libraries.items()}
+        target = max(c[-1]["test_nll"] for c in curves.values())
+        reach = {lib: next((r["train_seconds"] for r in c if r["test_nll"] <= target), None)
+                 for lib, c in curves.items()}
+        for lib, c in curves.items():
+            ax.plot([r["train_seconds"] for r in c], [r["test_nll"] for r in c], marker=".", label=lib)
+            last, t = c[-1], reach[lib]
+            ratio = f"{t / reach['alphagp-sep']:.1f}x" if t and reach.get("alphagp-sep") else "-"
+            print(f"| {run} | {last['commit']} ({last['dirty']}) | {lib} | {last['inducing']} | {last['M']} "
+                  f"| {last['train_seconds']:.0f} | {100 * last['test_error']:.2f} % | {last['test_nll']:.4f} "
+                  f"| {target:.4f} | {'-' if t is None else f'{t:.2f}'} | {ratio} |")
+        ax.axhline(target, color="grey", lw=0.6, ls="--")
+        ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL", title=run)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{results}.png", dpi=110)
+    print(f"\nfigure: benchmarks/results/{results}.png")
+
+
 def fit_time_table(results: str = "fit_time") -> None:
     """Like for like: whole-fit time per split beside the R code's, and per split whether and when
     the test NLL reaches the paper's value (at its printed precision)."""
@@ -653,7 +687,7 @@ def exact_posterior_table() -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}

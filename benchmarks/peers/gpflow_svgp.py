@@ -9,6 +9,13 @@ metrics every ``eval_every`` iterations against training seconds (evaluation not
 first call's graph tracing counted). Prints one JSON object.
 
     benchmarks/peers/.venv-gpflow/bin/python benchmarks/peers/gpflow_svgp.py problem.npz
+
+A problem from ``benchmarks/time_to_accuracy.py`` instead holds ``batch_size``,
+``budget_seconds``, ``eval_first_seconds`` and ``eval_growth``: the model then trains on
+mini-batches (a fresh permutation each epoch) until the training-time budget is spent,
+evaluating first after ``eval_first_seconds`` of training and then each time the training time
+has grown by the factor ``eval_growth``. Its ``Z`` may be ``[M, D]``: one kernel and one inducing
+set shared by all classes (GPflow's usual multi-class SVGP).
 """
 
 from __future__ import annotations
@@ -29,44 +36,71 @@ def main(path: str) -> None:
     gpflow.config.set_default_float(np.float64)
     p = np.load(path)
     Xtr, ytr, Xte, yte, Z = p["X_train"], p["y_train"], p["X_test"], p["y_test"], p["Z"]
-    C = Z.shape[0]
-    kernels = [gpflow.kernels.SquaredExponential(variance=float(p["amplitude"][c]),
-                                                 lengthscales=p["lengthscale"][c].copy())
-               + gpflow.kernels.White(variance=float(p["noise"][c])) for c in range(C)]
-    kernel = gpflow.kernels.SeparateIndependent(kernels)
-    inducing = gpflow.inducing_variables.SeparateIndependentInducingVariables(
-        [gpflow.inducing_variables.InducingPoints(Z[c].copy()) for c in range(C)])
+    shared = Z.ndim == 2
+    C = int(p["n_classes"]) if shared else Z.shape[0]
+    if shared:  # one kernel and one inducing set for all classes
+        kernel = gpflow.kernels.SharedIndependent(
+            gpflow.kernels.SquaredExponential(variance=float(p["amplitude"][0]), lengthscales=p["lengthscale"][0].copy())
+            + gpflow.kernels.White(variance=float(p["noise"][0])), output_dim=C)
+        inducing = gpflow.inducing_variables.SharedIndependentInducingVariables(
+            gpflow.inducing_variables.InducingPoints(Z.copy()))
+    else:
+        kernels = [gpflow.kernels.SquaredExponential(variance=float(p["amplitude"][c]),
+                                                     lengthscales=p["lengthscale"][c].copy())
+                   + gpflow.kernels.White(variance=float(p["noise"][c])) for c in range(C)]
+        kernel = gpflow.kernels.SeparateIndependent(kernels)
+        inducing = gpflow.inducing_variables.SeparateIndependentInducingVariables(
+            [gpflow.inducing_variables.InducingPoints(Z[c].copy()) for c in range(C)])
     # alphagp's robust max is (1 - eps) Theta + eps / C; GPflow's puts eps' / (C - 1) on each wrong
     # class: the two agree when eps' = eps (C - 1) / C.
     invlink = gpflow.likelihoods.RobustMax(C, epsilon=float(p["epsilon"]) * (C - 1) / C)
     model = gpflow.models.SVGP(kernel, gpflow.likelihoods.MultiClass(C, invlink=invlink), inducing,
-                               num_latent_gps=C, whiten=True)
-    data = (tf.constant(Xtr), tf.constant(ytr.reshape(-1, 1).astype(np.float64)))
+                               num_latent_gps=C, whiten=True, num_data=len(ytr))
     optimizer = tf.optimizers.Adam(float(p["learning_rate"]))
     variables = model.trainable_variables
 
-    @tf.function
-    def step():
+    @tf.function(input_signature=[tf.TensorSpec([None, Xtr.shape[1]], tf.float64), tf.TensorSpec([None, 1], tf.float64)])
+    def step(x, y):
         with tf.GradientTape() as tape:
-            loss = model.training_loss(data)
+            loss = model.training_loss((x, y))
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
 
     def metrics() -> dict:
-        prob, _ = model.predict_y(Xte)
-        prob = np.clip(prob.numpy(), 1e-300, None)
+        probs = [model.predict_y(Xte[i:i + 2000])[0].numpy() for i in range(0, len(Xte), 2000)]
+        prob = np.clip(np.concatenate(probs), 1e-300, None)
         prob = prob / prob.sum(1, keepdims=True)
         return {"nll": float(-np.mean(np.log(prob[np.arange(len(yte)), yte]))),
                 "error": float(np.mean(prob.argmax(1) != yte))}
 
+    Y = ytr.reshape(-1, 1).astype(np.float64)
     curve, seconds, first_step = [], 0.0, None
-    iterations, every = int(p["iterations"]), int(p["eval_every"])
-    for it in range(1, iterations + 1):
-        start = time.perf_counter()
-        step()
-        seconds += time.perf_counter() - start
-        first_step = seconds if first_step is None else first_step
-        if it % every == 0 or it == iterations:
-            curve.append({"iteration": it, "train_seconds": seconds, **{f"test_{k}": v for k, v in metrics().items()}})
+    if "budget_seconds" in p:   # mini-batches until the training-time budget is spent
+        batch, budget, first = int(p["batch_size"]), float(p["budget_seconds"]), float(p["eval_first_seconds"])
+        rng, next_eval, epoch = np.random.default_rng(0), first, 0
+        while seconds < budget:
+            epoch += 1
+            for idx in np.array_split(rng.permutation(len(ytr)), max(1, -(-len(ytr) // batch))):
+                start = time.perf_counter()
+                step(tf.constant(Xtr[idx]), tf.constant(Y[idx]))
+                seconds += time.perf_counter() - start
+                first_step = seconds if first_step is None else first_step
+                if seconds >= next_eval or seconds >= budget:
+                    curve.append({"epoch": epoch, "train_seconds": seconds,
+                                  **{f"test_{k}": v for k, v in metrics().items()}})
+                    next_eval = seconds * float(p["eval_growth"])
+                if seconds >= budget:
+                    break
+    else:                        # full-batch Adam for a number of iterations (vi_vs_gpflow.py)
+        x, y = tf.constant(Xtr), tf.constant(Y)
+        iterations, every = int(p["iterations"]), int(p["eval_every"])
+        for it in range(1, iterations + 1):
+            start = time.perf_counter()
+            step(x, y)
+            seconds += time.perf_counter() - start
+            first_step = seconds if first_step is None else first_step
+            if it % every == 0 or it == iterations:
+                curve.append({"iteration": it, "train_seconds": seconds,
+                              **{f"test_{k}": v for k, v in metrics().items()}})
     print(json.dumps({"library": "gpflow", "version": gpflow.__version__, "tensorflow": tf.__version__,
                       "first_step_seconds": first_step, "curve": curve}))
 

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# A virtual environment for GPyTorch (a peer in benchmarks/time_to_accuracy.py), apart from
+# alphagp's own; it reuses the CPU torch wheel pinned in constraints.txt.
+#   bash benchmarks/peers/install_gpytorch.sh      # creates benchmarks/peers/.venv-gpytorch
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+python3 -m venv "$here/.venv-gpytorch"
+"$here/.venv-gpytorch/bin/pip" install -q --upgrade pip
+"$here/.venv-gpytorch/bin/pip" install -q -c "$here/../../constraints.txt" \
+    --extra-index-url https://download.pytorch.org/whl/cpu torch "gpytorch==1.14.*" scikit-learn
+"$here/.venv-gpytorch/bin/python" -c "import gpytorch, torch; print('gpytorch', gpytorch.__version__, 'torch', torch.__version__)"
