@@ -23,9 +23,9 @@ def _data():
 
 
 def _params(method):
-    # 210 rows in batches of 50: the last batch (10 rows) splits 5 + 5; one epoch of 'vi' in batch mode too
+    # 210 rows in batches of 50: the last batch (10 rows) splits 5 + 5; 'arpep' trains in batch mode
     return dict(method=method, n_inducing=5, batch_size=None if method == "arpep" else 50, max_iter=3,
-                random_state=0, alpha=0.5 if method == "arpep" else None)
+                random_state=0, alpha=0.5 if method in ("arpep", "apep", "rpapep") else None)
 
 
 def _worker(rank, init_file, method, out_dir):
@@ -40,7 +40,7 @@ def _worker(rank, init_file, method, out_dir):
         dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("method", ["sep", "vi", "arpep"])
+@pytest.mark.parametrize("method", ["sep", "vi", "arpep", "apep", "rpapep"])
 def test_two_processes_equal_one(tmp_path, method):
     mp.spawn(_worker, args=(str(tmp_path / "init"), method, str(tmp_path)), nprocs=WORLD, join=True)
     X, y, X_test = _data()
