@@ -9,6 +9,7 @@
     python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5, EP and VI against time
     python benchmarks/report.py distributed   # data-parallel SEP, 1 against 2 processes
     python benchmarks/report.py tta   # time to accuracy beside GPflow and GPyTorch
+    python benchmarks/report.py profile   # where a step's time goes (profile_step.py)
     python benchmarks/report.py mnistsites   # MNIST: per-point EP/PEP learning the inducing inputs
     python benchmarks/report.py gpflow   # alphagp's VI beside GPflow's SVGP (vi_vs_gpflow.jsonl)
     python benchmarks/report.py baselines   # Appendix C of the alpha paper: MCMC, Laplace, label regression, PEP
@@ -589,6 +590,19 @@ def time_to_accuracy_report(results: str = "tta") -> None:
     print(f"\nfigure: benchmarks/results/{results}.png")
 
 
+def profile_table(results: str = "profile") -> None:
+    """The operators taking most of a step's time (``profile_step.py``), per configuration and method."""
+    print("| commit (dirty) | configuration | method | threads | step (ms) | operator | calls per step "
+          "| self ms per step | share |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in load(results):
+        for i, op in enumerate(r["ops"][:8]):
+            head = (f"| {r['commit']} ({r['dirty']}) | {r['dataset']} | {r['method']} | {r['threads']} "
+                    f"| {1e3 * r['step_seconds']:.1f} " if i == 0 else "| | | | | ")
+            print(f"{head}| {op['name']} | {op['calls_per_step']:.1f} | {op['self_ms_per_step']:.1f} "
+                  f"| {100 * op['share']:.0f} % |")
+
+
 def fit_time_table(results: str = "fit_time") -> None:
     """Like for like: whole-fit time per split beside the R code's, and per split whether and when
     the test NLL reaches the paper's value (at its printed precision)."""
@@ -687,7 +701,7 @@ def exact_posterior_table() -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table}

@@ -1,0 +1,69 @@
+"""Where a training step's time goes: ``torch.profiler`` over a few steps of EP/SEP at the shapes
+of ``speed.py``, one JSON row per (configuration, method) with the operators' self CPU time
+(top ``--top``), their call counts, and the step's median time.
+
+    python benchmarks/profile_step.py --threads 2
+    python benchmarks/report.py profile
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from speed import CONFIGS, median_time
+from torch.profiler import ProfilerActivity, profile
+
+from alphagp.kernels import ARDKernel
+from alphagp.methods import ScalableEP
+
+from common import append_row, base_row
+
+
+def profile_step(C, M, B, D, N, tied, steps: int, top: int) -> dict:
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(B, D, generator=g, dtype=torch.float64)
+    y = torch.randint(0, C, (B,), generator=g)
+    idx = torch.arange(B) if B == N else torch.randperm(N, generator=g)[:B].sort().values
+    model = ScalableEP(torch.randn(C, M, D, generator=g, dtype=torch.float64), ARDKernel(C, D), n_data=N, tied=tied,
+                       damping=1.0 if B < N else 0.5)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        objective = model.local_update(X, y, idx)
+        opt.zero_grad()
+        (-objective / N).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    seconds = median_time(step, steps)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step()
+    ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in ops)
+    return {"step_seconds": seconds, "profiled_steps": steps,
+            "ops": [{"name": e.key, "self_ms_per_step": e.self_cpu_time_total / 1e3 / steps,
+                     "calls_per_step": e.count / steps, "share": e.self_cpu_time_total / total} for e in ops[:top]]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--top", type=int, default=15)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    for name, (C, M, B, D, N) in CONFIGS.items():
+        for tied in (False, True):
+            result = profile_step(C, M, B, D, N, tied, args.steps, args.top)
+            append_row("profile.jsonl", base_row("step-profile", dataset=name, method="SEP" if tied else "EP",
+                                                  C=C, M=M, batch_size=B, D=D, threads=args.threads, **result))
+            head = ", ".join(f"{o['name']} {100 * o['share']:.0f}%" for o in result["ops"][:4])
+            print(f"{name:22s} {'SEP' if tied else 'EP':3s} step {1e3 * result['step_seconds']:.1f} ms: {head}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
