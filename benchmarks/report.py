@@ -564,8 +564,9 @@ def time_to_accuracy_report(results: str = "tta") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     runs = defaultdict(lambda: defaultdict(list))
+    failed = []
     for r in load(results):
-        runs[r["run"]][r["library"]].append(r)
+        (failed.append(r) if "failed" in r else runs[r["run"]][r["library"]].append(r))
     fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 3.6), squeeze=False)
     print("| run | commit (dirty) | library | inducing sets | M | final s | final test error | final test NLL "
           "| target NLL | seconds to target | time / alphagp-sep's |")
@@ -588,6 +589,8 @@ def time_to_accuracy_report(results: str = "tta") -> None:
     fig.tight_layout()
     fig.savefig(RESULTS / f"{results}.png", dpi=110)
     print(f"\nfigure: benchmarks/results/{results}.png")
+    for r in failed:
+        print(f"\n{r['run']}: {r['library']} failed ({r['commit']}, dirty {r['dirty']}): {r['failed']}")
 
 
 def profile_table(results: str = "profile") -> None:

@@ -140,10 +140,17 @@ def main() -> None:
     p = problem(args)
     run_id = f"{args.dataset}-{args.split}-{time.strftime('%Y%m%dT%H%M%S')}"
     for library in args.libraries:
-        if library.startswith("alphagp"):
-            curve, info = run_alphagp(library.split("-")[1], p, args)
-        else:
-            curve, info = run_peer(library, p, args)
+        try:
+            if library.startswith("alphagp"):
+                curve, info = run_alphagp(library.split("-")[1], p, args)
+            else:
+                curve, info = run_peer(library, p, args)
+        except (RuntimeError, ValueError, subprocess.CalledProcessError) as err:  # recorded; the others still run
+            append_row(args.output, base_row("time-to-accuracy", run=run_id, dataset=args.dataset, split=args.split,
+                                             M=args.M, learning_rate=args.learning_rate, library=library,
+                                             minutes=args.minutes, failed=f"{type(err).__name__}: {err}"))
+            print(f"{library:12s} failed: {type(err).__name__}: {err}", flush=True)
+            continue
         for point in curve:
             append_row(args.output, base_row("time-to-accuracy", run=run_id, dataset=args.dataset, split=args.split,
                                              M=args.M, learning_rate=args.learning_rate, library=library,
