@@ -69,3 +69,15 @@ def test_distributed_without_a_process_group_is_a_clear_error(monkeypatch):
     X, y, _ = _data()
     with pytest.raises(RuntimeError, match="torchrun"):
         GPClassifier(method="sep", batch_size=50, max_iter=1, distributed=True).fit(X, y)
+
+
+def test_after_a_fit_the_objective_is_the_one_process_objective():
+    X, y, _ = _data()
+    clf = GPClassifier(method="sep", n_inducing=5, batch_size=50, max_iter=1, random_state=0).fit(X, y)
+    model = clf.model_
+    Xs = torch.as_tensor((X - clf.mean_) / clf.scale_)
+    idx = torch.arange(len(y))
+    full = model.objective(Xs, torch.as_tensor(y), idx).item()
+    halves = [model.objective(Xs[i], torch.as_tensor(y)[i], i).item() for i in torch.tensor_split(idx, 2)]
+    # each half's estimate scales its rows by N / |half|: their mean is the full-batch value
+    assert np.isclose(np.mean(halves), full, rtol=1e-10)

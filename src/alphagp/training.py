@@ -295,6 +295,7 @@ class Trainer:
                 self._epoch(X, y_t, n, bar)
         finally:
             bar.close()
+            self.method.reducer = Reducer()  # the fitted model works on its own, in one process
         return self.state
 
     def _check_finite(self, objective: torch.Tensor) -> None:
