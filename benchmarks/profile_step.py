@@ -11,30 +11,14 @@ from __future__ import annotations
 import argparse
 
 import torch
-from speed import CONFIGS, median_time
+from speed import CONFIGS, make_step, median_time
 from torch.profiler import ProfilerActivity, profile
-
-from alphagp.kernels import ARDKernel
-from alphagp.methods import ScalableEP
 
 from common import append_row, base_row
 
 
 def profile_step(C, M, B, D, N, tied, steps: int, top: int) -> dict:
-    g = torch.Generator().manual_seed(0)
-    X = torch.randn(B, D, generator=g, dtype=torch.float64)
-    y = torch.randint(0, C, (B,), generator=g)
-    idx = torch.arange(B) if B == N else torch.randperm(N, generator=g)[:B].sort().values
-    model = ScalableEP(torch.randn(C, M, D, generator=g, dtype=torch.float64), ARDKernel(C, D), n_data=N, tied=tied,
-                       damping=1.0 if B < N else 0.5)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step():
-        objective = model.local_update(X, y, idx)
-        opt.zero_grad()
-        (-objective / N).backward()
-        opt.step()
-
+    _, _, step = make_step(C, M, B, D, N, tied)
     for _ in range(3):
         step()
     seconds = median_time(step, steps)

@@ -38,7 +38,9 @@ def median_time(fn, repeats: int) -> float:
     return float(np.median(times))
 
 
-def measure(C, M, B, D, N, tied, repeats=15):
+def make_step(C, M, B, D, N, tied):
+    """A random EP (``tied=False``) or SEP problem of this shape; returns the model, the batch's
+    rows ``[B, D]`` and ``step()``: local update, objective, backward and Adam step."""
     g = torch.Generator().manual_seed(0)
     X = torch.randn(B, D, generator=g, dtype=torch.float64)
     y = torch.randint(0, C, (B,), generator=g)
@@ -52,6 +54,12 @@ def measure(C, M, B, D, N, tied, repeats=15):
         opt.zero_grad()
         (-objective / N).backward()
         opt.step()
+
+    return model, X, step
+
+
+def measure(C, M, B, D, N, tied, repeats=15):
+    model, X, step = make_step(C, M, B, D, N, tied)
 
     def floor():
         with torch.no_grad():

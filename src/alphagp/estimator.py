@@ -386,12 +386,13 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         alpha = self.alpha_ if self.alpha == "auto" else self.alpha
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
                                    alpha=alpha, epsilon=self.epsilon, damping=damping, **(self.method_params or {}))
-        self.model_.to(self._device())
+        device = self._device()
+        self.model_.to(device)
         seed = int(rng.integers(2**31 - 1))
         if self.distributed:  # the first process's random start and batch order for all
-            ensure_process_group(self._device())
+            ensure_process_group(device)
             broadcast_state(self.model_)
-            seed_t = torch.tensor([seed], device=self._device())
+            seed_t = torch.tensor([seed], device=device)
             torch.distributed.broadcast(seed_t, 0)
             seed = int(seed_t)
         self.optimize_inducing_ = self._learn_inducing(mini)
