@@ -19,6 +19,7 @@ import torch
 
 from alphagp.kernels import ARDKernel
 from alphagp.methods import ScalableEP
+from alphagp.training import make_optimizer
 
 from common import append_row, base_row
 
@@ -47,7 +48,7 @@ def make_step(C, M, B, D, N, tied):
     idx = torch.arange(B) if B == N else torch.randperm(N, generator=g)[:B].sort().values
     Z = torch.randn(C, M, D, generator=g, dtype=torch.float64)
     model = ScalableEP(Z, ARDKernel(C, D), n_data=N, tied=tied, damping=1.0 if B < N else 0.5)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = make_optimizer("adam", model.parameters(), 1e-3)  # as the trainer makes it
 
     def step():
         objective = model.local_update(X, y, idx)

@@ -46,6 +46,30 @@ def test_objective_gradient_matches_finite_differences(tied, alpha):
                 assert gflat[j].item() == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-6)
 
 
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("batch", [12, 5])
+def test_update_objective_equals_a_fresh_objective_at_the_new_sites(tied, batch):
+    """local_update reuses what its site update computed (SEP's B updated in place, EP's rest of
+    the sum); its objective and gradient must equal a fresh evaluation at the new sites."""
+    model, X, y, _ = _tiny(tied=tied)
+    rng = np.random.default_rng(3)
+    for _ in range(4):  # some sites in place first
+        idx = torch.as_tensor(np.sort(rng.choice(12, batch, replace=False)))
+        model.local_update(X[idx], y[idx], idx)
+    idx = torch.as_tensor(np.sort(rng.choice(12, batch, replace=False)))
+    params = list(model.parameters())
+    model.zero_grad()
+    reused = model.local_update(X[idx], y[idx], idx)
+    reused.backward()
+    grads = [p.grad.clone() for p in params]
+    model.zero_grad()
+    fresh = model.objective(X[idx], y[idx], idx)
+    fresh.backward()
+    assert reused.item() == pytest.approx(fresh.item(), rel=1e-10, abs=1e-10)
+    for grad, p in zip(grads, params):
+        torch.testing.assert_close(grad, p.grad, rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("alpha", [1.0, 0.5])
 def test_converged_ep_matches_tilted_moments_by_monte_carlo(alpha):
     """At an EP fixed point, each tilted distribution phi^alpha * cavity has the same

@@ -23,6 +23,21 @@ def inverse_softplus(x: torch.Tensor) -> torch.Tensor:
     return x + torch.log(-torch.expm1(-x))
 
 
+class _Gram(torch.autograd.Function):
+    """S S' for ``S`` ``[..., n, D]`` with the one-product backward (G + G') S (autodiff of
+    ``S @ S.mT`` makes two products of that size, one per factor)."""
+
+    @staticmethod
+    def forward(ctx, S):
+        ctx.save_for_backward(S)
+        return S @ S.transpose(-1, -2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (S,) = ctx.saved_tensors
+        return (grad + grad.transpose(-1, -2)) @ S
+
+
 class ARDKernel(nn.Module):
     """ARD squared-exponential kernel for ``n_latent`` latent functions.
 
@@ -107,19 +122,22 @@ class ARDKernel(nn.Module):
     def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` for inducing points ``Z`` and data ``X``.
 
-        Same values as ``cross(Z, Z)`` and ``cross(Z, X)``. Z is weighted by the inverse
-        squared lengthscales once, and the data enter only through one product with the
-        shared ``X'`` (a single matrix product over all classes) and their weighted squared
-        norms (a ``[G, D] x [D, n]`` product): no per-class copy of X is made in the forward
-        or the backward pass. Those copies were the step's largest memory passes when D is
-        large (MNIST).
+        Same values as ``cross(Z, Z)`` and ``cross(Z, X)``. K_uu comes from the Gram matrix of
+        S = Z / l (one product forward and one backward, with the squared norms on its
+        diagonal); the data enter only through one product of Z / l^2 with the shared ``X'``
+        (a single matrix product over all classes) and their weighted squared norms (a
+        ``[G, D] x [D, n]`` product): no per-class copy of X is made in the forward or the
+        backward pass. Those copies were the step's largest memory passes when D is large (MNIST).
 
         Args:
             Z: ``[C, M, D]`` or ``[M, D]``; X: ``[n, D]``.
         """
-        Z_w, sq_Z = self._weighted(Z)
-        Kuu = self._from_products(Z_w @ Z.transpose(-1, -2), sq_Z, sq_Z)
-        Kuf = self._from_products(Z_w @ X.T, sq_Z, self._shared_sq_norms(X))
+        inv_l = self.lengthscale.reciprocal()[:, None, :]
+        S = Z * inv_l
+        gram = _Gram.apply(S)
+        sq_Z = torch.diagonal(gram, dim1=-2, dim2=-1)
+        Kuu = self._from_products(gram, sq_Z, sq_Z)
+        Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X))
         return Kuu, Kuf
 
     def diag(self, n: int) -> torch.Tensor:

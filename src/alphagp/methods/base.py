@@ -29,6 +29,44 @@ def per_point_totals(c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor, n_clas
             c2[..., 1] + onehot * c2[..., 0].sum(1, keepdim=True))
 
 
+class _WhitenedSites(torch.autograd.Function):
+    """B = I + L' Lambda L and b = L' eta with a closed-form backward (see :func:`whitened_sites`)."""
+
+    @staticmethod
+    def forward(ctx, L, precision, natural, value_B, value_b):
+        precision_L = None
+        if value_B is None:
+            precision_L = precision @ L
+            value_B = torch.baddbmm(torch.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand_as(L),
+                                    L.transpose(-1, -2), precision_L)
+            value_b = (L.transpose(-1, -2) @ natural[..., None])[..., 0]
+        ctx.save_for_backward(L, precision, natural, precision_L)
+        return value_B, value_b
+
+    @staticmethod
+    def backward(ctx, g_B, g_b):
+        L, precision, natural, precision_L = ctx.saved_tensors
+        if precision_L is None:
+            precision_L = precision @ L
+        g_L = torch.baddbmm(natural[..., :, None] * g_b[..., None, :], precision_L, g_B + g_B.transpose(-1, -2))
+        g_precision = L @ g_B @ L.transpose(-1, -2) if ctx.needs_input_grad[1] else None
+        g_natural = (L @ g_b[..., None])[..., 0] if ctx.needs_input_grad[2] else None
+        return g_L, g_precision, g_natural, None, None
+
+
+def whitened_sites(L: torch.Tensor, precision: torch.Tensor, natural: torch.Tensor, value=None):
+    """Whitened natural parameters of q: B = I + L' Lambda L ``[C, M, M]`` and b = L' eta ``[C, M]``
+    for u-space site sums ``precision`` (Lambda, symmetric) and ``natural`` (eta) and K = L L'.
+
+    Backward in closed form: dE/dL = Lambda L (G + G') + eta gb' for incoming gradients G of B and
+    gb of b (one matrix product; autodiff of the two products needs three). ``value``: an already
+    known ``(B, b)`` at these arguments (e.g. updated from the previous B after a site update),
+    which skips both forward products while keeping the gradient with respect to L.
+    """
+    value_B, value_b = (None, None) if value is None else value
+    return _WhitenedSites.apply(L, precision, natural, value_B, value_b)
+
+
 class SparseGPMethod(nn.Module):
     """Kernel, inducing points and likelihood of a sparse multi-class GP; subclasses add q.
 
@@ -134,10 +172,7 @@ class StoredQ:
         self.site_natural.copy_((L_inv.mT @ b[..., None])[..., 0])
 
     def _latent_marginals(self, L, Psi):
-        Lt = L.mT
-        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        mean, var, _ = projected_marginals(eye + Lt @ self.site_precision @ L,
-                                           (Lt @ self.site_natural[..., None])[..., 0], Psi)
+        mean, var, _ = projected_marginals(*whitened_sites(L, self.site_precision, self.site_natural), Psi)
         return mean, var
 
 
@@ -186,13 +221,6 @@ class SiteMethod(SparseGPMethod):
 
     # ------------------------------------------------------------------ Gaussian algebra
     @staticmethod
-    def _whitened(L, precision, natural):
-        """B = I + L' Lambda L and b = L' eta for u-space natural parameters."""
-        Lt = L.transpose(-1, -2)
-        Bm = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device) + Lt @ precision @ L
-        return Bm, (Lt @ natural[..., None])[..., 0]
-
-    @staticmethod
     def _scaled_gram(Psi, weights):
         """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
         return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
@@ -212,7 +240,7 @@ class SiteMethod(SparseGPMethod):
         return 0.5 * (precision + precision.transpose(-1, -2)), natural
 
     def _latent_marginals(self, L, Psi):
-        mean, var, _ = projected_marginals(*self._whitened(L, self.site_precision, self.site_natural), Psi)
+        mean, var, _ = projected_marginals(*whitened_sites(L, self.site_precision, self.site_natural), Psi)
         return mean, var
 
     # ------------------------------------------------------------------ per-point bookkeeping

@@ -47,9 +47,9 @@ import torch
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky
-from .base import MIN_VARIANCE, SiteMethod, per_point_totals
-from .projection import projected_marginals
+from ..numerics import gaussian_log_normaliser
+from .base import MIN_VARIANCE, SiteMethod, per_point_totals, whitened_sites
+from .projection import projected_marginals, whitened_log_normaliser
 
 
 class ScalableEP(SiteMethod):
@@ -102,36 +102,41 @@ class ScalableEP(SiteMethod):
         return per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
 
     # ------------------------------------------------------------------ cavities and tilted
-    def _cavities(self, L, Psi, y, idx):
+    def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):
         """Cavity means/variances of (h^{y_i}, h^k) for every factor, and g(cavity) - g(q).
 
         Returns dict with ``[B, C]`` tensors ``m_w, v_w`` (winning class side), ``m_l, v_l``
         (class k side), ``g_diff`` (the log-normaliser difference of each factor's cavity and
         q), ``improper`` (True where a cavity had non-positive precision; its variance is
-        clamped to a tiny positive value), ``g_q`` ``[C]`` (g(q) - g(prior), whitened) and (EP)
-        ``rest``, the running u-space sum without the batch's old sites.
+        clamped to a tiny positive value), ``g_q`` ``[C]`` (g(q) - g(prior), whitened),
+        ``whitened`` (the whitened natural parameters (B, b) ``[C, M, M]``, ``[C, M]`` of the
+        u-space sum the cavities start from) and (EP) ``rest``, the running u-space sum without
+        the batch's old sites.
 
         q restricted to the batch: SEP uses the tied sum; EP the running sum minus the batch's
         stored contribution, plus the batch's sites re-expressed along the current v_i
-        (eq. 25-27 in batch mode).
+        (eq. 25-27 in batch mode). ``whitened``: that (B, b) when already known at this L (the
+        objective after an update: SEP's B updated in place, EP's rest unchanged by the update);
+        ``with_g=False`` skips SEP's g terms (the site update needs only the marginals).
         """
         if self.tied:  # only the cavity's marginals are needed; q enters through g(q)
-            Bm, b = self._whitened(L, self.site_precision, self.site_natural)
-            LB = stable_cholesky(Bm)
-            c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
-            g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+            Bm, b = whitened_sites(L, self.site_precision, self.site_natural, whitened)
             shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
             eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-            m_cav, v_cav, g_cav = projected_marginals(eye + shrink * (Bm - eye), shrink * b, Psi)
+            m_cav, v_cav, g_cav = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
             improper = (v_cav <= 0).T                                   # [B, C], per class
             m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
             m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
-            return {"g_q": g_q, "rest": None, "g_diff": (g_cav - g_q).sum() * torch.ones_like(m_cav),
-                    "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav), "m_l": m_cav, "v_l": v_cav,
-                    "improper": improper | improper.gather(1, y[:, None])}
+            cav = {"rest": None, "whitened": (Bm, b), "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav),
+                   "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None])}
+            if with_g:
+                g_q = whitened_log_normaliser(Bm, b)
+                cav.update(g_q=g_q, g_diff=(g_cav - g_q).sum() * torch.ones_like(m_cav))
+            return cav
         prec, nat = self._point_sites(y, idx)                        # [B, C]
-        rest = self._rest_of_sum(prec, nat, idx)
-        mean, var, g_q = projected_marginals(*self._whitened(L, *rest), Psi, prec.T, nat.T)
+        rest = self._rest_of_sum(prec, nat, idx) if whitened is None else whitened[0]
+        Bm, b = whitened_sites(L, *rest, None if whitened is None else whitened[1])
+        mean, var, g_q = projected_marginals(Bm, b, Psi, prec.T, nat.T)
         mean, var = mean.T, var.clamp_min(MIN_VARIANCE).T           # [B, C]
         tau, nu = 1.0 / var, mean / var
         c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
@@ -145,7 +150,7 @@ class ScalableEP(SiteMethod):
         g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
         g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
                   + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        return {"g_q": g_q, "rest": rest, "g_diff": g_diff, "improper": improper,
+        return {"g_q": g_q, "rest": rest, "whitened": (Bm, b), "g_diff": g_diff, "improper": improper,
                 "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
 
     def _tilted(self, cav, s, y):
@@ -159,13 +164,14 @@ class ScalableEP(SiteMethod):
         """``[B, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
         return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
 
-    def _objective(self, L, Psi, s, y, idx) -> torch.Tensor:
+    def _objective(self, L, Psi, s, y, idx, whitened=None) -> torch.Tensor:
         """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
 
         g(q) - g(prior) plus, over the batch's factors, (log Z_ik + g(cavity) - g(q)) / alpha,
         at the current sites; differentiable w.r.t. the kernel quantities (L, Psi, s).
+        ``whitened``: see :meth:`_cavities`.
         """
-        cav = self._cavities(L, Psi, y, idx)
+        cav = self._cavities(L, Psi, y, idx, whitened)
         log_z, _, _ = self._tilted(cav, s, y)
         data = torch.where(self._factor_mask(y, self.n_classes), log_z + cav["g_diff"], 0.0).sum()
         return self.reducer.share(cav["g_q"].sum()) + data / self.alpha * self._data_scale(idx)
@@ -185,19 +191,24 @@ class ScalableEP(SiteMethod):
         self._require_training_state()
         L, Psi, s = self._features(X)
         with torch.no_grad():
-            cav = self._cavities(L.detach(), Psi.detach(), y, idx)
+            cav = self._cavities(L.detach(), Psi.detach(), y, idx, with_g=False)
             _, g1, g2 = self._tilted(cav, s.detach(), y)
-            self._update_sites(L.detach(), Psi.detach(), y, idx, cav, g1, g2)
-        return self._objective(L, Psi, s, y, idx)
+            whitened = self._update_sites(L.detach(), Psi.detach(), y, idx, cav, g1, g2)
+        return self._objective(L, Psi, s, y, idx, whitened)
 
     @torch.no_grad()
-    def _update_sites(self, L, Psi, y, idx, cav, g1, g2) -> None:
+    def _update_sites(self, L, Psi, y, idx, cav, g1, g2):
         """New sites = (tilted marginal - cavity) / alpha in natural parameters (eq. 48-55, A.17-A.20).
 
         Damped in parallel (Appendix E). A factor whose cavity is improper (non-positive
         precision) is not updated and counted in ``n_improper_cavities``; one whose new site
         would get negative precision or a non-finite value is not updated and counted in
         ``n_skipped_updates``.
+
+        Returns what the objective at the new sites can reuse (``whitened`` of
+        :meth:`_cavities`): SEP's new (B, b) = (I + (1 - f)(B_old - I) + rho G, (1 - f) b_old + rho g)
+        with G, g the batch's new sites in whitened coordinates (no new L' Lambda L product);
+        EP's rest of the running sum and its (B, b), which the update leaves as they are.
         """
         m_w, v_w, m_l, v_l = cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"]
         a = self.alpha
@@ -218,15 +229,19 @@ class ScalableEP(SiteMethod):
         if self.tied:
             prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
                                          self.n_classes)
-            batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec),
-                                                     self._weighted_sum(Psi, nat))
-            self.reducer.sum_(batch_prec)
-            self.reducer.sum_(batch_nat)
+            gram, vec = self._scaled_gram(Psi, prec), self._weighted_sum(Psi, nat)   # whitened, at this L
+            self.reducer.sum_(gram)
+            self.reducer.sum_(vec)
+            batch_prec, batch_nat = self._to_u_space(L, gram, vec)
             frac = rho * int(counts[2]) / self._n_factors  # the share of the tied factor replaced
             self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
             self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
-            return
+            Bm_old, b_old = cav["whitened"]
+            eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+            Bm = torch.add(eye, Bm_old - eye, alpha=1.0 - frac).add_(gram, alpha=rho)
+            return Bm, b_old.mul(1.0 - frac).add_(vec, alpha=rho)
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
         self.factor_c1[idx] = torch.where(keep, rho * new_c1 + (1 - rho) * old_c1, old_c1)
         self.factor_c2[idx] = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
         self._store_batch_sites(L, Psi, idx, cav["rest"], *self._point_sites(y, idx))
+        return cav["rest"], cav["whitened"]

@@ -34,7 +34,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import RobustMaxLikelihood
 from ..numerics import gaussian_log_normaliser
-from .base import MIN_VARIANCE, SiteMethod
+from .base import MIN_VARIANCE, SiteMethod, whitened_sites
 from .projection import projected_marginals
 
 DEFAULT_EPSILON = 1e-3  # Hensman et al. (2015), used by all three papers
@@ -79,7 +79,7 @@ class PowerEP(SiteMethod):
         """
         prec, nat = self.factor_c1[idx], self.factor_c2[idx]              # [B, C]
         rest = self._rest_of_sum(prec, nat, idx)
-        mean, var, g_q = projected_marginals(*self._whitened(L, *rest), Psi, prec.T, nat.T)
+        mean, var, g_q = projected_marginals(*whitened_sites(L, *rest), Psi, prec.T, nat.T)
         var = var.clamp_min(MIN_VARIANCE).T                                # [B, C]
         tau, nu = 1.0 / var, mean.T / var
         tau_c = tau - self.alpha * prec

@@ -87,3 +87,11 @@ def projected_marginals(B0: torch.Tensor, b0: torch.Tensor, Psi: torch.Tensor,
     if (w is None) != (nu is None):
         raise ValueError("give both site precisions w and natural means nu, or neither")
     return _ProjectedMarginals.apply(B0, b0, Psi, w, nu)
+
+
+def whitened_log_normaliser(Bm: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """g(q) - g(N(0, I)) = -1/2 log|B| + 1/2 b' B^{-1} b ``[C]`` for precision ``Bm`` ``[C, M, M]`` and
+    natural mean ``b`` ``[C, M]``, with the closed-form backward of :func:`projected_marginals`
+    (no projections): dg/dB = -(B^{-1} + mu mu') / 2, dg/db = mu = B^{-1} b."""
+    return projected_marginals(Bm, b, Bm.new_zeros(*Bm.shape[:-1], 0))[2]
+
