@@ -17,6 +17,22 @@ def test_sign_adaptive_rule_grows_and_halves_the_rate():
         assert torch.allclose(before - p.detach(), torch.tensor(rate) * g)
 
 
+def test_sign_adaptive_rate_grows_geometrically_up_to_its_cap():
+    """1.02^t times the initial rate while the sign holds, never more than max_growth times it."""
+    p = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
+    opt = SignAdaptiveSGD([p], lr=0.1, max_growth=20.0)
+    steps = []
+    for _ in range(400):
+        p.grad = torch.ones(1, dtype=torch.float64)
+        before = p.detach().clone()
+        opt.step()
+        steps.append(float(before - p.detach()))
+    expected = np.minimum(0.1 * 1.02 ** np.arange(400), 0.1 * 20.0)
+    np.testing.assert_allclose(steps, expected, rtol=1e-9)
+    with pytest.raises(ValueError, match="max_growth"):
+        SignAdaptiveSGD([p], lr=0.1, max_growth=0.5)
+
+
 def test_sign_adaptive_minimises_a_quadratic():
     p = torch.nn.Parameter(torch.tensor([3.0, -2.0]))
     opt = SignAdaptiveSGD([p], lr=0.05)
