@@ -17,8 +17,8 @@ from torch.profiler import ProfilerActivity, profile
 from common import append_row, base_row
 
 
-def profile_step(C, M, B, D, N, tied, steps: int, top: int) -> dict:
-    _, _, step = make_step(C, M, B, D, N, tied)
+def profile_step(C, M, B, D, N, shared, tied, steps: int, top: int) -> dict:
+    _, _, step = make_step(C, M, B, D, N, shared, tied)
     for _ in range(3):
         step()
     seconds = median_time(step, steps)
@@ -39,9 +39,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    for name, (C, M, B, D, N) in CONFIGS.items():
+    for name, (C, M, B, D, N, shared) in CONFIGS.items():
         for tied in (False, True):
-            result = profile_step(C, M, B, D, N, tied, args.steps, args.top)
+            result = profile_step(C, M, B, D, N, shared, tied, args.steps, args.top)
             append_row("profile.jsonl", base_row("step-profile", dataset=name, method="SEP" if tied else "EP",
                                                   C=C, M=M, batch_size=B, D=D, threads=args.threads, **result))
             head = ", ".join(f"{o['name']} {100 * o['share']:.0f}%" for o in result["ops"][:4])

@@ -262,6 +262,19 @@ def test_end_to_end_fits_of_the_main_options(thyroid, params):
     assert clf.n_skipped_updates_ == 0 and clf.n_improper_cavities_ == 0
 
 
+def test_shared_hyperparameters_fit_one_inducing_set_and_keep_it_in_model_files(thyroid, tmp_path):
+    X, y = thyroid
+    clf = GPClassifier(method="sep", shared_hyperparameters=True, **FAST).fit(X, y)
+    assert tuple(clf.model_.inducing_points.shape) == (1, 10, X.shape[1])
+    clf.save(tmp_path / "m.alphagp")
+    loaded = GPClassifier.load(tmp_path / "m.alphagp")
+    assert tuple(loaded.model_.inducing_points.shape) == (1, 10, X.shape[1])
+    np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X), rtol=1e-12)
+    per_class = np.repeat(clf.model_.inducing_points.detach().numpy(), 3, axis=0) * clf.scale_ + clf.mean_
+    clf_c = GPClassifier(method="sep", shared_hyperparameters=True, inducing_points=per_class, **FAST).fit(X, y)
+    assert tuple(clf_c.model_.inducing_points.shape) == (3, 10, X.shape[1])  # [C, M, D] keeps a set per class
+
+
 def test_float32_reaches_the_float64_fit(thyroid):
     X, y = thyroid
     fits = {dtype: GPClassifier(dtype=dtype, **{**FAST, "max_iter": 40}).fit(X, y) for dtype in ("float32", "float64")}
@@ -269,3 +282,21 @@ def test_float32_reaches_the_float64_fit(thyroid):
     assert fits["float32"].model_.site_precision.dtype == torch.float32
     assert np.abs(p32 - p64).max() < 1e-3                 # measured: 5e-5
     assert abs(fits["float32"].evaluate(X, y)["nll"] - fits["float64"].evaluate(X, y)["nll"]) < 1e-3
+
+
+@pytest.mark.parametrize("labels", [np.array(["b", "a", "c", "a", "b", "c", "c"]), np.array([7, 3, 3, 9, 7, 9, 3])])
+def test_labels_are_encoded_chunk_by_chunk_as_label_encoder_does(tmp_path, labels):
+    from sklearn.preprocessing import LabelEncoder
+
+    from alphagp.estimator import _encode_labels
+    y = np.tile(labels, 5)
+    if y.dtype.kind == "i":  # a memory-mapped label file, as for 10^7 rows
+        y = np.lib.format.open_memmap(tmp_path / "y.npy", mode="w+", dtype=y.dtype, shape=y.shape)
+        y[:] = np.tile(labels, 5)
+    encoder = LabelEncoder().fit(y)
+    classes, y_idx = _encode_labels(y, chunk=4)   # chunks that miss some classes
+    np.testing.assert_array_equal(classes, encoder.classes_)
+    np.testing.assert_array_equal(y_idx, encoder.transform(y))
+    assert y_idx.dtype == np.uint8
+    with pytest.raises(ValueError, match="Unknown label type"):
+        _encode_labels(np.r_[np.zeros(8), 0.5], chunk=4)   # continuous values in the last chunk only

@@ -17,10 +17,10 @@ def init_inducing_points(X: np.ndarray, n_latent: int, n_inducing: int, method: 
         n_inducing: M <= N.
         method: ``"random"`` picks M distinct training points (the papers' choice);
             ``"kmeans++"`` uses k-means++ seeding (scikit-learn), which spreads them out.
-        shared: use the same M points for every latent function.
+        shared: one set of M points for all latent functions.
         rng: NumPy generator for reproducibility.
     Returns:
-        ``[C, M, D]`` array.
+        ``[C, M, D]`` array, or ``[1, M, D]`` when ``shared``.
     """
     rng = np.random.default_rng() if rng is None else rng
     n = X.shape[0]
@@ -37,5 +37,4 @@ def init_inducing_points(X: np.ndarray, n_latent: int, n_inducing: int, method: 
             out.append(centers)
         else:
             raise ValueError(f"unknown inducing-point initialisation {method!r}; use 'random' or 'kmeans++'")
-    Z = np.stack(out)
-    return np.repeat(Z, n_latent, axis=0) if shared else Z
+    return np.stack(out)

@@ -97,14 +97,16 @@ class ARDKernel(nn.Module):
         """``|B / l_g|^2`` ``[G, m]`` for shared inputs ``B`` ``[m, D]``, as one small product."""
         return self.lengthscale.pow(-2) @ (B * B).T
 
-    def _from_products(self, products: torch.Tensor, sq_A: torch.Tensor, sq_B: torch.Tensor) -> torch.Tensor:
+    def _from_products(self, products: torch.Tensor, sq_A: torch.Tensor, sq_B: torch.Tensor,
+                       expand: bool = True) -> torch.Tensor:
         """a exp(A_i' W B_j - |A_i|_W^2 / 2 - |B_j|_W^2 / 2) with W = diag(l^-2), i.e. the kernel.
 
-        ``products`` ``[G', n, m]``, ``sq_A`` ``[G', n]``, ``sq_B`` ``[G'', m]``; returns ``[C, n, m]``.
+        ``products`` ``[G', n, m]``, ``sq_A`` ``[G', n]``, ``sq_B`` ``[G'', m]``; returns ``[C, n, m]``
+        (``expand=False``: ``[1, n, m]`` when inputs and hyper-parameters are shared by all C).
         """
         row = torch.log(self.amplitude)[:, None] - 0.5 * sq_A
         K = torch.exp(products + (row[..., None] - 0.5 * sq_B[:, None, :]))
-        return K.expand(self.n_latent, -1, -1) if K.shape[0] == 1 else K
+        return K.expand(self.n_latent, -1, -1) if expand and K.shape[0] == 1 else K
 
     def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         """Noise-free covariance between ``A`` and ``B``.
@@ -119,7 +121,8 @@ class ARDKernel(nn.Module):
         sq_B = self._shared_sq_norms(B) if B.dim() == 2 else self._weighted(B)[1]
         return self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B)
 
-    def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor,
+                             expand: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
         """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` for inducing points ``Z`` and data ``X``.
 
         Same values as ``cross(Z, Z)`` and ``cross(Z, X)``. K_uu comes from the Gram matrix of
@@ -130,14 +133,16 @@ class ARDKernel(nn.Module):
         backward pass. Those copies were the step's largest memory passes when D is large (MNIST).
 
         Args:
-            Z: ``[C, M, D]`` or ``[M, D]``; X: ``[n, D]``.
+            Z: ``[C, M, D]``, ``[1, M, D]`` or ``[M, D]``; X: ``[n, D]``.
+            expand: ``False`` keeps a leading 1 where Z and the hyper-parameters are shared, so
+                one set of covariances (and its Cholesky factor) serves every latent function.
         """
         inv_l = self.lengthscale.reciprocal()[:, None, :]
         S = Z * inv_l
         gram = _Gram.apply(S)
         sq_Z = torch.diagonal(gram, dim1=-2, dim2=-1)
-        Kuu = self._from_products(gram, sq_Z, sq_Z)
-        Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X))
+        Kuu = self._from_products(gram, sq_Z, sq_Z, expand)
+        Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X), expand)
         return Kuu, Kuf
 
     def diag(self, n: int) -> torch.Tensor:

@@ -85,7 +85,8 @@ def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
     n = len(y)
     rows = np.unique(np.linspace(0, n - 1, min(n, n_rows)).astype(np.int64))
     digest = hashlib.sha256(np.ascontiguousarray(np.asarray(X[rows], dtype=np.float64)).tobytes())
-    digest.update(np.ascontiguousarray(np.asarray(y, dtype=np.int64)).tobytes())
+    for start in range(0, n, 1_000_000):  # labels as int64, a chunk at a time (same digest, no copy of all)
+        digest.update(np.ascontiguousarray(np.asarray(y[start:start + 1_000_000], dtype=np.int64)).tobytes())
     return {"shape": [int(n), int(X.shape[1])], "sha256": digest.hexdigest()}
 
 
@@ -287,7 +288,7 @@ class Trainer:
         dtype = self._dtype
         if self.checkpoint:
             self._fingerprint = {"data": data_fingerprint(X, y), "settings": self.settings}
-        y_t = torch.as_tensor(np.asarray(y), dtype=torch.long, device=self._device)
+        y_t = torch.as_tensor(np.asarray(y), device=self._device)  # compact; each batch's labels made long
         if self._full_batch(n) and not self.reducer.active:
             X = torch.as_tensor(np.asarray(X), dtype=dtype, device=self._device)  # batch training: convert once
         if self._checkpoint_exists():
@@ -319,7 +320,7 @@ class Trainer:
             self.reducer.global_batch = len(idx)
             idx = local_share(idx, self.reducer)
             idx_d = idx.to(self._device)
-            total += self._step(self._rows(X, idx), y_t[idx_d], idx_d, n) * self.reducer.global_batch / n
+            total += self._step(self._rows(X, idx), y_t[idx_d].long(), idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
         st = self.state
         st.epoch += 1

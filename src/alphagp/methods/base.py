@@ -89,9 +89,15 @@ class SparseGPMethod(nn.Module):
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()
-        C = inducing_points.shape[0]
+        C = kernel.n_latent
         if C < 2:
             raise ValueError("multi-class GP classification needs at least 2 latent functions")
+        if inducing_points.shape[0] not in (1, C) or inducing_points.dim() != 3:
+            raise ValueError(f"inducing_points must have shape [{C}, M, D] or [1, M, D] (one set shared by all "
+                             f"classes), got {list(inducing_points.shape)}")
+        if inducing_points.shape[0] == 1 and kernel.raw_lengthscale.shape[0] != 1:
+            raise ValueError("one set of inducing points shared by all classes needs the shared kernel "
+                             "(ARDKernel(shared=True))")
         self.kernel = kernel
         self.inducing_points = nn.Parameter(inducing_points.clone())
         self.likelihood = likelihood
@@ -102,15 +108,20 @@ class SparseGPMethod(nn.Module):
         self.reducer = Reducer()
 
     def _features(self, X: torch.Tensor):
-        """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``."""
+        """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``.
+
+        With one inducing set and kernel shared by all classes (``inducing_points`` ``[1, M, D]``)
+        K_uu, its factor and Psi are computed once and returned as views expanded over C.
+        """
         Z = self.inducing_points
-        Kuu, Kuf = self.kernel.inducing_covariances(Z, X)
-        jitter = 1e-6 * self.kernel.amplitude.expand(self.n_classes)[:, None, None]
+        Kuu, Kuf = self.kernel.inducing_covariances(Z, X, expand=False)        # [C or 1, ...]
+        jitter = 1e-6 * self.kernel.amplitude[:, None, None]
         L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
         Psi = triangular_inverse(L) @ Kuf
         q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
         s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(MIN_VARIANCE)
-        return L, Psi, s
+        C = self.n_classes
+        return L.expand(C, -1, -1), Psi.expand(C, -1, -1), s
 
     def supports_data_parallel(self) -> bool:
         """Whether a step can be split across processes (:mod:`alphagp.distributed`): true for
@@ -195,7 +206,7 @@ class SiteMethod(SparseGPMethod):
             raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
         if not 0.0 < damping <= 1.0:
             raise ValueError(f"damping must lie in (0, 1], got {damping}")
-        C, M, _ = inducing_points.shape
+        C, M = self.n_classes, inducing_points.shape[1]
         dtype = inducing_points.dtype
         self.alpha = float(alpha)
         self.damping = float(damping)

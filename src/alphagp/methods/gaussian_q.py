@@ -66,7 +66,7 @@ class GaussianQMethod(SparseGPMethod):
                              "method='arpep' is the same q with the alpha-energy of eq. 9")
         self.alpha = None if alpha is None else float(alpha)
         self.n_data = int(n_data)
-        self._init_q(*inducing_points.shape[:2], inducing_points.dtype)
+        self._init_q(self.n_classes, inducing_points.shape[1], inducing_points.dtype)
 
     def _init_q(self, C: int, M: int, dtype) -> None:
         """q = prior: whitened mean 0, Cholesky factor I."""

@@ -66,7 +66,7 @@ class GFITC(StoredQ, SparseGPMethod):
         if not 0.0 < damping <= 1.0:
             raise ValueError(f"damping must lie in (0, 1], got {damping}")
         super().__init__(inducing_points, kernel, HeavisideLikelihood())
-        C, M, _ = inducing_points.shape
+        C, M = self.n_classes, inducing_points.shape[1]
         dtype = inducing_points.dtype
         self.n_data, self.damping, self.alpha = int(n_data), float(damping), 1.0
         self.ep_iterations, self.ep_tol = int(ep_iterations), float(ep_tol)

@@ -69,7 +69,7 @@ class GibbsSampler(PowerEP):
                          site_storage=site_storage)
         if n_samples < 2 or burn_in < 0 or thin < 1:
             raise ValueError(f"need n_samples >= 2, burn_in >= 0, thin >= 1; got {n_samples}, {burn_in}, {thin}")
-        C, M, _ = inducing_points.shape
+        C, M = self.n_classes, inducing_points.shape[1]
         self.n_samples, self.burn_in, self.thin, self.seed = int(n_samples), int(burn_in), int(thin), int(seed)
         self.register_buffer("samples", torch.zeros(self.n_samples, C, M, dtype=inducing_points.dtype))
         self.register_buffer("sampled", torch.zeros((), dtype=torch.bool))

@@ -43,7 +43,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
             raise ValueError("label regression is exact GP regression on one-hot labels: it takes no alpha, "
                              "epsilon or damping")
         super().__init__(inducing_points, kernel, HeavisideLikelihood())
-        C, M, _ = inducing_points.shape
+        C, M = self.n_classes, inducing_points.shape[1]
         self.n_data, self.alpha = int(n_data), 1.0
         self._register_stored_q(C, M, inducing_points.dtype)
 

@@ -38,7 +38,7 @@ class LaplaceSoftmax(PowerEP):
             raise ValueError(f"the Laplace baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
         super().__init__(inducing_points, kernel, n_data, alpha=1.0, damping=damping, epsilon=epsilon,
                          site_storage=site_storage)
-        C, M, _ = inducing_points.shape
+        C, M = self.n_classes, inducing_points.shape[1]
         self.newton_iterations, self.newton_tol = int(newton_iterations), float(newton_tol)
         self.n_predictive_samples, self.seed = int(n_predictive_samples), int(seed)
         self.register_buffer("mode", torch.zeros(C, M, dtype=inducing_points.dtype))
