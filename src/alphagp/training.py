@@ -271,9 +271,10 @@ class Trainer:
         if self._full_batch(n):
             yield torch.arange(n)
             return
-        order = torch.randperm(n, generator=self.generator)
+        # int32 (the same permutation as int64): 4 bytes a row, the fit's only O(N) memory with the labels
+        order = torch.randperm(n, generator=self.generator, dtype=torch.int32 if n < 2**31 else torch.int64)
         for start in range(0, n, self.batch_size):
-            yield order[start:start + self.batch_size].sort().values
+            yield order[start:start + self.batch_size].sort().values.long()
 
     def _rows(self, X, idx: torch.Tensor) -> torch.Tensor:
         """Rows ``idx`` of ``X`` (a tensor already on the model's device, or an array or memory-map)."""
