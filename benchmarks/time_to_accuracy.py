@@ -88,12 +88,15 @@ class Budget:
 
 def run_alphagp(method: str, p: dict, args) -> tuple[list[dict], dict]:
     batch = None if method == "ep" and len(p["y_train"]) <= args.ep_batch_limit else args.batch_size
-    clf = GPClassifier(method=method, n_inducing=args.M, inducing_points=p["Z"], batch_size=batch, max_iter=100_000,
+    shared = args.alphagp_inducing == "shared"
+    clf = GPClassifier(method=method, n_inducing=args.M, inducing_points=p["Z_shared"] if shared else p["Z"],
+                       shared_hyperparameters=shared, batch_size=batch, max_iter=100_000,
                        learning_rate=None if batch is None else args.learning_rate, standardize=False,
                        kernel_params={"lengthscale": p["lengthscale"]}, random_state=args.split, n_jobs=1)
     budget = Budget(clf, p["X_test"], p["y_test"], 60 * args.minutes, args.eval_first, args.eval_growth)
     clf.fit(p["X_train"], p["y_train"], callbacks=[budget])
-    return budget.curve, {"batch_size": batch, "inducing": "per class", "optimize_inducing": clf.optimize_inducing_}
+    return budget.curve, {"batch_size": batch, "inducing": "shared" if shared else "per class",
+                          "optimize_inducing": clf.optimize_inducing_}
 
 
 def run_peer(library: str, p: dict, args) -> tuple[list[dict], dict]:
@@ -133,6 +136,8 @@ def main() -> None:
     parser.add_argument("--eval-growth", type=float, default=1.25, help="factor between evaluation times")
     parser.add_argument("--ep-batch-limit", type=int, default=5000)
     parser.add_argument("--gpflow-inducing", choices=("shared", "per-class"), default="shared")
+    parser.add_argument("--alphagp-inducing", choices=("shared", "per-class"), default="per-class",
+                        help="shared: shared_hyperparameters=True, one kernel and one inducing set for all classes")
     parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
     parser.add_argument("--output", default="tta.jsonl")
     args = parser.parse_args()
