@@ -187,7 +187,7 @@ class StoredQ:
         return mean, var
 
 
-class SiteMethod(SparseGPMethod):
+class SiteMethod(StoredQ, SparseGPMethod):
     """Methods whose q is the prior times rank-one Gaussian sites along the directions v_i^c.
 
     Buffers ``site_precision`` ``[C, M, M]`` and ``site_natural`` ``[C, M]`` hold the running sum
@@ -211,8 +211,7 @@ class SiteMethod(SparseGPMethod):
         self.alpha = float(alpha)
         self.damping = float(damping)
         self.n_data = int(n_data)
-        self.register_buffer("site_precision", torch.zeros(C, M, M, dtype=dtype))
-        self.register_buffer("site_natural", torch.zeros(C, M, dtype=dtype))
+        self._register_stored_q(C, M, dtype)
         if per_point:
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
             # False once a full-batch update stored sites without refreshing factor_v
@@ -249,10 +248,6 @@ class SiteMethod(SparseGPMethod):
         precision = torch.linalg.solve_triangular(Lt, half.transpose(-1, -2), upper=True)
         natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
         return 0.5 * (precision + precision.transpose(-1, -2)), natural
-
-    def _latent_marginals(self, L, Psi):
-        mean, var, _ = projected_marginals(*whitened_sites(L, self.site_precision, self.site_natural), Psi)
-        return mean, var
 
     # ------------------------------------------------------------------ per-point bookkeeping
     def _rest_of_sum(self, prec: torch.Tensor, nat: torch.Tensor, idx: torch.Tensor):
