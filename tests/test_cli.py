@@ -31,9 +31,12 @@ def test_fit_predict_evaluate_on_csv(csv_file, tmp_path, capsys):
     assert list(pred.columns) == ["prediction", "p_a", "p_b", "p_c"]
     assert np.allclose(pred[["p_a", "p_b", "p_c"]].sum(axis=1), 1.0, atol=1e-5)
     capsys.readouterr()
-    assert main(["evaluate", "--model", str(model), "--data", str(csv_file), "--target", "label", "--json"]) == 0
+    plot = tmp_path / "reliability.png"
+    assert main(["evaluate", "--model", str(model), "--data", str(csv_file), "--target", "label", "--json",
+                 "--plot", str(plot)]) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["error"] < 0.15 and set(metrics) == {"error", "nll", "ece", "brier"}
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_fit_on_libsvm(tmp_path):

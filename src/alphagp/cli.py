@@ -7,6 +7,7 @@ import contextlib
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -130,6 +131,10 @@ def cmd_evaluate(args) -> int:
     clf = GPClassifier.load(args.model)
     X, y = read_file(args.data, args.target)
     metrics = clf.evaluate(X, y)
+    if args.plot:
+        from .calibration import plot_reliability, predicted_probabilities, reliability_curve
+        plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)), args.plot,
+                         title=f"{clf.method} on {Path(args.data).name}")
     if args.json:
         print(json.dumps(metrics))
     else:
@@ -199,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--data", required=True, help="labelled CSV/TSV or LIBSVM file")
     ev.add_argument("--target", default="target", help="label column of a CSV/TSV file")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    ev.add_argument("--plot", default=None, metavar="FILE.png",
+                    help="also write a reliability diagram and confidence histogram there (needs alphagp[plot])")
     ev.set_defaults(func=cmd_evaluate)
 
     methods = sub.add_parser("methods", help="list the inference methods", **common)

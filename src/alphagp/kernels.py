@@ -84,6 +84,11 @@ class ARDKernel(nn.Module):
         """``[G]``"""
         return softplus(self.raw_noise)
 
+    def parameter_rows(self, value: torch.Tensor, classes: torch.Tensor | None) -> torch.Tensor:
+        """The rows of a ``[G, ...]`` parameter for latent functions ``classes`` (all if None;
+        shared parameters have one row for every class)."""
+        return value if classes is None or value.shape[0] == 1 else value[classes]
+
     def _weighted(self, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``A`` times the inverse squared lengthscales and the squared norms ``|A / l|^2``.
 
@@ -93,20 +98,23 @@ class ARDKernel(nn.Module):
         weighted = A * self.lengthscale.pow(-2)[:, None, :]
         return weighted, (weighted * A).sum(-1)
 
-    def _shared_sq_norms(self, B: torch.Tensor) -> torch.Tensor:
+    @staticmethod
+    def _shared_sq_norms(B: torch.Tensor, lengthscale: torch.Tensor) -> torch.Tensor:
         """``|B / l_g|^2`` ``[G, m]`` for shared inputs ``B`` ``[m, D]``, as one small product."""
-        return self.lengthscale.pow(-2) @ (B * B).T
+        return lengthscale.pow(-2) @ (B * B).T
 
     def _from_products(self, products: torch.Tensor, sq_A: torch.Tensor, sq_B: torch.Tensor,
-                       expand: bool = True) -> torch.Tensor:
+                       expand: bool = True, classes: torch.Tensor | None = None) -> torch.Tensor:
         """a exp(A_i' W B_j - |A_i|_W^2 / 2 - |B_j|_W^2 / 2) with W = diag(l^-2), i.e. the kernel.
 
         ``products`` ``[G', n, m]``, ``sq_A`` ``[G', n]``, ``sq_B`` ``[G'', m]``; returns ``[C, n, m]``
-        (``expand=False``: ``[1, n, m]`` when inputs and hyper-parameters are shared by all C).
+        (``expand=False``: ``[1, n, m]`` when inputs and hyper-parameters are shared by all C;
+        ``classes``: only those latent functions).
         """
-        row = torch.log(self.amplitude)[:, None] - 0.5 * sq_A
+        row = torch.log(self.parameter_rows(self.amplitude, classes))[:, None] - 0.5 * sq_A
         K = torch.exp(products + (row[..., None] - 0.5 * sq_B[:, None, :]))
-        return K.expand(self.n_latent, -1, -1) if expand and K.shape[0] == 1 else K
+        count = self.n_latent if classes is None else len(classes)
+        return K.expand(count, -1, -1) if expand and K.shape[0] == 1 else K
 
     def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         """Noise-free covariance between ``A`` and ``B``.
@@ -118,11 +126,11 @@ class ARDKernel(nn.Module):
             ``[C, n, m]``.
         """
         A_w, sq_A = self._weighted(A)
-        sq_B = self._shared_sq_norms(B) if B.dim() == 2 else self._weighted(B)[1]
+        sq_B = self._shared_sq_norms(B, self.lengthscale) if B.dim() == 2 else self._weighted(B)[1]
         return self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B)
 
-    def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor,
-                             expand: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor, expand: bool = True,
+                             classes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` for inducing points ``Z`` and data ``X``.
 
         Same values as ``cross(Z, Z)`` and ``cross(Z, X)``. K_uu comes from the Gram matrix of
@@ -136,15 +144,21 @@ class ARDKernel(nn.Module):
             Z: ``[C, M, D]``, ``[1, M, D]`` or ``[M, D]``; X: ``[n, D]``.
             expand: ``False`` keeps a leading 1 where Z and the hyper-parameters are shared, so
                 one set of covariances (and its Cholesky factor) serves every latent function.
+            classes: ``[K]`` indices of the latent functions wanted (``None``: all C); ``Z`` then
+                holds their inducing points (``[K, M, D]``) or the shared set. The cost is that
+                of K latent functions (class subsampling).
         """
-        inv_l = self.lengthscale.reciprocal()[:, None, :]
+        lengthscale = self.parameter_rows(self.lengthscale, classes)
+        inv_l = lengthscale.reciprocal()[:, None, :]
         S = Z * inv_l
         gram = _Gram.apply(S)
         sq_Z = torch.diagonal(gram, dim1=-2, dim2=-1)
-        Kuu = self._from_products(gram, sq_Z, sq_Z, expand)
-        Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X), expand)
+        Kuu = self._from_products(gram, sq_Z, sq_Z, expand, classes)
+        Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X, lengthscale), expand, classes)
         return Kuu, Kuf
 
-    def diag(self, n: int) -> torch.Tensor:
-        """Prior variance of ``n`` data points including the additive noise: ``[C, n]``."""
-        return (self.amplitude + self.noise)[:, None].expand(self.n_latent, n)
+    def diag(self, n: int, classes: torch.Tensor | None = None) -> torch.Tensor:
+        """Prior variance of ``n`` data points including the additive noise: ``[C, n]`` (``[K, n]``
+        for the latent functions ``classes``)."""
+        total = self.parameter_rows(self.amplitude + self.noise, classes)
+        return total[:, None].expand(self.n_latent if classes is None else len(classes), n)

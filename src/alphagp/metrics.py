@@ -25,15 +25,10 @@ def brier_score(proba: np.ndarray, y: np.ndarray) -> float:
 
 
 def expected_calibration_error(proba: np.ndarray, y: np.ndarray, n_bins: int = 15) -> float:
-    """Top-label ECE: sum_b |B_b|/N * |accuracy(B_b) - confidence(B_b)| over equal-width bins."""
-    conf = proba.max(axis=1)
-    correct = np.argmax(proba, axis=1) == y
-    bins = np.minimum((conf * n_bins).astype(int), n_bins - 1)
-    total = 0.0
-    for b in np.unique(bins):
-        sel = bins == b
-        total += sel.sum() * abs(correct[sel].mean() - conf[sel].mean())
-    return float(total / len(y))
+    """Top-label ECE: sum_b |B_b|/N * |accuracy(B_b) - confidence(B_b)| over equal-width bins
+    (:func:`alphagp.calibration.reliability_curve`)."""
+    from .calibration import reliability_curve
+    return reliability_curve(proba, y, n_bins).ece
 
 
 def all_metrics(proba: np.ndarray, y: np.ndarray) -> dict[str, float]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from torch import nn
 
+from .augmented import AugmentedGibbs, AugmentedVI
 from .base import SiteMethod, SparseGPMethod
 from .ep import ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
@@ -52,7 +53,17 @@ METHODS: dict[str, MethodSpec] = {
                           "(rep) fit (alpha paper, Appendix C)", {"alpha": 1.0}),
     "label_regression": MethodSpec(LabelRegression, "exact sparse GP regression on one-hot labels, batch only "
                                    "(alpha paper, Appendix C)"),
-    "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)"),
+    "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)",
+                     {"likelihood": "robust_max"}),
+    "vi_softmax": MethodSpec(SparseVI, "sparse VI, softmax likelihood, Monte Carlo expectations "
+                             "(logistic-softmax paper 5.1)", {"likelihood": "softmax"}),
+    "vi_logistic_softmax": MethodSpec(SparseVI, "sparse VI, logistic-softmax likelihood without augmentation, "
+                                      "Monte Carlo expectations (logistic-softmax paper 5.2)",
+                                      {"likelihood": "logistic_softmax"}),
+    "augmented": MethodSpec(AugmentedVI, "logistic-softmax likelihood, conjugate augmentation, closed-form "
+                            "stochastic VI (Galy-Fajou et al. 2019, Alg. 1; class_batch_size: Alg. 2)"),
+    "augmented_gibbs": MethodSpec(AugmentedGibbs, "augmented VI's hyper-parameters, then Gibbs sampling of the "
+                                  "augmented logistic-softmax model (Galy-Fajou et al. 2019, 4.3; small data)"),
 }
 
 
@@ -81,8 +92,12 @@ __all__ = [
     "GFITC",
     "METHODS",
     "RPAPEP",
+    "AugmentedGibbs",
+    "AugmentedVI",
     "GaussianQMethod",
-    "GibbsSampler", "LabelRegression", "LaplaceSoftmax",
+    "GibbsSampler",
+    "LabelRegression",
+    "LaplaceSoftmax",
     "MethodSpec",
     "PowerEP",
     "ScalableEP",

@@ -107,20 +107,24 @@ class SparseGPMethod(nn.Module):
         #: sums across the processes of a data-parallel fit (:mod:`alphagp.distributed`)
         self.reducer = Reducer()
 
-    def _features(self, X: torch.Tensor):
+    def _features(self, X: torch.Tensor, classes: torch.Tensor | None = None):
         """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``.
 
         With one inducing set and kernel shared by all classes (``inducing_points`` ``[1, M, D]``)
         K_uu, its factor and Psi are computed once and returned as views expanded over C.
+        ``classes`` ``[K]``: the same for those latent functions only (leading dimension K), at
+        the cost of K of them.
         """
         Z = self.inducing_points
-        Kuu, Kuf = self.kernel.inducing_covariances(Z, X, expand=False)        # [C or 1, ...]
-        jitter = 1e-6 * self.kernel.amplitude[:, None, None]
+        if classes is not None and Z.shape[0] > 1:
+            Z = Z[classes]
+        Kuu, Kuf = self.kernel.inducing_covariances(Z, X, expand=False, classes=classes)    # [C or 1, ...]
+        jitter = 1e-6 * self.kernel.parameter_rows(self.kernel.amplitude, classes)[:, None, None]
         L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
         Psi = triangular_inverse(L) @ Kuf
         q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
-        s = (self.kernel.diag(X.shape[0]) - q_diag).clamp_min(MIN_VARIANCE)
-        C = self.n_classes
+        s = (self.kernel.diag(X.shape[0], classes) - q_diag).clamp_min(MIN_VARIANCE)
+        C = self.n_classes if classes is None else len(classes)
         return L.expand(C, -1, -1), Psi.expand(C, -1, -1), s
 
     def supports_data_parallel(self) -> bool:
@@ -186,6 +190,26 @@ class StoredQ:
         mean, var, _ = projected_marginals(*whitened_sites(L, self.site_precision, self.site_natural), Psi)
         return mean, var
 
+    # ------------------------------------------------------------------ Gaussian algebra
+    @staticmethod
+    def _scaled_gram(Psi, weights):
+        """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
+        return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
+
+    @staticmethod
+    def _weighted_sum(Psi, weights):
+        """Psi w ``[C, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
+        return (Psi @ weights.T[..., None])[..., 0]
+
+    @staticmethod
+    def _to_u_space(L, gram, vec):
+        """Whitened natural parameters (L' Lambda L, L' eta) back to u-space (Lambda, eta)."""
+        Lt = L.transpose(-1, -2)
+        half = torch.linalg.solve_triangular(Lt, gram, upper=True)                 # L^{-T} G
+        precision = torch.linalg.solve_triangular(Lt, half.transpose(-1, -2), upper=True)
+        natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
+        return 0.5 * (precision + precision.transpose(-1, -2)), natural
+
 
 class SiteMethod(StoredQ, SparseGPMethod):
     """Methods whose q is the prior times rank-one Gaussian sites along the directions v_i^c.
@@ -228,26 +252,6 @@ class SiteMethod(StoredQ, SparseGPMethod):
         rate from 0.01 down to 0.0003, and are stable and improving with them fixed.
         """
         return not hasattr(self, "factor_v")
-
-    # ------------------------------------------------------------------ Gaussian algebra
-    @staticmethod
-    def _scaled_gram(Psi, weights):
-        """Psi diag(w) Psi' ``[C, M, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
-        return (Psi * weights.T[:, None, :]) @ Psi.transpose(-1, -2)
-
-    @staticmethod
-    def _weighted_sum(Psi, weights):
-        """Psi w ``[C, M]`` for ``Psi`` ``[C, M, B]`` and ``weights`` ``[B, C]``."""
-        return (Psi @ weights.T[..., None])[..., 0]
-
-    @staticmethod
-    def _to_u_space(L, gram, vec):
-        """Whitened natural parameters (L' Lambda L, L' eta) back to u-space (Lambda, eta)."""
-        Lt = L.transpose(-1, -2)
-        half = torch.linalg.solve_triangular(Lt, gram, upper=True)                 # L^{-T} G
-        precision = torch.linalg.solve_triangular(Lt, half.transpose(-1, -2), upper=True)
-        natural = torch.linalg.solve_triangular(Lt, vec[..., None], upper=True)[..., 0]
-        return 0.5 * (precision + precision.transpose(-1, -2)), natural
 
     # ------------------------------------------------------------------ per-point bookkeeping
     def _rest_of_sum(self, prec: torch.Tensor, nat: torch.Tensor, idx: torch.Tensor):

@@ -28,11 +28,13 @@ import torch
 from torch import nn
 
 from ..kernels import ARDKernel
-from ..likelihoods import RobustMaxLikelihood
+from ..likelihoods import LogisticSoftmaxLikelihood, RobustMaxLikelihood, SoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
 from .base import MIN_VARIANCE, SparseGPMethod
 from .pep import DEFAULT_EPSILON
 from .projection import projected_marginals
+
+_VI_LIKELIHOODS = {"robust_max": None, "softmax": SoftmaxLikelihood, "logistic_softmax": LogisticSoftmaxLikelihood}
 
 
 class GaussianQMethod(SparseGPMethod):
@@ -52,12 +54,13 @@ class GaussianQMethod(SparseGPMethod):
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
                  alpha: float | None = 0.5, epsilon: float | None = None, damping: float | None = None,
-                 site_storage: bool = True):
+                 site_storage: bool = True, likelihood=None):
         if damping is not None:
             raise ValueError(f"{type(self).__name__} fits q by gradients and has no EP updates to damp; "
                              "damping applies to the EP methods (ep, sep, rep, pep)")
-        epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
-        super().__init__(inducing_points, kernel, RobustMaxLikelihood(epsilon))
+        if likelihood is None:
+            likelihood = RobustMaxLikelihood(DEFAULT_EPSILON if epsilon is None else float(epsilon))
+        super().__init__(inducing_points, kernel, likelihood)
         if self.NEEDS_ALPHA:
             if alpha is None or not 0.0 < alpha <= 1.0:
                 raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
@@ -74,7 +77,7 @@ class GaussianQMethod(SparseGPMethod):
         self.q_sqrt = nn.Parameter(torch.eye(M, dtype=dtype).expand(C, M, M).clone())
 
     def config(self) -> dict:
-        return {"n_data": self.n_data, "alpha": self.alpha, "epsilon": self.likelihood.epsilon}
+        return {"n_data": self.n_data, "alpha": self.alpha, "epsilon": getattr(self.likelihood, "epsilon", None)}
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """No closed-form step: the batch objective, for the optimiser."""
@@ -103,9 +106,14 @@ class GaussianQMethod(SparseGPMethod):
 
 
 class SparseVI(GaussianQMethod):
-    """Sparse variational inference with the robust-max likelihood (Hensman et al. 2015).
+    """Sparse variational inference (Hensman et al. 2015), with the robust-max likelihood by default.
 
     Args (beyond :class:`GaussianQMethod`'s):
+        likelihood: ``"robust_max"`` (1-D quadrature), ``"softmax"`` or ``"logistic_softmax"``
+            (logistic-softmax paper eq. 2 and 5; the expected log-likelihood by Monte Carlo with
+            ``n_mc_samples`` reparameterised draws per point, seeded by ``seed`` and the step
+            count, so a resumed fit draws what an uninterrupted one would; the predictive by
+            quasi-Monte Carlo): the non-augmented VI of that paper's sections 5.1-5.2.
         natural_gradient_rate: 0 (default) fits q by the optimiser with the hyper-parameters;
             a rate gamma in (0, 1] instead moves q by natural-gradient steps in each
             ``local_update`` (Hensman et al. 2013; Salimbeni et al. 2018): with theta q's natural
@@ -119,8 +127,17 @@ class SparseVI(GaussianQMethod):
 
     NEEDS_ALPHA = False
 
-    def __init__(self, inducing_points, kernel, n_data, alpha=None, natural_gradient_rate: float = 0.0, **kwargs):
+    def __init__(self, inducing_points, kernel, n_data, alpha=None, natural_gradient_rate: float = 0.0,
+                 likelihood: str = "robust_max", n_mc_samples: int = 50, seed: int = 0, **kwargs):
+        if likelihood not in _VI_LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {tuple(_VI_LIKELIHOODS)}, got {likelihood!r}")
+        if likelihood != "robust_max":
+            if kwargs.get("epsilon") is not None:
+                raise ValueError(f"epsilon belongs to the robust-max likelihood, not to {likelihood!r}")
+            kwargs["likelihood"] = _VI_LIKELIHOODS[likelihood](n_samples=n_mc_samples, seed=seed)
         super().__init__(inducing_points, kernel, n_data, alpha=alpha, **kwargs)
+        self.likelihood_name, self.n_mc_samples, self.seed = likelihood, int(n_mc_samples), int(seed)
+        self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
         if not 0.0 <= natural_gradient_rate <= 1.0:
             raise ValueError(f"natural_gradient_rate must lie in [0, 1], got {natural_gradient_rate}")
         self.natural_gradient_rate = float(natural_gradient_rate)
@@ -129,14 +146,18 @@ class SparseVI(GaussianQMethod):
             self.q_sqrt.requires_grad_(False)
 
     def config(self) -> dict:
-        return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate}
+        return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate,
+                "likelihood": self.likelihood_name, "n_mc_samples": self.n_mc_samples, "seed": self.seed}
 
     def supports_data_parallel(self) -> bool:
         """Not with natural-gradient steps, which move q from the local batch alone."""
         return self.natural_gradient_rate == 0
 
     def _expected_log_lik(self, mean, var, s, y, idx):
-        ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y)
+        extra = {}
+        if getattr(self.likelihood, "STOCHASTIC", False):   # Monte Carlo draws fixed by (seed, step)
+            extra["generator"] = torch.Generator().manual_seed(self.seed * 1_000_003 + int(self.n_steps))
+        ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, **extra)
         return ell.sum() * self._data_scale(idx)
 
     def _objective(self, L, Psi, s, y, idx):
@@ -145,11 +166,12 @@ class SparseVI(GaussianQMethod):
         return self._expected_log_lik(mean, var, s, y, idx) - self.reducer.share(self._kl())
 
     def local_update(self, X, y, idx):
+        L, Psi, s = self._features(X)
         if self.natural_gradient_rate > 0:
-            L, Psi, s = self._features(X)
             self._natural_gradient_step(Psi.detach(), s.detach(), y, idx)
-            return self._objective(L, Psi, s, y, idx)
-        return self.objective(X, y, idx)
+        objective = self._objective(L, Psi, s, y, idx)
+        self.n_steps += 1
+        return objective
 
     @torch.no_grad()
     def _natural_gradient_step(self, Psi, s, y, idx) -> None:

@@ -1,0 +1,259 @@
+"""Conjugate multi-class GP classification with the logistic-softmax likelihood (Galy-Fajou et al.,
+UAI 2019): closed-form stochastic variational inference (Algorithm 1), class subsampling
+(Algorithm 2) and a Gibbs sampler of the augmented model (section 4.3).
+
+q(u^c) is Gaussian per class and kept, as in the EP methods, as the prior times a factor whose
+u-space natural parameters are the buffers ``site_precision`` and ``site_natural``
+(:class:`~.base.StoredQ`). One step on a batch B (``local_update``):
+
+1. q's marginals of f_i^c (FITC variance included) at the current kernel;
+2. the optimal local factors (eq. 12-14, :func:`~.augmentation.local_updates`);
+3. the CAVI optimum of q(u) given them, from the batch scaled by N / |B| (eq. 15-16): in whitened
+   coordinates precision I + (N/|B|) Psi diag(theta) Psi' and natural mean (N/|B|) Psi (y - gamma) / 2;
+   eq. 15 as printed has Sigma^{-1} where Sigma belongs;
+4. a natural-gradient step: the factor's natural parameters move to (1 - rho_t) old + rho_t
+   optimum (Hoffman et al. 2013), rho_t = (delay + t)^(-forgetting) on mini-batches (Robbins-Monro,
+   the authors' defaults 1 and 0.51), rho = 1 (plain CAVI) when the batch is all the data;
+5. the returned objective is the augmented ELBO at the new q, with the local factors optimal
+   for it and held fixed, so the trainer's optimiser takes a gradient step in the kernel
+   hyper-parameters and inducing inputs (Algorithm 1, line 22).
+
+With ``class_batch_size`` K < C (Algorithm 2), each step draws K classes, computes the kernel
+quantities, local factors and updates of those classes only (a step costs the same for any C),
+scales their terms by C / K and uses eq. 17 for alpha.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.nn.functional import one_hot
+
+from ..diagnostics import effective_sample_size
+from ..likelihoods.softmax import LogisticSoftmaxLikelihood
+from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
+from .augmentation import augmented_point_terms, local_updates
+from .base import SparseGPMethod, StoredQ, whitened_sites
+from .projection import projected_marginals
+
+
+def _whitened_kl(Bm: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """KL[q || N(0, I)] ``[C]`` for q with precision ``Bm`` ``[C, M, M]`` and natural mean ``b`` ``[C, M]``:
+    (tr B^{-1} + mu' mu - M + log|B|) / 2 with mu = B^{-1} b."""
+    LB = stable_cholesky(Bm)
+    LB_inv = triangular_inverse(LB)
+    mu = torch.cholesky_solve(b[..., None], LB)[..., 0]
+    return 0.5 * (LB_inv.square().sum((-1, -2)) + mu.square().sum(-1) - Bm.shape[-1] + log_det_from_cholesky(LB))
+
+
+class AugmentedVI(StoredQ, SparseGPMethod):
+    """Closed-form stochastic VI of the augmented logistic-softmax model (see the module docstring).
+
+    Args:
+        inducing_points: ``[C, M, D]`` or ``[1, M, D]`` (shared); kernel: :class:`~alphagp.kernels.ARDKernel`.
+        n_data: N.
+        alpha, epsilon, damping: must be ``None`` (accepted for the uniform factory signature).
+        site_storage: accepted for the uniform factory signature (no per-point state).
+        step_delay, step_forgetting: the natural-gradient step rho_t = (step_delay + t)^(-step_forgetting)
+            on mini-batches (delay > 0, forgetting in (0.5, 1]).
+        class_batch_size: classes per step (Algorithm 2); ``None`` uses all.
+        n_predictive_samples: quasi-Monte Carlo points of the predictive (section 4.2).
+        seed: seed of the class subsets and of the predictive points.
+    """
+
+    BATCH_OPTIMIZER = "adam"
+
+    def __init__(self, inducing_points, kernel, n_data: int, alpha=None, epsilon=None, damping=None,
+                 site_storage: bool = True, step_delay: float = 1.0, step_forgetting: float = 0.51,
+                 class_batch_size: int | None = None, n_predictive_samples: int = 1024, seed: int = 0):
+        for name, value in (("alpha", alpha), ("epsilon", epsilon), ("damping", damping)):
+            if value is not None:
+                raise ValueError(f"{type(self).__name__} has no {name} (got {value}): the logistic-softmax "
+                                 "model is fitted by closed-form variational updates")
+        super().__init__(inducing_points, kernel,
+                         LogisticSoftmaxLikelihood(n_predictive_samples=n_predictive_samples, seed=seed))
+        if not step_delay > 0 or not 0.5 < step_forgetting <= 1.0:
+            raise ValueError(f"need step_delay > 0 and step_forgetting in (0.5, 1], got {step_delay}, {step_forgetting}")
+        C = self.n_classes
+        if class_batch_size is not None and not 1 <= class_batch_size <= C:
+            raise ValueError(f"class_batch_size must lie in [1, {C}] or be None, got {class_batch_size}")
+        self.n_data = int(n_data)
+        self.step_delay, self.step_forgetting = float(step_delay), float(step_forgetting)
+        self.class_batch_size = None if class_batch_size in (None, C) else int(class_batch_size)
+        self.n_predictive_samples, self.seed = int(n_predictive_samples), int(seed)
+        self._register_stored_q(C, inducing_points.shape[1], inducing_points.dtype)
+        self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
+
+    def config(self) -> dict:
+        return {"n_data": self.n_data, "step_delay": self.step_delay, "step_forgetting": self.step_forgetting,
+                "class_batch_size": self.class_batch_size, "n_predictive_samples": self.n_predictive_samples,
+                "seed": self.seed}
+
+    # ------------------------------------------------------------------ pieces of a step
+    def step_size(self, full_batch: bool) -> float:
+        """rho of the next step: 1 on the whole data set, else (delay + t)^(-forgetting), t = 1, 2, ..."""
+        if full_batch:
+            return 1.0
+        return (self.step_delay + float(self.n_steps) + 1.0) ** (-self.step_forgetting)
+
+    def _class_subset(self) -> torch.Tensor | None:
+        """The classes of the next step (sorted), or ``None`` for all; drawn from (seed, step)."""
+        if self.class_batch_size is None:
+            return None
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + int(self.n_steps))
+        subset = torch.randperm(self.n_classes, generator=g)[:self.class_batch_size].sort().values
+        return subset.to(self.site_natural.device)
+
+    def _q(self, L, classes):
+        """Whitened natural parameters (B ``[K, M, M]``, b ``[K, M]``) of q for ``classes`` (None: all)."""
+        precision, natural = self.site_precision, self.site_natural
+        if classes is not None:
+            precision, natural = precision[classes], natural[classes]
+        return whitened_sites(L, precision, natural)
+
+    def _onehot(self, y, classes):
+        onehot = one_hot(y, self.n_classes).to(self.site_natural.dtype)
+        return onehot if classes is None else onehot[:, classes]
+
+    def _elbo(self, L, Psi, s, y, idx, classes):
+        """Augmented ELBO of the batch scaled to the data set, local factors optimal and held fixed."""
+        Bm, b = self._q(L, classes)
+        mean, var, _ = projected_marginals(Bm, b, Psi)
+        second = mean.square() + var + s
+        onehot = self._onehot(y, classes)
+        local = local_updates(mean.T.detach(), second.T.detach(), onehot, self.n_classes)
+        data = augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes).sum() * self._data_scale(idx)
+        return data - self.n_classes / Bm.shape[0] * _whitened_kl(Bm, b).sum()
+
+    def _objective(self, L, Psi, s, y, idx):
+        return self._elbo(L, Psi, s, y, idx, None)
+
+    @torch.no_grad()
+    def _global_step(self, L, Psi, s, y, idx, classes) -> None:
+        """Steps 1-4 of the module docstring on the factor's natural parameters."""
+        Bm, b = self._q(L, classes)
+        mean, var, _ = projected_marginals(Bm, b, Psi)
+        onehot = self._onehot(y, classes)
+        local = local_updates(mean.T, (mean.square() + var + s).T, onehot, self.n_classes)
+        scale = self._data_scale(idx)
+        precision, natural = self._to_u_space(L, scale * self._scaled_gram(Psi, local.theta),
+                                              0.5 * scale * self._weighted_sum(Psi, onehot - local.gamma))
+        rho = self.step_size(idx.numel() == self.n_data)
+        rows = slice(None) if classes is None else classes
+        self.site_precision[rows] = (1.0 - rho) * self.site_precision[rows] + rho * precision
+        self.site_natural[rows] = (1.0 - rho) * self.site_natural[rows] + rho * natural
+
+    def local_update(self, X, y, idx):
+        """One closed-form step on the batch; returns the ELBO at the new q for the optimiser."""
+        classes = self._class_subset()
+        L, Psi, s = self._features(X, classes)
+        self._global_step(L.detach(), Psi.detach(), s.detach(), y, idx, classes)
+        self.n_steps += 1
+        return self._elbo(L, Psi, s, y, idx, classes)
+
+
+class AugmentedGibbs(AugmentedVI):
+    """Hyper-parameters from :class:`AugmentedVI`, then Gibbs sampling of the augmented model's
+    exact posterior (section 4.3) at them.
+
+    With the kernel, the inducing inputs and the FITC variances s fixed (f_i^c = psi_i^c' w^c + e_i^c,
+    e ~ N(0, s), w^c ~ N(0, I); with the inducing inputs at the training inputs this is the full GP),
+    one sweep draws two blocks exactly:
+
+    1. (lambda, n, omega) | f: lambda_i ~ Ga(1, sum_c sigma(f_i^c)) (the Gamma augmentation with
+       n summed out), n_i^c ~ Po(lambda_i sigma(-f_i^c)), omega_i^c ~ PG(y_i^c + n_i^c, |f_i^c|);
+    2. (w, f) | (n, omega): w^c from GP regression with precisions omega / (1 + s omega) and
+       natural means kappa / (1 + s omega), kappa = (y - n) / 2 (e summed out), then
+       f_i^c ~ N((h / s + kappa) / (1 / s + omega), 1 / (1 / s + omega)) with h = psi' w.
+
+    Polya-Gamma draws come from the ``polyagamma`` package. Kept draws of w predict by averaging
+    the logistic-softmax over them and over 16 quasi-Monte Carlo points of the FITC noise each.
+
+    Args (beyond :class:`AugmentedVI`'s): n_samples, burn_in, thin; the sampler's seed is ``seed``.
+    """
+
+    def __init__(self, inducing_points, kernel, n_data, n_samples: int = 1000, burn_in: int = 200, thin: int = 2,
+                 **kwargs):
+        super().__init__(inducing_points, kernel, n_data, **kwargs)
+        if n_samples < 2 or burn_in < 0 or thin < 1:
+            raise ValueError(f"need n_samples >= 2, burn_in >= 0, thin >= 1; got {n_samples}, {burn_in}, {thin}")
+        C, M = self.n_classes, inducing_points.shape[1]
+        self.n_samples, self.burn_in, self.thin = int(n_samples), int(burn_in), int(thin)
+        self.noise_likelihood = LogisticSoftmaxLikelihood(n_predictive_samples=16, seed=self.seed)
+        self.register_buffer("samples", torch.zeros(self.n_samples, C, M, dtype=inducing_points.dtype))
+        self.register_buffer("sampled", torch.zeros((), dtype=torch.bool))
+
+    def config(self) -> dict:
+        return {**super().config(), "n_samples": self.n_samples, "burn_in": self.burn_in, "thin": self.thin}
+
+    @torch.no_grad()
+    def after_fit(self, X, y) -> None:
+        """Run the sampler on the training data ``X`` ``[N, D]`` (as the model sees it), ``y`` ``[N]``."""
+        from polyagamma import random_polyagamma
+
+        dtype, device = self.samples.dtype, self.samples.device
+        X = torch.as_tensor(np.asarray(X), dtype=dtype, device=device)
+        y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
+        L, Psi, s = self._features(X)
+        C, M, N = Psi.shape
+        rng = np.random.default_rng(self.seed)
+        onehot = one_hot(y, C).T.to(dtype).cpu().numpy()                          # [C, N]
+        f = projected_marginals(*self._q(L, None), Psi)[0]                        # start at q's mean
+        eye = torch.eye(M, dtype=dtype, device=device)
+        kept = 0
+        for sweep in range(self.burn_in + self.n_samples * self.thin):
+            f_np = f.cpu().numpy()
+            lam = rng.standard_exponential(N) / (1.0 / (1.0 + np.exp(-f_np))).sum(0)
+            n = rng.poisson(lam * (1.0 / (1.0 + np.exp(f_np))))
+            shape = onehot + n
+            omega_np = np.zeros_like(f_np)
+            positive = shape > 0
+            omega_np[positive] = random_polyagamma(shape[positive], np.abs(f_np[positive]), random_state=rng)
+            omega = torch.as_tensor(omega_np, dtype=dtype, device=device)
+            kappa = torch.as_tensor(0.5 * (onehot - n), dtype=dtype, device=device)
+            denom = 1.0 + s * omega
+            chol = stable_cholesky(eye + (Psi * (omega / denom)[:, None, :]) @ Psi.mT)
+            w_mean = torch.cholesky_solve((Psi @ (kappa / denom)[..., None]), chol)[..., 0]
+            noise = torch.as_tensor(rng.standard_normal((C, M, 1)), dtype=dtype, device=device)
+            w = w_mean + torch.linalg.solve_triangular(chol.mT, noise, upper=True)[..., 0]
+            h = (w[:, None, :] @ Psi)[:, 0]
+            precision = 1.0 / s + omega
+            f_noise = torch.as_tensor(rng.standard_normal((C, N)), dtype=dtype, device=device)
+            f = (h / s + kappa) / precision + f_noise / precision.sqrt()
+            if sweep >= self.burn_in and (sweep - self.burn_in) % self.thin == 0:
+                self.samples[kept] = w
+                kept += 1
+        self.sampled.fill_(True)
+
+    def _require_samples(self) -> None:
+        if not bool(self.sampled):
+            raise RuntimeError("the Gibbs sampler has not run yet (GPClassifier.fit runs it after training)")
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        """Posterior mean and variance ``[N, C]`` of f(x) over the kept draws (FITC noise included)."""
+        self._require_samples()
+        _, Psi, s = self._features(X)
+        h = torch.einsum("scm,cmn->snc", self.samples, Psi)
+        return h.mean(0), h.var(0) + s.T
+
+    @torch.no_grad()
+    def predict_proba(self, X, chunk: int = 64) -> torch.Tensor:
+        """``[N, C]`` class probabilities averaged over the kept draws."""
+        self._require_samples()
+        _, Psi, s = self._features(X)
+        total = torch.zeros(X.shape[0], self.n_classes, dtype=Psi.dtype, device=Psi.device)
+        for start in range(0, self.n_samples, chunk):
+            h = torch.einsum("scm,cmn->snc", self.samples[start:start + chunk], Psi)
+            probs = self.noise_likelihood.predict_proba(h.reshape(-1, self.n_classes),
+                                                        s.T.expand_as(h).reshape(-1, self.n_classes))
+            total += probs.reshape(h.shape).sum(0)
+        return total / self.n_samples
+
+    def diagnostics(self) -> dict:
+        out = super().diagnostics()
+        if bool(self.sampled):
+            ess = effective_sample_size(self.samples.reshape(self.n_samples, -1).cpu().numpy())
+            out.update(n_samples=self.n_samples, burn_in=self.burn_in, thin=self.thin,
+                       ess_min=float(ess.min()), ess_median=float(np.median(ess)))
+        return out
