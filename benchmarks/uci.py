@@ -45,7 +45,7 @@ def split(name: str, seed: int):
     if name == "waveform_21":
         pick = rng.choice(len(y), 1000, replace=False)
         X, y = X[pick], y[pick]
-    train_size = {"satimage": 0.2, "waveform_21": 0.3}.get(name, 0.9)
+    train_size = {"satimage": 0.2, "waveform_21": 0.3, "shuttle": 0.75}.get(name, 0.9)
     return train_test_split(X, y, train_size=train_size, random_state=seed)
 
 

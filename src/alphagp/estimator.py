@@ -96,7 +96,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     ----------
     method : str, one of ``alphagp methods``
         {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "laplace",
-        "label_regression", "vi"}.
+        "label_regression", "vi", "vi_softmax", "vi_logistic_softmax", "augmented", "augmented_gibbs"}.
         ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
         memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
         factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
@@ -109,8 +109,15 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         with the softmax likelihood. ``label_regression``: exact sparse GP regression on one-hot
         labels, batch only (gibbs, laplace and label_regression are the alpha paper's Appendix C
         baselines). ``vi``: sparse variational inference (Hensman et al. 2015), the alpha -> 0
-        limit. The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form updates;
-        apep, arpep, rpapep and vi fit q by gradients (with Adam, in batch training too).
+        limit. ``vi_softmax``, ``vi_logistic_softmax``: the same VI with the softmax or the
+        logistic-softmax likelihood (expectations by Monte Carlo). ``augmented``: the
+        logistic-softmax likelihood with its conjugate augmentation, fitted by closed-form
+        natural-gradient steps on q (Galy-Fajou et al., UAI 2019; ``method_params``:
+        ``step_delay``, ``step_forgetting``, ``class_batch_size`` for class subsampling);
+        ``augmented_gibbs``: its hyper-parameters, then Gibbs sampling of the augmented model
+        (small data). The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form
+        updates; apep, arpep, rpapep and the vi methods fit q by gradients (with Adam, in batch
+        training too).
     n_inducing : int
         Inducing points per class, clipped to the number of training rows with a warning.
     alpha : float in (0, 1], "auto" or None
