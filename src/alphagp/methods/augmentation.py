@@ -15,8 +15,9 @@ factors (eq. 12-14, given q's marginals m = E[f], E[f^2] of each f_i^c)
     theta^c = E[omega^c] = (y^c + gamma^c) tanh(b^c / 2) / (2 b^c).
 
 Eq. 12 as printed omits the 1/2 of 2^{-n}; it is needed for sigma(-f)^n (and the authors' package
-has it). alpha and gamma depend on each other: ``local_updates`` iterates alpha = 1 + A exp(psi(alpha))
-(A = sum_c gamma^c / exp(psi(alpha))) to convergence; the map is a contraction because A < 1.
+has it). alpha and gamma depend on each other (the paper alternates them, five times): with
+T = sum_c gamma^c / exp(psi(alpha)) < 1, ``local_updates`` solves alpha = 1 + T exp(psi(alpha)) by
+Newton's method to convergence (about four steps from alpha = (1 - T/2) / (1 - T)).
 Overflow guard (Appendix A.2): gamma is evaluated in log space, log cosh(x) = |x| + log1p(exp(-2|x|))
 - log 2, which is exact where the paper's guard neglects the variance term.
 
@@ -72,7 +73,7 @@ class LocalVariables:
 
 @torch.no_grad()
 def local_updates(mean: torch.Tensor, second_moment: torch.Tensor, onehot: torch.Tensor, n_classes: int,
-                  tol: float = 1e-10, max_iter: int = 200) -> LocalVariables:
+                  tol: float = 1e-12, max_iter: int = 50) -> LocalVariables:
     """Eq. 12-14 (eq. 17 with class subsampling) for q's marginals of one batch.
 
     Args:
@@ -80,19 +81,20 @@ def local_updates(mean: torch.Tensor, second_moment: torch.Tensor, onehot: torch
             a subset for class subsampling).
         onehot: ``[B, K]`` one-hot labels restricted to those classes.
         n_classes: C, the number of all classes (beta = C; alpha scales the subset's sum by C / K).
-        tol, max_iter: the alpha-gamma fixed point stops when alpha changes by less than
-            ``tol * alpha``.
+        tol, max_iter: Newton's method for the alpha-gamma fixed point (the paper's inner loop)
+            stops when alpha changes by less than ``tol * alpha``.
     """
     scale = n_classes / mean.shape[-1]
     b = second_moment.clamp_min(0.0).sqrt()
     log_a = -math.log(2.0 * n_classes) - 0.5 * mean - log_cosh_half(b)        # log gamma - psi(alpha)
-    total = scale * torch.exp(log_a).sum(-1)                                    # A < C / K * (1 / C) * K = 1
-    alpha = 1.0 + total
+    total = scale * torch.exp(log_a).sum(-1)                                    # T < C / K * (1 / C) * K = 1
+    # alpha = 1 + T exp(psi(alpha)) by Newton's method, from the root of exp(psi(a)) ~ a - 1/2
+    alpha = (1.0 - 0.5 * total) / (1.0 - total)
     for _ in range(max_iter):
-        new = 1.0 + total * torch.exp(torch.special.digamma(alpha))
-        done = bool(((new - alpha).abs() <= tol * new).all())
-        alpha = new
-        if done:
+        e_psi = torch.exp(torch.special.digamma(alpha))
+        step = (alpha - 1.0 - total * e_psi) / (1.0 - total * e_psi * torch.special.polygamma(1, alpha))
+        alpha = (alpha - step).clamp_min(1.0)
+        if bool((step.abs() <= tol * alpha).all()):
             break
     gamma = torch.exp(torch.special.digamma(alpha)[:, None] + log_a)
     theta = (onehot + gamma) * tanh_half_over_twice(b)

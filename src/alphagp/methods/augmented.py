@@ -14,9 +14,10 @@ u-space natural parameters are the buffers ``site_precision`` and ``site_natural
 4. a natural-gradient step: the factor's natural parameters move to (1 - rho_t) old + rho_t
    optimum (Hoffman et al. 2013), rho_t = (delay + t)^(-forgetting) on mini-batches (Robbins-Monro,
    the authors' defaults 1 and 0.51), rho = 1 (plain CAVI) when the batch is all the data;
-5. the returned objective is the augmented ELBO at the new q, with the local factors optimal
-   for it and held fixed, so the trainer's optimiser takes a gradient step in the kernel
-   hyper-parameters and inducing inputs (Algorithm 1, line 22).
+5. the returned objective is the augmented ELBO at q before the step (the local factors of
+   step 2 are optimal for it and held fixed), so the trainer's optimiser takes a gradient step
+   in the kernel hyper-parameters and inducing inputs (Algorithm 1, line 22) from the same
+   marginals.
 
 With ``class_batch_size`` K < C (Algorithm 2), each step draws K classes, computes the kernel
 quantities, local factors and updates of those classes only (a step costs the same for any C),
@@ -115,13 +116,17 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         onehot = one_hot(y, self.n_classes).to(self.site_natural.dtype)
         return onehot if classes is None else onehot[:, classes]
 
-    def _elbo(self, L, Psi, s, y, idx, classes):
-        """Augmented ELBO of the batch scaled to the data set, local factors optimal and held fixed."""
+    def _elbo(self, L, Psi, s, y, idx, classes, step: bool = False):
+        """Augmented ELBO of the batch scaled to the data set, at the current q, with the local
+        factors optimal for it and held fixed; with ``step``, also the closed-form step on q
+        (module docstring, steps 1-4) from the same marginals and local factors."""
         Bm, b = self._q(L, classes)
         mean, var, _ = projected_marginals(Bm, b, Psi)
         second = mean.square() + var + s
         onehot = self._onehot(y, classes)
         local = local_updates(mean.T.detach(), second.T.detach(), onehot, self.n_classes)
+        if step:
+            self._global_step(L.detach(), Psi.detach(), onehot, local, idx, classes)
         data = augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes).sum() * self._data_scale(idx)
         return data - self.n_classes / Bm.shape[0] * _whitened_kl(Bm, b).sum()
 
@@ -129,27 +134,28 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         return self._elbo(L, Psi, s, y, idx, None)
 
     @torch.no_grad()
-    def _global_step(self, L, Psi, s, y, idx, classes) -> None:
-        """Steps 1-4 of the module docstring on the factor's natural parameters."""
-        Bm, b = self._q(L, classes)
-        mean, var, _ = projected_marginals(Bm, b, Psi)
-        onehot = self._onehot(y, classes)
-        local = local_updates(mean.T, (mean.square() + var + s).T, onehot, self.n_classes)
+    def _global_step(self, L, Psi, onehot, local, idx, classes) -> None:
+        """The factor's natural parameters move to (1 - rho) old + rho CAVI optimum (eq. 15-16)."""
         scale = self._data_scale(idx)
         precision, natural = self._to_u_space(L, scale * self._scaled_gram(Psi, local.theta),
                                               0.5 * scale * self._weighted_sum(Psi, onehot - local.gamma))
         rho = self.step_size(idx.numel() == self.n_data)
-        rows = slice(None) if classes is None else classes
-        self.site_precision[rows] = (1.0 - rho) * self.site_precision[rows] + rho * precision
-        self.site_natural[rows] = (1.0 - rho) * self.site_natural[rows] + rho * natural
+        # new tensors, not in-place writes: the old ones are saved for the ELBO's backward pass
+        for name, new in (("site_precision", precision), ("site_natural", natural)):
+            old = getattr(self, name)
+            if classes is None:
+                setattr(self, name, (1.0 - rho) * old + rho * new)
+            else:
+                setattr(self, name, old.index_copy(0, classes, (1.0 - rho) * old[classes] + rho * new))
 
     def local_update(self, X, y, idx):
-        """One closed-form step on the batch; returns the ELBO at the new q for the optimiser."""
+        """One closed-form step on the batch. Returns the ELBO at q before the step (the local
+        factors of the step are optimal for it), whose gradient moves the kernel and inducing inputs:
+        one evaluation of q's marginals serves both."""
         classes = self._class_subset()
-        L, Psi, s = self._features(X, classes)
-        self._global_step(L.detach(), Psi.detach(), s.detach(), y, idx, classes)
+        objective = self._elbo(*self._features(X, classes), y, idx, classes, step=True)
         self.n_steps += 1
-        return self._elbo(L, Psi, s, y, idx, classes)
+        return objective
 
 
 class AugmentedGibbs(AugmentedVI):
