@@ -592,7 +592,7 @@ def time_to_accuracy_report(results: str = "tta") -> None:
         def cells(level, times, lib, reference=reference):
             t, ref = times[lib], times.get(reference)
             return (f"{level:.4f} | {'never' if t is None else f'{t:.2f}'} | "
-                    + (f"{t / ref:.1f}x" if t and ref else "-"))
+                    + (f"{t / ref:.2g}x" if t and ref else "-"))
 
         worst_times, best_times = reached(target), reached(best)
         for lib, c in curves.items():

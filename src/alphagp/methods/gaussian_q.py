@@ -137,7 +137,8 @@ class SparseVI(GaussianQMethod):
             kwargs["likelihood"] = _VI_LIKELIHOODS[likelihood](n_samples=n_mc_samples, seed=seed)
         super().__init__(inducing_points, kernel, n_data, alpha=alpha, **kwargs)
         self.likelihood_name, self.n_mc_samples, self.seed = likelihood, int(n_mc_samples), int(seed)
-        self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
+        if getattr(self.likelihood, "STOCHASTIC", False):   # the Monte Carlo draws' step counter (checkpointed)
+            self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
         if not 0.0 <= natural_gradient_rate <= 1.0:
             raise ValueError(f"natural_gradient_rate must lie in [0, 1], got {natural_gradient_rate}")
         self.natural_gradient_rate = float(natural_gradient_rate)
@@ -170,7 +171,8 @@ class SparseVI(GaussianQMethod):
         if self.natural_gradient_rate > 0:
             self._natural_gradient_step(Psi.detach(), s.detach(), y, idx)
         objective = self._objective(L, Psi, s, y, idx)
-        self.n_steps += 1
+        if hasattr(self, "n_steps"):
+            self.n_steps += 1
         return objective
 
     @torch.no_grad()
