@@ -145,8 +145,9 @@ def cmd_evaluate(args) -> int:
 
 def cmd_methods(args) -> int:
     from .methods import METHODS
+    width = max(map(len, METHODS))
     for name, spec in METHODS.items():
-        print(f"{name:<8} {spec.summary}")
+        print(f"{name:<{width}}  {spec.summary}")
     return 0
 
 
