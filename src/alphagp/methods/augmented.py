@@ -30,11 +30,11 @@ import numpy as np
 import torch
 from torch.nn.functional import one_hot
 
-from ..diagnostics import effective_sample_size
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
 from .augmentation import augmented_point_terms, local_updates
 from .base import SparseGPMethod, StoredQ, whitened_sites
+from .draws import KeptDraws
 from .projection import projected_marginals
 
 
@@ -158,7 +158,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         return objective
 
 
-class AugmentedGibbs(AugmentedVI):
+class AugmentedGibbs(KeptDraws, AugmentedVI):
     """Hyper-parameters from :class:`AugmentedVI`, then Gibbs sampling of the augmented model's
     exact posterior (section 4.3) at them.
 
@@ -181,16 +181,14 @@ class AugmentedGibbs(AugmentedVI):
     def __init__(self, inducing_points, kernel, n_data, n_samples: int = 1000, burn_in: int = 200, thin: int = 2,
                  **kwargs):
         super().__init__(inducing_points, kernel, n_data, **kwargs)
-        if n_samples < 2 or burn_in < 0 or thin < 1:
-            raise ValueError(f"need n_samples >= 2, burn_in >= 0, thin >= 1; got {n_samples}, {burn_in}, {thin}")
-        C, M = self.n_classes, inducing_points.shape[1]
-        self.n_samples, self.burn_in, self.thin = int(n_samples), int(burn_in), int(thin)
+        self._register_draws(n_samples, burn_in, thin, self.n_classes, inducing_points.shape[1], inducing_points.dtype)
         self.noise_likelihood = LogisticSoftmaxLikelihood(n_predictive_samples=16, seed=self.seed)
-        self.register_buffer("samples", torch.zeros(self.n_samples, C, M, dtype=inducing_points.dtype))
-        self.register_buffer("sampled", torch.zeros((), dtype=torch.bool))
 
     def config(self) -> dict:
-        return {**super().config(), "n_samples": self.n_samples, "burn_in": self.burn_in, "thin": self.thin}
+        return {**super().config(), **self._draw_config()}
+
+    def _draw_likelihood(self):
+        return self.noise_likelihood
 
     @torch.no_grad()
     def after_fit(self, X, y) -> None:
@@ -206,8 +204,7 @@ class AugmentedGibbs(AugmentedVI):
         onehot = one_hot(y, C).T.to(dtype).cpu().numpy()                          # [C, N]
         f = projected_marginals(*self._q(L, None), Psi)[0]                        # start at q's mean
         eye = torch.eye(M, dtype=dtype, device=device)
-        kept = 0
-        for sweep in range(self.burn_in + self.n_samples * self.thin):
+        for kept in self._sweeps():
             f_np = f.cpu().numpy()
             lam = rng.standard_exponential(N) / (1.0 / (1.0 + np.exp(-f_np))).sum(0)
             n = rng.poisson(lam * (1.0 / (1.0 + np.exp(f_np))))
@@ -226,40 +223,9 @@ class AugmentedGibbs(AugmentedVI):
             precision = 1.0 / s + omega
             f_noise = torch.as_tensor(rng.standard_normal((C, N)), dtype=dtype, device=device)
             f = (h / s + kappa) / precision + f_noise / precision.sqrt()
-            if sweep >= self.burn_in and (sweep - self.burn_in) % self.thin == 0:
+            if kept is not None:
                 self.samples[kept] = w
-                kept += 1
         self.sampled.fill_(True)
 
-    def _require_samples(self) -> None:
-        if not bool(self.sampled):
-            raise RuntimeError("the Gibbs sampler has not run yet (GPClassifier.fit runs it after training)")
-
-    @torch.no_grad()
-    def predict_f(self, X):
-        """Posterior mean and variance ``[N, C]`` of f(x) over the kept draws (FITC noise included)."""
-        self._require_samples()
-        _, Psi, s = self._features(X)
-        h = torch.einsum("scm,cmn->snc", self.samples, Psi)
-        return h.mean(0), h.var(0) + s.T
-
-    @torch.no_grad()
-    def predict_proba(self, X, chunk: int = 64) -> torch.Tensor:
-        """``[N, C]`` class probabilities averaged over the kept draws."""
-        self._require_samples()
-        _, Psi, s = self._features(X)
-        total = torch.zeros(X.shape[0], self.n_classes, dtype=Psi.dtype, device=Psi.device)
-        for start in range(0, self.n_samples, chunk):
-            h = torch.einsum("scm,cmn->snc", self.samples[start:start + chunk], Psi)
-            probs = self.noise_likelihood.predict_proba(h.reshape(-1, self.n_classes),
-                                                        s.T.expand_as(h).reshape(-1, self.n_classes))
-            total += probs.reshape(h.shape).sum(0)
-        return total / self.n_samples
-
     def diagnostics(self) -> dict:
-        out = super().diagnostics()
-        if bool(self.sampled):
-            ess = effective_sample_size(self.samples.reshape(self.n_samples, -1).cpu().numpy())
-            out.update(n_samples=self.n_samples, burn_in=self.burn_in, thin=self.thin,
-                       ess_min=float(ess.min()), ess_median=float(np.median(ess)))
-        return out
+        return {**super().diagnostics(), **self._draw_diagnostics()}

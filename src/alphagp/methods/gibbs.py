@@ -29,6 +29,7 @@ import torch
 
 from ..diagnostics import effective_sample_size
 from ..numerics import stable_cholesky
+from .draws import KeptDraws
 from .pep import PowerEP
 
 
@@ -51,7 +52,7 @@ def _truncated_normal(mean, sd, lower, upper, generator):
     return mean + sd * z
 
 
-class GibbsSampler(PowerEP):
+class GibbsSampler(KeptDraws, PowerEP):
     """REP training of the hyper-parameters, then Gibbs sampling of the posterior.
 
     Args (beyond :class:`~.pep.PowerEP`'s):
@@ -67,17 +68,12 @@ class GibbsSampler(PowerEP):
             raise ValueError(f"the Gibbs baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
         super().__init__(inducing_points, kernel, n_data, alpha=1.0, damping=damping, epsilon=epsilon,
                          site_storage=site_storage)
-        if n_samples < 2 or burn_in < 0 or thin < 1:
-            raise ValueError(f"need n_samples >= 2, burn_in >= 0, thin >= 1; got {n_samples}, {burn_in}, {thin}")
-        C, M = self.n_classes, inducing_points.shape[1]
-        self.n_samples, self.burn_in, self.thin, self.seed = int(n_samples), int(burn_in), int(thin), int(seed)
-        self.register_buffer("samples", torch.zeros(self.n_samples, C, M, dtype=inducing_points.dtype))
-        self.register_buffer("sampled", torch.zeros((), dtype=torch.bool))
+        self._register_draws(n_samples, burn_in, thin, self.n_classes, inducing_points.shape[1], inducing_points.dtype)
+        self.seed = int(seed)
         self.register_buffer("log_lik_trace", torch.zeros(self.n_samples, dtype=inducing_points.dtype))
 
     def config(self) -> dict:
-        return {**super().config(), "n_samples": self.n_samples, "burn_in": self.burn_in, "thin": self.thin,
-                "seed": self.seed}
+        return {**super().config(), **self._draw_config(), "seed": self.seed}
 
     @torch.no_grad()
     def after_fit(self, X, y) -> None:
@@ -98,8 +94,7 @@ class GibbsSampler(PowerEP):
         f = torch.where(onehot, 1.0, -1.0).to(Psi.dtype)                          # consistent with y
         w = torch.zeros(C, M, dtype=Psi.dtype, device=device)
         log_a, log_b = self.likelihood._log_levels(C)
-        kept = 0
-        for sweep in range(self.burn_in + self.n_samples * self.thin):
+        for kept in self._sweeps():
             right = f.argmax(1) == y
             z = ~right | (torch.rand(N, generator=g, dtype=Psi.dtype).to(device) < p_error_if_right)
             h = (w[:, None, :] @ Psi)[:, 0].T                                     # [N, C]
@@ -113,43 +108,14 @@ class GibbsSampler(PowerEP):
             mean = torch.cholesky_solve(rhs[..., None], chol)[..., 0]
             noise = torch.randn(C, M, 1, dtype=Psi.dtype, generator=g).to(device)
             w = mean + torch.linalg.solve_triangular(chol.mT, noise, upper=True)[..., 0]
-            if sweep >= self.burn_in and (sweep - self.burn_in) % self.thin == 0:
+            if kept is not None:
                 self.samples[kept] = w
                 self.log_lik_trace[kept] = torch.where(right, log_a, log_b).sum()
-                kept += 1
         self.sampled.fill_(True)
-
-    def _require_samples(self) -> None:
-        if not bool(self.sampled):
-            raise RuntimeError("the Gibbs sampler has not run yet (GPClassifier.fit runs it after training)")
-
-    @torch.no_grad()
-    def predict_f(self, X):
-        """Posterior mean and variance ``[N, C]`` of f(x) over the kept draws (noise included)."""
-        self._require_samples()
-        _, Psi, s = self._features(X)
-        h = torch.einsum("scm,cmn->snc", self.samples, Psi)                      # [S, N, C]
-        return h.mean(0), h.var(0) + s.T
-
-    @torch.no_grad()
-    def predict_proba(self, X, chunk: int = 64) -> torch.Tensor:
-        """``[N, C]`` class probabilities averaged over the kept draws."""
-        self._require_samples()
-        _, Psi, s = self._features(X)
-        total = torch.zeros(X.shape[0], self.n_classes, dtype=Psi.dtype, device=Psi.device)
-        for start in range(0, self.n_samples, chunk):
-            h = torch.einsum("scm,cmn->snc", self.samples[start:start + chunk], Psi)
-            var = s.T.expand_as(h)
-            probs = self.likelihood.predict_proba(h.reshape(-1, self.n_classes), var.reshape(-1, self.n_classes))
-            total += probs.reshape(h.shape).sum(0)
-        return total / self.n_samples
 
     def diagnostics(self) -> dict:
         """Counters of the EP training plus the chain's effective sample sizes."""
-        out = super().diagnostics()
+        out = {**super().diagnostics(), **self._draw_diagnostics()}
         if bool(self.sampled):
-            ess = effective_sample_size(self.samples.reshape(self.n_samples, -1).cpu().numpy())
-            out.update(n_samples=self.n_samples, burn_in=self.burn_in, thin=self.thin,
-                       ess_min=float(ess.min()), ess_median=float(np.median(ess)),
-                       ess_log_likelihood=float(effective_sample_size(self.log_lik_trace.cpu().numpy())[0]))
+            out["ess_log_likelihood"] = float(effective_sample_size(self.log_lik_trace.cpu().numpy())[0])
         return out
