@@ -1,6 +1,7 @@
 """alphagp: scalable Gaussian-process classification with calibrated probabilities."""
 
+from .deep import DeepGPClassifier, DeepGPRegressor
 from .estimator import GPClassifier
 
 __version__ = "0.1.0"
-__all__ = ["GPClassifier", "__version__"]
+__all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "__version__"]

@@ -77,7 +77,8 @@ def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
 
 
 def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
-    """Shape of ``X`` ``[N, D]`` and a SHA-256 of up to ``n_rows`` evenly spaced rows and all labels.
+    """Shape of ``X`` ``[N, D]`` and a SHA-256 of up to ``n_rows`` evenly spaced rows and all labels
+    (or real targets).
 
     Cheap for any N (reads at most ``n_rows`` rows of a memory-map) and changes with the data
     in all but contrived cases (same sampled rows, same labels, same shape).
@@ -85,8 +86,9 @@ def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
     n = len(y)
     rows = np.unique(np.linspace(0, n - 1, min(n, n_rows)).astype(np.int64))
     digest = hashlib.sha256(np.ascontiguousarray(np.asarray(X[rows], dtype=np.float64)).tobytes())
+    kind = np.float64 if np.issubdtype(np.asarray(y[:1]).dtype, np.floating) else np.int64  # regression targets
     for start in range(0, n, 1_000_000):  # labels as int64, a chunk at a time (same digest, no copy of all)
-        digest.update(np.ascontiguousarray(np.asarray(y[start:start + 1_000_000], dtype=np.int64)).tobytes())
+        digest.update(np.ascontiguousarray(np.asarray(y[start:start + 1_000_000], dtype=kind)).tobytes())
     return {"shape": [int(n), int(X.shape[1])], "sha256": digest.hexdigest()}
 
 
@@ -289,7 +291,7 @@ class Trainer:
         dtype = self._dtype
         if self.checkpoint:
             self._fingerprint = {"data": data_fingerprint(X, y), "settings": self.settings}
-        y_t = torch.as_tensor(np.asarray(y), device=self._device)  # compact; each batch's labels made long
+        y_t = torch.as_tensor(np.asarray(y), device=self._device)  # compact; see _targets
         if self._full_batch(n) and not self.reducer.active:
             X = torch.as_tensor(np.asarray(X), dtype=dtype, device=self._device)  # batch training: convert once
         if self._checkpoint_exists():
@@ -314,6 +316,10 @@ class Trainer:
                 f"the training {bad} became non-finite at epoch {self.state.epoch + 1}; the parameters were "
                 "left at their last finite values. Try more damping, a smaller learning rate or standardised inputs")
 
+    def _targets(self, y: torch.Tensor) -> torch.Tensor:
+        """A batch's targets: class indices as int64, real targets (regression) in the model's dtype."""
+        return y.to(self._dtype) if y.is_floating_point() else y.long()
+
     def _epoch(self, X, y_t, n, bar) -> None:
         start = time.perf_counter()
         total = 0.0
@@ -321,7 +327,7 @@ class Trainer:
             self.reducer.global_batch = len(idx)
             idx = local_share(idx, self.reducer)
             idx_d = idx.to(self._device)
-            total += self._step(self._rows(X, idx), y_t[idx_d].long(), idx_d, n) * self.reducer.global_batch / n
+            total += self._step(self._rows(X, idx), self._targets(y_t[idx_d]), idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
         st = self.state
         st.epoch += 1

@@ -3,7 +3,9 @@
     p(y | f) = (1 - epsilon) prod_{k != y} Theta(f^y - f^k) + epsilon / C
 
 epsilon is the probability of a labelling error (the label then drawn uniformly from the C
-classes); ``epsilon = 0`` is the exact Heaviside (arg-max) likelihood.
+classes); ``epsilon = 0`` is the exact Heaviside (arg-max) likelihood. The deep-GP paper
+draws a wrong label from the C - 1 other classes instead (``errors_to="other"``): p(y | f) is
+1 - epsilon where f^y is the largest and epsilon / (C - 1) elsewhere.
 
 Everything the methods need is an expectation under independent Gaussians
 f^k ~ N(mean_k, var_k) (q's marginals at one point, FITC noise included). Because the
@@ -39,17 +41,24 @@ class RobustMaxLikelihood:
     Args:
         epsilon: in [0, 1); 1e-3 is the value of Hensman et al. (2015) used by the papers.
         n_quadrature: Gauss-Hermite points of the 1-D integral.
+        errors_to: ``"any"`` (a wrong label is drawn from all C classes: the EP and alpha
+            papers) or ``"other"`` (from the C - 1 other classes: the deep-GP paper).
     """
 
-    def __init__(self, epsilon: float = 1e-3, n_quadrature: int = 48):
+    def __init__(self, epsilon: float = 1e-3, n_quadrature: int = 48, errors_to: str = "any"):
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must lie in [0, 1), got {epsilon}")
+        if errors_to not in ("any", "other"):
+            raise ValueError(f"errors_to must be 'any' or 'other', got {errors_to!r}")
         self.epsilon = float(epsilon)
         self.n_quadrature = int(n_quadrature)
+        self.errors_to = errors_to
 
     def _log_levels(self, n_classes: int) -> tuple[float, float]:
         """log a and log b: log p(y | f) where f^y is the largest, and elsewhere."""
         e = self.epsilon
+        if self.errors_to == "other":
+            return math.log1p(-e), (math.log(e / (n_classes - 1)) if e > 0 else -math.inf)
         return math.log1p(-e + e / n_classes), (math.log(e / n_classes) if e > 0 else -math.inf)
 
     def log_expected_power(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
@@ -84,14 +93,30 @@ class RobustMaxLikelihood:
         return log_z.detach(), g_m, g_v
 
     def class_log_probs(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
-        """``[N, C]`` log p(y = c) = log((1 - epsilon) P_c + epsilon / C) (alpha paper A.34)."""
+        """``[N, C]`` log p(y = c) = log(a P_c + b (1 - P_c)); a P + b (1 - P) = (1 - epsilon) P + epsilon / C
+        for ``errors_to="any"`` (alpha paper A.34)."""
         log_p = log_prob_largest(mean, var, None, self.n_quadrature)
         if self.epsilon == 0.0:
             return log_p
-        C = mean.shape[-1]
-        return torch.logaddexp(math.log1p(-self.epsilon) + log_p,
-                               torch.full_like(log_p, math.log(self.epsilon / C)))
+        log_a, log_b = self._log_levels(mean.shape[-1])
+        return torch.logaddexp(log_a + log_p, log_b + log1mexp(log_p))
 
     def predict_proba(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """``[N, C]`` class probabilities, renormalised to sum to one (quadrature error)."""
         return torch.softmax(self.class_log_probs(mean, var), dim=-1)
+
+    # ------------------------------------------------------------------ deep-GP output layer
+    def log_tilted(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor, y: torch.Tensor,
+                   alpha: float) -> torch.Tensor:
+        """log E[p(y | f)^alpha] for f ~ N(mean, var + noise): ``mean``, ``var`` ``[S, N, C]`` (one
+        row per propagated sample), ``noise`` ``[C]``, ``y`` ``[N]`` class indices; returns ``[S, N]``."""
+        S, N, C = mean.shape
+        log_z = self.log_expected_power(mean.reshape(S * N, C), (var + noise).reshape(S * N, C),
+                                        y.repeat(S), alpha)
+        return log_z.reshape(S, N)
+
+    def sample_probabilities(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+        """``[S, N, C]`` class probabilities given each propagated sample (``[S, N, C]`` inputs)."""
+        S, N, C = mean.shape
+        log_p = self.class_log_probs(mean.reshape(S * N, C), (var + noise).reshape(S * N, C))
+        return torch.softmax(log_p, -1).reshape(S, N, C)

@@ -1,0 +1,345 @@
+"""scikit-learn estimators for deep GPs trained by approximate power EP (deep-GP paper):
+:class:`DeepGPRegressor` and :class:`DeepGPClassifier`.
+
+Both build a :class:`~alphagp.methods.dgp.DeepGP` (``methods/dgp.py``), train it with the
+library's :class:`~alphagp.training.Trainer` (mini-batches, Adam, checkpoints that resume,
+progress, early stopping) and write data-only model files (:mod:`alphagp.serialization`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import serialization
+from .estimator import _DTYPES, _encode_labels, _plain
+from .methods.dgp import DeepGP, initial_layers
+from .metrics import all_metrics
+from .parallel import torch_threads
+from .training import Trainer
+
+#: model-file kinds of the two estimators
+REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
+# Settings a resumed checkpoint may change: the schedule and how a fit is run.
+_SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "tol", "n_iter_no_change", "checkpoint",
+                    "verbose", "n_jobs", "n_predict_samples")
+#: most propagated rows (samples x points) evaluated at once in prediction
+_PREDICT_ROWS = 8192
+
+
+class _DeepGPBase(BaseEstimator):
+    """What the regressor and the classifier share: parameters, fit, prediction draws, files.
+
+    Parameters
+    ----------
+    n_layers : int
+        L, layers of GPs (1 is a single sparse GP).
+    n_hidden : int or None
+        Units H of each hidden layer; ``None``: min(D, 30) (the paper).
+    n_inducing : int
+        M, inducing points per unit (clipped to the training rows with a warning).
+    alpha : float in (0, 1]
+        Power of the alpha-divergence: near 0 is VI (Salimbeni & Deisenroth 2017), 1 is EP
+        (Bui et al. 2016); the paper suggests starting at 0.5.
+    n_samples : int
+        S, samples propagated through the layers per point in training (eq. 19).
+    n_predict_samples : int
+        S in prediction (the paper: 100).
+    batch_size : int or None
+        Rows per mini-batch (Adam); ``None`` uses all rows at every step.
+    max_iter : int
+        Epochs (passes over the data). The paper counts iterations: epochs = iterations x
+        batch_size / N.
+    learning_rate : float
+        Adam's rate (the paper: 1e-3, 1e-2 on the synthetic bimodal problem and MNIST).
+    learning_rate_decay : float in (0, 1]
+        Adam's rate is multiplied by this after every epoch.
+    tol, n_iter_no_change : early stopping on the epoch's mean energy (``None``: never).
+    checkpoint : str or None
+        Checkpoint file written every epoch; an existing one from the same data and settings
+        resumes the fit (see :class:`~alphagp.training.Trainer`).
+    dtype : {"float64", "float32"}
+    n_jobs : int or None
+        Threads PyTorch uses (``None``: 1, ``-1``: all cores).
+    verbose : bool
+        Progress output.
+    random_state : int or None
+        Seeds the initialisation, the batch order and the Monte Carlo draws.
+
+    Attributes
+    ----------
+    model_ : the fitted :class:`~alphagp.methods.dgp.DeepGP`.
+    n_features_in_ : int
+    history_ : list of per-epoch dicts (energy ``objective``, ``train_seconds``).
+    n_iter_ : int, epochs run.
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "n_hidden": [Interval(Integral, 1, None, closed="left"), None],
+        "n_inducing": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="right")],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "checkpoint": [str, None],
+        "dtype": [StrOptions(set(_DTYPES))],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+    LIKELIHOOD_NOISE = 1e-2
+    MODEL_KIND = ""
+
+    def __init__(self, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100, alpha: float = 0.5,
+                 n_samples: int = 20, n_predict_samples: int = 100, batch_size: int | None = 100,
+                 max_iter: int = 200, learning_rate: float = 1e-3, learning_rate_decay: float = 1.0,
+                 tol: float | None = None, n_iter_no_change: int = 10, checkpoint: str | None = None,
+                 dtype: str = "float64", n_jobs: int | None = None, verbose: bool = False, random_state=None):
+        self.n_layers = n_layers
+        self.n_hidden = n_hidden
+        self.n_inducing = n_inducing
+        self.alpha = alpha
+        self.n_samples = n_samples
+        self.n_predict_samples = n_predict_samples
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.learning_rate_decay = learning_rate_decay
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.checkpoint = checkpoint
+        self.dtype = dtype
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _prepare_targets(self, y) -> tuple[np.ndarray, int, str]:
+        """Targets for the model, the number of output units and the likelihood's name."""
+        raise NotImplementedError
+
+    def _file_content(self) -> dict:
+        return {}
+
+    def _restore(self, content: dict) -> None:
+        """Set the fitted attributes a subclass keeps in its model file."""
+
+    # ------------------------------------------------------------------ fit
+    def _validate(self, X, y=None, reset: bool = False):
+        kwargs = {"dtype": np.float64, "ensure_min_samples": 2 if reset else 1}
+        if y is None:
+            return validate_data(self, X, reset=reset, **kwargs)
+        return validate_data(self, X, y, reset=reset, y_numeric=isinstance(self, RegressorMixin), **kwargs)
+
+    def fit(self, X, y, callbacks=None):
+        """Fit the deep GP to ``X`` ``[N, D]`` and ``y`` ``[N]``; ``callbacks`` as for
+        :class:`~alphagp.training.Trainer` (called with the training state after each epoch)."""
+        self._validate_params()
+        X, y = self._validate(X, y, reset=True)
+        targets, n_outputs, likelihood = self._prepare_targets(y)
+        n, d = X.shape
+        m = int(self.n_inducing)
+        if m > n:
+            warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning,
+                          stacklevel=2)
+            m = n
+        dtype = _DTYPES[self.dtype]
+        self.x_mean_, scale = X.mean(0), X.std(0)
+        self.x_scale_ = np.where(scale > 0, scale, 1.0)
+        Xs = (X - self.x_mean_) / self.x_scale_
+        rng = np.random.default_rng(self.random_state)
+        hidden = self.n_hidden if self.n_hidden is not None else min(d, 30)
+        with torch_threads(self.n_jobs):
+            layers = initial_layers(Xs, n_outputs, self.n_layers, hidden, m, rng,
+                                    output_noise=self.LIKELIHOOD_NOISE, dtype=dtype)
+            seed = int(rng.integers(2**31 - 1))
+            self.model_ = DeepGP(layers, likelihood, n, alpha=self.alpha, n_samples=self.n_samples,
+                                 n_predict_samples=self.n_predict_samples, seed=seed)
+            settings = {k: _plain(v) for k, v in self.get_params().items() if k not in _SCHEDULE_PARAMS}
+            trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size, optimizer="adam",
+                              learning_rate=self.learning_rate, learning_rate_decay=self.learning_rate_decay,
+                              tol=self.tol, n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
+                              checkpoint=self.checkpoint, settings={"estimator": type(self).__name__, **settings},
+                              verbose=bool(self.verbose), seed=seed)
+            state = trainer.fit(Xs, targets)
+        self.history_, self.n_iter_ = state.history, state.epoch
+        return self
+
+    # ------------------------------------------------------------------ prediction draws
+    def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last layer's means and noise-free variances ``[S, n, H_L]`` for standardised ``X``,
+        ``_PREDICT_ROWS`` propagated rows at a time. ``n_predict_samples`` may be changed after fit."""
+        check_is_fitted(self, "model_")
+        X = self._validate(X)
+        Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=_DTYPES[self.dtype])
+        S = int(self.n_predict_samples)
+        chunk = max(1, _PREDICT_ROWS // S)
+        with torch_threads(self.n_jobs):
+            parts = [self.model_.predict_output(Xs[i:i + chunk], S) for i in range(0, len(Xs), chunk)]
+        mean, var = torch.cat([p[0] for p in parts], 1), torch.cat([p[1] for p in parts], 1)
+        if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
+            raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
+        return mean, var
+
+    # ------------------------------------------------------------------ files
+    def save(self, path) -> None:
+        """Write the fitted estimator to ``path``: a data-only file (safetensors tensors + a JSON
+        header with the parameters, the architecture and a format version); opening it never runs code."""
+        check_is_fitted(self, "model_")
+        serialization.write(path, self.MODEL_KIND, {
+            "params": _plain(self.get_params()), "n_features_in": int(self.n_features_in_),
+            "feature_names_in": _plain(getattr(self, "feature_names_in_", None)),
+            "x_mean": torch.as_tensor(self.x_mean_), "x_scale": torch.as_tensor(self.x_scale_),
+            "model": {"config": self.model_.config(), "state": self.model_.state_dict()},
+            "history": self.history_, "n_iter": int(self.n_iter_), **self._file_content()})
+
+    @classmethod
+    def load(cls, path):
+        """Read an estimator written by :meth:`save`; raises
+        :class:`~alphagp.serialization.ModelFileError` for another kind of file or a damaged one."""
+        content = serialization.read(path, cls.MODEL_KIND)
+        try:
+            est = cls(**content["params"])
+            est.n_features_in_ = int(content["n_features_in"])
+            if content["feature_names_in"] is not None:
+                est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
+            est.x_mean_, est.x_scale_ = content["x_mean"].numpy(), content["x_scale"].numpy()
+            state = content["model"]["state"]
+            est.model_ = DeepGP.from_config(content["model"]["config"], dtype=_DTYPES[est.dtype])
+            est.model_.load_state_dict(state)
+            est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
+            est._restore(content)
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise serialization.ModelFileError(f"{path} holds a deep GP that cannot be rebuilt: {err}") from err
+        return est
+
+
+class DeepGPRegressor(RegressorMixin, _DeepGPBase):
+    """Deep GP regression trained by approximate power EP with alpha-divergences (deep-GP paper).
+
+    Gaussian likelihood on standardised targets (its variance is the last layer's noise, initially
+    0.01); predictions are Gaussian mixtures over ``n_predict_samples`` propagated samples, returned
+    in the units of ``y``. See :class:`_DeepGPBase` for the parameters.
+
+    Attributes
+    ----------
+    y_mean_, y_scale_ : float, the targets' standardisation.
+    """
+
+    MODEL_KIND = REGRESSOR_KIND
+
+    def _prepare_targets(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 1:
+            raise ValueError(f"y must be one-dimensional (one target), got shape {list(y.shape)}")
+        self.y_mean_, scale = float(y.mean()), float(y.std())
+        self.y_scale_ = scale if scale > 0 else 1.0
+        return (y - self.y_mean_) / self.y_scale_, 1, "gaussian"
+
+    def _file_content(self) -> dict:
+        return {"y_mean": self.y_mean_, "y_scale": self.y_scale_}
+
+    def _restore(self, content: dict) -> None:
+        self.y_mean_, self.y_scale_ = float(content["y_mean"]), float(content["y_scale"])
+
+    def predict(self, X, return_std: bool = False):
+        """Predictive mean ``[n]`` (and standard deviation with ``return_std``) of y: the moments of the
+        mixture of the samples' Gaussians N(m_s, v_s + sigma^2), in the units of ``y``."""
+        mean, var = self._output_samples(X)
+        mu, v = self.model_.likelihood.mixture_moments(mean, var, self.model_.output_noise)
+        mu = mu.numpy() * self.y_scale_ + self.y_mean_
+        return (mu, np.sqrt(v.clamp_min(0).numpy()) * self.y_scale_) if return_std else mu
+
+    def predict_log_density(self, X, y) -> np.ndarray:
+        """log p(y_i | x_i) ``[n]`` under the predictive mixture, in the units of ``y``."""
+        y = np.asarray(y, dtype=np.float64)
+        mean, var = self._output_samples(X)
+        if y.shape != (mean.shape[1],):
+            raise ValueError(f"y must have shape [{mean.shape[1]}], got {list(y.shape)}")
+        ys = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=mean.dtype)
+        log_p = self.model_.likelihood.mixture_log_density(mean, var, self.model_.output_noise, ys)
+        return log_p.numpy() - math.log(self.y_scale_)
+
+    def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
+        """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
+        mean, var = self._output_samples(X)
+        rng = np.random.default_rng(random_state)
+        S, n = mean.shape[:2]
+        component = rng.integers(S, size=(n, n_samples))
+        m = mean[..., 0].numpy().T[np.arange(n)[:, None], component]
+        sd = np.sqrt(var[..., 0].numpy().T[np.arange(n)[:, None], component] + float(self.model_.output_noise[0]))
+        return (m + sd * rng.standard_normal((n, n_samples))) * self.y_scale_ + self.y_mean_
+
+    def evaluate(self, X, y) -> dict[str, float]:
+        """Test ``rmse`` (of the predictive mean) and ``nll`` (mean negative log predictive density), in y's units."""
+        y = np.asarray(y, dtype=np.float64)
+        return {"rmse": float(np.sqrt(np.mean((self.predict(X) - y) ** 2))),
+                "nll": float(-np.mean(self.predict_log_density(X, y)))}
+
+
+class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
+    """Deep GP classification trained by approximate power EP with alpha-divergences (deep-GP paper).
+
+    Two classes: one output unit with the probit likelihood. More: one unit per class with the
+    robust-max likelihood (a wrong label with probability 1e-3, drawn from the other classes).
+    The last layer's noise (initially 0.01) is latent noise. Probabilities are the mean over
+    ``n_predict_samples`` propagated samples. See :class:`_DeepGPBase` for the parameters.
+
+    Attributes
+    ----------
+    classes_ : array of the class labels.
+    """
+
+    MODEL_KIND = CLASSIFIER_KIND
+
+    def _prepare_targets(self, y):
+        self.classes_, y_idx = _encode_labels(y)
+        C = len(self.classes_)
+        if C < 2:
+            raise ValueError(f"DeepGPClassifier needs at least 2 classes in y; got only one class, "
+                             f"{self.classes_.tolist()}")
+        return y_idx, (1 if C == 2 else C), ("probit" if C == 2 else "robust_max")
+
+    def _file_content(self) -> dict:
+        kind = self.classes_.dtype.kind
+        return {"classes": {"values": self.classes_.tolist(),
+                            "dtype": "object" if kind == "O" else self.classes_.dtype.str}}
+
+    def _restore(self, content: dict) -> None:
+        self.classes_ = np.array(content["classes"]["values"], dtype=content["classes"]["dtype"])
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
+        mean, var = self._output_samples(X)
+        proba = self.model_.likelihood.sample_probabilities(mean, var, self.model_.output_noise).mean(0)
+        return proba.numpy().astype(np.float64)
+
+    def predict(self, X) -> np.ndarray:
+        """``[n]`` most probable labels."""
+        return self.classes_[np.argmax(self.predict_proba(X), 1)]
+
+    def _encode(self, y) -> np.ndarray:
+        y = np.asarray(y)
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if unseen.size:
+            raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are "
+                             f"{self.classes_.tolist()}")
+        return np.searchsorted(self.classes_, y)
+
+    def evaluate(self, X, y) -> dict[str, float]:
+        """Test error, mean negative log-likelihood, expected calibration error and Brier score."""
+        return all_metrics(self.predict_proba(X), self._encode(y))

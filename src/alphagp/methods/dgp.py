@@ -1,0 +1,294 @@
+"""Deep GPs trained by approximate power EP with tied factors (deep-GP paper, section 4).
+
+Model (eq. 6): L layers; layer l has H_l independent GPs on the outputs of layer l - 1 (the
+inputs X for l = 1), each with its own ARD kernel and M inducing points ``Z[h]``; hidden layers
+add a fixed linear mean x W, and the noise sigma_{l,h}^2 of each unit (the kernel's ``noise``):
+inter-layer noise in hidden layers, the likelihood's variance (regression) or latent noise
+(classification) in the last.
+
+Approximation (eq. 10-11 with SEP's tied factors): q(u_h) is proportional to p(u_h) times one
+factor with u-space precision Lambda = R R' (R lower triangular with a positive diagonal
+exp(raw)) and natural mean eta, the parameters of the factor learnt by gradients. The cavity
+removes alpha / N of it: theta\\ = theta - (alpha / N)(theta - theta_prior), proper for every
+alpha because Lambda is positive semi-definite.
+
+Energy (eq. 15-17, tied):
+
+    log Z_q = sum_units [g(theta) - g(theta_prior) + (N / alpha)(g(theta\\) - g(theta))]
+              + (1 / alpha) sum_i log Z_i,
+
+with sum_i over a mini-batch scaled by N / |B|. log Z_i is estimated by propagating S samples
+through the layers (eq. 18-19): at each layer the cavity's marginals m, v of every unit at the
+sampled inputs, then f = m + sqrt(v + sigma^2) eps; the last layer is integrated by the
+likelihood given its inputs (``log_tilted``), and log Z_i ~ logsumexp_s(log Z_{i,s}) - log S.
+Prediction (end of section 4.2) uses q instead of the cavity (alpha = 1) and S = 100 samples.
+
+All units of a layer share the layer's inputs, so the kernel quantities of a layer are one
+batched computation over ``[H, M, S n]`` (whitened: w = L^{-1} u, K_uu = L L').
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from scipy.cluster.vq import kmeans2
+from scipy.spatial.distance import pdist
+from torch import nn
+
+from ..distributed import Reducer
+from ..kernels import ARDKernel
+from ..likelihoods import GaussianLikelihood, ProbitLikelihood, RobustMaxLikelihood
+from ..numerics import stable_cholesky, triangular_inverse
+from .base import MIN_VARIANCE, whitened_sites
+from .projection import projected_marginals, whitened_log_normaliser
+
+#: log of the factor's initial Cholesky diagonal: precision exp(-10) ~ 5e-5, so q starts near the prior
+#: (the authors' initialisation)
+INITIAL_LOG_DIAGONAL = -5.0
+#: the deep-GP paper's robust-max labelling-error probability, fixed
+DGP_EPSILON = 1e-3
+
+
+def output_likelihood(name: str):
+    """The likelihood of the last layer: ``"gaussian"``, ``"probit"`` (2 classes) or ``"robust_max"``
+    (C > 2 classes; a wrong label is one of the C - 1 others, epsilon = 1e-3)."""
+    if name == "gaussian":
+        return GaussianLikelihood()
+    if name == "probit":
+        return ProbitLikelihood()
+    if name == "robust_max":
+        return RobustMaxLikelihood(DGP_EPSILON, errors_to="other")
+    raise ValueError(f"likelihood must be 'gaussian', 'probit' or 'robust_max', got {name!r}")
+
+
+class DGPLayer(nn.Module):
+    """One layer of H GPs with M inducing points each on D-dimensional inputs.
+
+    Args:
+        inducing_points: ``[H, M, D]``.
+        kernel: ``ARDKernel(n_latent=H, n_features=D)``; its ``noise`` is sigma^2 of each unit.
+        mean_weights: ``[D, H]`` fixed linear mean (zeros for the last layer).
+    """
+
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, mean_weights: torch.Tensor):
+        super().__init__()
+        H, M, D = inducing_points.shape
+        if kernel.n_latent != H or kernel.raw_lengthscale.shape != (H, D):
+            raise ValueError(f"the kernel must have {H} latent functions with {D} lengthscales each")
+        if mean_weights.shape != (D, H):
+            raise ValueError(f"mean_weights must have shape [{D}, {H}], got {list(mean_weights.shape)}")
+        dtype = inducing_points.dtype
+        self.kernel = kernel
+        self.inducing_points = nn.Parameter(inducing_points.clone())
+        self.factor_natural = nn.Parameter(torch.zeros(H, M, dtype=dtype))
+        self.factor_raw = nn.Parameter(torch.diag_embed(torch.full((H, M), INITIAL_LOG_DIAGONAL, dtype=dtype)))
+        self.register_buffer("mean_weights", mean_weights.to(dtype).clone())
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(H, M, D): units, inducing points per unit, input dimension."""
+        return tuple(self.inducing_points.shape)
+
+    def factor_precision(self) -> torch.Tensor:
+        """Lambda = R R' ``[H, M, M]``, R = strictly lower part of ``factor_raw`` + diag(exp(its diagonal))."""
+        R = torch.tril(self.factor_raw, -1) + torch.diag_embed(torch.exp(torch.diagonal(self.factor_raw, 0, -2, -1)))
+        return R @ R.transpose(-1, -2)
+
+    def forward(self, F: torch.Tensor, cavity_scale: float):
+        """Marginals of the layer's units at inputs ``F`` ``[..., D]``.
+
+        Args:
+            F: inputs, ``[n, D]`` or ``[S, n, D]`` (propagated samples).
+            cavity_scale: c = 1 - alpha / N for the cavity (1 for q itself).
+        Returns:
+            ``mean``, ``var`` ``[..., H]`` (noise-free: m = k_fu K^-1 mu\\ + x W,
+            v = k_ff + k_fu K^-1 (Sigma\\ - K) K^-1 k_uf, eq. 18), and ``[H]`` each of
+            g(q) - g(prior) and g(cavity) - g(prior).
+        """
+        H, M, D = self.shape
+        X = F.reshape(-1, D)
+        Kuu, Kuf = self.kernel.inducing_covariances(self.inducing_points, X)
+        amplitude = self.kernel.amplitude
+        eye = torch.eye(M, dtype=X.dtype, device=X.device)
+        L = stable_cholesky(Kuu + (1e-6 * amplitude)[:, None, None] * eye)
+        Psi = triangular_inverse(L) @ Kuf                                               # [H, M, R]
+        B_q, b_q = whitened_sites(L, self.factor_precision(), self.factor_natural)
+        g_q = whitened_log_normaliser(B_q, b_q)
+        if cavity_scale == 1.0:
+            B_c, b_c = B_q, b_q
+        else:
+            B_c, b_c = cavity_scale * B_q + (1.0 - cavity_scale) * eye, cavity_scale * b_q
+        mean, var_w, g_c = projected_marginals(B_c, b_c, Psi)                         # [H, R]
+        var = (amplitude[:, None] - Psi.square().sum(1) + var_w).clamp_min(MIN_VARIANCE)
+        mean = mean.T.reshape(*F.shape[:-1], H) + F @ self.mean_weights
+        return mean, var.T.reshape(*F.shape[:-1], H), g_q, g_c
+
+
+class DeepGP(nn.Module):
+    """Deep GP with tied power-EP factors, trained by gradients on the energy (eq. 15-19).
+
+    The method interface of the trainer (DESIGN.md): ``local_update`` returns the batch energy
+    (no closed-form step), ``objective``, ``config()``, ``TRAINING_STATE``.
+
+    Args:
+        layers: the :class:`DGPLayer` s, inputs to outputs; each layer's D is the previous layer's H.
+        likelihood: ``"gaussian"``, ``"probit"`` or ``"robust_max"`` (see :func:`output_likelihood`).
+        n_data: N, training rows.
+        alpha: power of the alpha-divergence in (0, 1]; alpha -> 0 is VI, 1 is EP.
+        n_samples: S, samples propagated per point in training (eq. 19).
+        n_predict_samples: S for predictions.
+        seed: the draws of step t come from a generator seeded by (seed, t), so a resumed fit
+            repeats them.
+    """
+
+    TRAINING_STATE: tuple[str, ...] = ()
+
+    def __init__(self, layers: list[DGPLayer], likelihood: str, n_data: int, alpha: float = 0.5,
+                 n_samples: int = 20, n_predict_samples: int = 100, seed: int = 0):
+        super().__init__()
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+        if n_samples < 1 or n_predict_samples < 1:
+            raise ValueError("n_samples and n_predict_samples must be at least 1")
+        for below, above in zip(layers[:-1], layers[1:]):
+            if above.shape[2] != below.shape[0]:
+                raise ValueError(f"a layer with {below.shape[0]} units feeds one with {above.shape[2]} inputs")
+        self.layers = nn.ModuleList(layers)
+        self.likelihood_name = likelihood
+        self.likelihood = output_likelihood(likelihood)
+        self.n_data, self.alpha = int(n_data), float(alpha)
+        self.n_samples, self.n_predict_samples, self.seed = int(n_samples), int(n_predict_samples), int(seed)
+        self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
+        self.reducer = Reducer()
+
+    def config(self) -> dict:
+        """Plain-data arguments that rebuild this model (:meth:`from_config`) before loading its state."""
+        return {"architecture": [list(layer.shape) for layer in self.layers], "likelihood": self.likelihood_name,
+                "n_data": self.n_data, "alpha": self.alpha, "n_samples": self.n_samples,
+                "n_predict_samples": self.n_predict_samples, "seed": self.seed}
+
+    @classmethod
+    def from_config(cls, config: dict, dtype=torch.float64) -> DeepGP:
+        """A model of the shapes in ``config`` with placeholder values (load a state dict next)."""
+        layers = [DGPLayer(torch.zeros(H, M, D, dtype=dtype), ARDKernel(H, D, dtype=dtype),
+                           torch.zeros(D, H, dtype=dtype)) for H, M, D in config["architecture"]]
+        return cls(layers, **{k: v for k, v in config.items() if k != "architecture"})
+
+    def supports_data_parallel(self) -> bool:
+        return False
+
+    # ------------------------------------------------------------------ energy
+    def _generator(self, step: int) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed * 1_000_003 + step)
+
+    def propagate(self, X: torch.Tensor, n_samples: int, cavity_scale: float, generator: torch.Generator):
+        """Push ``n_samples`` samples of ``X`` ``[n, D]`` through the hidden layers (eq. 18-19).
+
+        Returns the last layer's ``mean``, ``var`` ``[S, n, H_L]`` (noise-free; S = 1 for one layer,
+        whose inputs are not random) and the sum over all units of the g-terms of the energy,
+        g(q) - g(prior) + (N / alpha)(g(cavity) - g(q)) (used only when ``cavity_scale`` < 1).
+        """
+        F, global_terms = X, X.new_zeros(())
+        for depth, layer in enumerate(self.layers):
+            mean, var, g_q, g_c = layer(F, cavity_scale)
+            global_terms = global_terms + (g_q + (self.n_data / self.alpha) * (g_c - g_q)).sum()
+            if depth == len(self.layers) - 1:
+                break
+            shape = (n_samples, X.shape[0], layer.shape[0])
+            eps = torch.randn(shape, generator=generator, dtype=X.dtype).to(X.device)
+            F = mean + torch.sqrt(var + layer.kernel.noise) * eps
+        if mean.dim() == 2:
+            mean, var = mean[None], var[None]
+        return mean, var, global_terms
+
+    def log_z_hat(self, X: torch.Tensor, y: torch.Tensor, n_samples: int, generator: torch.Generator,
+                  alpha: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """log Z-hat_i ``[n]`` (eq. 19) at the cavity of power ``alpha`` (default: the model's),
+        and the g-terms of the energy."""
+        alpha = self.alpha if alpha is None else alpha
+        mean, var, global_terms = self.propagate(X, n_samples, 1.0 - alpha / self.n_data, generator)
+        log_t = self.likelihood.log_tilted(mean, var, self.layers[-1].kernel.noise, y, alpha)   # [S, n]
+        return torch.logsumexp(log_t, 0) - math.log(log_t.shape[0]), global_terms
+
+    def energy(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """log Z_q (eq. 15-17) with the data term of the rows ``X`` ``[n, D]``, ``y`` ``[n]`` scaled by N / n."""
+        log_z, global_terms = self.log_z_hat(X, y, self.n_samples, generator)
+        scale = self.n_data / self.reducer.batch_size(X.shape[0])
+        return self.reducer.share(global_terms) + scale / self.alpha * log_z.sum()
+
+    def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """The energy on a batch with the draws of the current step."""
+        return self.energy(X, y, self._generator(int(self.n_steps)))
+
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """No closed-form step: the batch energy (then the step counter advances, so each step draws anew)."""
+        value = self.objective(X, y, idx)
+        self.n_steps += 1
+        return value
+
+    # ------------------------------------------------------------------ prediction
+    @torch.no_grad()
+    def predict_output(self, X: torch.Tensor, n_samples: int | None = None, seed: int | None = None):
+        """The last layer's means and noise-free variances ``[S, n, H_L]`` under q (alpha = 1),
+        from ``n_samples`` (default ``n_predict_samples``) propagated samples; the draws are fixed by
+        ``seed`` (default: the model's), so predictions repeat."""
+        generator = torch.Generator().manual_seed(self.seed if seed is None else int(seed))
+        mean, var, _ = self.propagate(X, n_samples or self.n_predict_samples, 1.0, generator)
+        return mean, var
+
+    @property
+    def output_noise(self) -> torch.Tensor:
+        """sigma^2 of the last layer's units ``[H_L]`` (the Gaussian likelihood's variance), detached."""
+        return self.layers[-1].kernel.noise.detach()
+
+    @torch.no_grad()
+    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
+        """``[n, C]`` class probabilities: the mean over samples of p(y | sample) (classification)."""
+        mean, var = self.predict_output(X)
+        return self.likelihood.sample_probabilities(mean, var, self.output_noise).mean(0)
+
+
+# ---------------------------------------------------------------------- initialisation
+def linear_mean_weights(inputs: np.ndarray, n_units: int) -> np.ndarray:
+    """W ``[D, H]`` of a hidden layer's mean x W: the identity (H = D), the identity padded with zero
+    columns (H > D) or the top-H principal directions of ``inputs`` ``[n, D]`` (H < D)."""
+    d = inputs.shape[1]
+    if n_units >= d:
+        return np.eye(d, n_units)
+    _, _, Vt = np.linalg.svd(inputs, full_matrices=False)
+    return Vt[:n_units].T
+
+
+def median_squared_distance(inputs: np.ndarray, rng: np.random.Generator, n_rows: int = 1000) -> float:
+    """Median squared distance between rows of ``inputs`` (a sample of up to ``n_rows``); 1 if it is 0."""
+    rows = inputs[rng.choice(len(inputs), min(len(inputs), n_rows), replace=False)]
+    value = float(np.median(pdist(rows, "sqeuclidean"))) if len(rows) > 1 else 0.0
+    return value if value > 0 else 1.0
+
+
+def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, n_inducing: int,
+                   rng: np.random.Generator, hidden_noise: float = 1e-5, output_noise: float = 1e-2,
+                   dtype=torch.float64) -> list[DGPLayer]:
+    """Layers initialised as in the paper and the authors' code.
+
+    Z of the first layer from k-means (``kmeans2``, ``minit="points"``) on up to 10,000 rows of
+    ``X`` ``[n, D]`` (standardised), carried through the hidden layers' means as the inputs are;
+    lengthscale^2 = the median squared distance of each layer's (carried) inputs; amplitude 1;
+    noise ``hidden_noise`` in hidden layers and ``output_noise`` in the last; q near the prior.
+    """
+    rows = X if len(X) <= 10_000 else X[rng.choice(len(X), 10_000, replace=False)]
+    rows = np.asarray(rows, dtype=np.float64)
+    Z = kmeans2(rows, n_inducing, minit="points", seed=rng)[0]
+    layers = []
+    for depth in range(n_layers):
+        last = depth == n_layers - 1
+        H, d = (n_outputs if last else n_hidden), rows.shape[1]
+        W = np.zeros((d, H)) if last else linear_mean_weights(rows, H)
+        kernel = ARDKernel(H, d, lengthscale=math.sqrt(median_squared_distance(rows, rng)), amplitude=1.0,
+                           noise=output_noise if last else hidden_noise, dtype=dtype)
+        Z_t = torch.as_tensor(Z, dtype=dtype).expand(H, -1, -1)
+        layers.append(DGPLayer(Z_t, kernel, torch.as_tensor(W, dtype=dtype)))
+        rows, Z = rows @ W, Z @ W
+    return layers
