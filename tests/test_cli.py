@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from alphagp.cli import _make_classifier, build_parser, main
+from alphagp.cli import _make_estimator, build_parser, main
 from alphagp.data import load_bundled
 
 ARGS = ["--n-inducing", "8", "--max-iter", "10"]
@@ -95,7 +95,7 @@ def test_every_estimator_parameter_reaches_the_classifier(tmp_path):
         "--no-standardize", "--dtype", "float32", "--batch-size", "30", "--max-iter", "3", "--damping", "0.7",
         "--learning-rate", "0.02", "--learning-rate-decay", "0.9", "--tol", "1e-4", "--n-iter-no-change", "4",
         "--checkpoint", "c.ckpt", "--seed", "5", "--n-jobs", "2"])
-    params = _make_classifier(args).get_params()
+    params = _make_estimator(args).get_params()
     assert params == {**params, "method": "sep", "alpha": 0.5, "n_inducing": 7, "shared_hyperparameters": True,
                       "inducing_init": "kmeans++", "optimize_hyperparameters": False, "optimize_inducing": False,
                       "standardize": False, "dtype": "float32", "batch_size": 30, "max_iter": 3, "damping": 0.7,

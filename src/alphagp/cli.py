@@ -41,6 +41,13 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-standardize", action="store_true", help="use the features as they are")
     g.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                    help="floating-point type of the model")
+    d = p.add_argument_group("deep GP (DeepGPClassifier / DeepGPRegressor)")
+    d.add_argument("--layers", type=int, default=None,
+                   help="fit a deep GP with this many layers by approximate power EP (default: a GPClassifier)")
+    d.add_argument("--regression", action="store_true",
+                   help="fit: a deep GP regressor (real targets; --layers defaults to 2)")
+    d.add_argument("--hidden", type=int, default=None, help="units per hidden layer (default: min(D, 30))")
+    d.add_argument("--samples", type=int, default=20, help="samples propagated through the layers in training")
     t = p.add_argument_group("training")
     t.add_argument("--batch-size", type=int, default=None,
                    help="mini-batch size with Adam (default: batch training with the sign-adaptive rate)")
@@ -59,8 +66,17 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--seed", type=int, default=0, help="random seed")
 
 
-def _make_classifier(args):
-    from . import GPClassifier
+def _make_estimator(args):
+    """A :class:`GPClassifier`, or with ``--layers`` a deep GP (``--regression``: the regressor)."""
+    from . import DeepGPClassifier, DeepGPRegressor, GPClassifier
+    if args.layers is not None or args.regression:
+        cls = DeepGPRegressor if args.regression else DeepGPClassifier
+        return cls(n_layers=args.layers or 2, n_hidden=args.hidden, n_inducing=args.n_inducing or 100,
+                   alpha=0.5 if args.alpha is None else args.alpha, n_samples=args.samples,
+                   batch_size=args.batch_size or 100, max_iter=args.max_iter,
+                   learning_rate=args.learning_rate or 1e-3, learning_rate_decay=args.learning_rate_decay,
+                   tol=args.tol, n_iter_no_change=args.n_iter_no_change, checkpoint=args.checkpoint,
+                   dtype=args.dtype, n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
     return GPClassifier(method=args.method, alpha=args.alpha, epsilon=args.epsilon,
                         method_params=args.method_params, n_inducing=args.n_inducing or 50,
                         batch_size=args.batch_size, max_iter=args.max_iter, damping=args.damping,
@@ -73,8 +89,8 @@ def _make_classifier(args):
 
 
 def _print_metrics(metrics: dict, seconds: float | None = None) -> None:
-    for key in ("error", "nll", "ece", "brier"):
-        print(f"  test {key:<6} {metrics[key]:.4f}")
+    for key, value in metrics.items():
+        print(f"  test {key:<6} {value:.4f}")
     if seconds is not None:
         print(f"  train time {seconds:.2f} s")
 
@@ -86,15 +102,18 @@ def cmd_demo(args) -> int:
     X, y = load_bundled("vehicle")
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.1, random_state=args.seed, stratify=y)
     m = args.n_inducing or max(1, round(0.1 * len(Xtr)))
-    print(f"alphagp demo: {args.method.upper()} on the bundled Vehicle data (UCI; {len(Xtr)} train / "
+    what = f"a {args.layers}-layer deep GP (alpha-divergence EP)" if args.layers else args.method.upper()
+    print(f"alphagp demo: {what} on the bundled Vehicle data (UCI; {len(Xtr)} train / "
           f"{len(Xte)} test rows, {X.shape[1]} features, {len(np.unique(y))} classes), "
           f"M = {m} inducing points per class, {args.max_iter} batch iterations")
     args.n_inducing = m
-    clf = _make_classifier(args)
+    clf = _make_estimator(args)
     start = time.perf_counter()
     clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - start
     _print_metrics(clf.evaluate(Xte, yte), seconds)
+    if not hasattr(clf, "n_skipped_updates_"):   # a deep GP
+        return 0
     print(f"  log Z_q    {clf.history_[-1]['objective']:.2f}  (EP updates refused: {clf.n_skipped_updates_} "
           f"improper sites, {clf.n_improper_cavities_} improper cavities)")
     return 0
@@ -103,20 +122,38 @@ def cmd_demo(args) -> int:
 def cmd_fit(args) -> int:
     from .data import read_file
     X, y = read_file(args.data, args.target)
-    clf = _make_classifier(args)
+    clf = _make_estimator(args)
     start = time.perf_counter()
     clf.fit(X, y)
     clf.save(args.model)
-    print(f"fitted {args.method.upper()} on {len(y)} rows in {time.perf_counter() - start:.2f} s; "
+    name = type(clf).__name__ if args.layers or args.regression else args.method.upper()
+    print(f"fitted {name} on {len(y)} rows in {time.perf_counter() - start:.2f} s; "
           f"saved to {args.model}")
     return 0
 
 
+def _load_model(path):
+    """The estimator stored in ``path``, of whichever kind it declares."""
+    from . import DeepGPClassifier, DeepGPRegressor, GPClassifier, serialization
+    from .estimator import MODEL_KIND
+    kinds = {MODEL_KIND: GPClassifier, **{cls.MODEL_KIND: cls for cls in (DeepGPClassifier, DeepGPRegressor)}}
+    kind = serialization.file_kind(path)
+    if kind not in kinds:
+        raise serialization.ModelFileError(f"{path} holds a {kind!r}, not an alphagp model")
+    return kinds[kind].load(path)
+
+
 def cmd_predict(args) -> int:
-    from . import GPClassifier
     from .data import read_file
-    clf = GPClassifier.load(args.model)
+    clf = _load_model(args.model)
     X, _ = read_file(args.data, args.target)
+    if not hasattr(clf, "predict_proba"):
+        mean, std = clf.predict(X, return_std=True)
+        with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
+            out.write("prediction,std\n")
+            for m, s in zip(mean, std):
+                out.write(f"{m:.6g},{s:.6g}\n")
+        return 0
     proba = clf.predict_proba(X)
     with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
         out.write(",".join(["prediction"] + [f"p_{c}" for c in clf.classes_]) + "\n")
@@ -126,12 +163,11 @@ def cmd_predict(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from . import GPClassifier
     from .data import read_file
-    clf = GPClassifier.load(args.model)
+    clf = _load_model(args.model)
     X, y = read_file(args.data, args.target)
     metrics = clf.evaluate(X, y)
-    if args.plot:
+    if args.plot and hasattr(clf, "predict_proba"):
         from .calibration import plot_reliability, predicted_probabilities, reliability_curve
         plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)), args.plot,
                          title=f"{clf.method} on {Path(args.data).name}")

@@ -77,6 +77,19 @@ def write(path: str | os.PathLike, kind: str, content: dict) -> None:
     os.replace(tmp, path)
 
 
+def file_kind(path: str | os.PathLike) -> str:
+    """The ``kind`` a file written by :func:`write` declares (reads the header only); raises
+    :class:`ModelFileError` for any other file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return str(json.loads((f.metadata() or {})[_HEADER_KEY])["kind"])
+    except (SafetensorError, OSError, ValueError, RuntimeError, KeyError, TypeError) as err:
+        raise ModelFileError(f"{path} is not an alphagp file (or it is damaged or truncated): {err}") from None
+
+
 def read(path: str | os.PathLike, kind: str) -> dict:
     """Read a file written by :func:`write` with the same ``kind``; raises :class:`ModelFileError`."""
     path = Path(path)

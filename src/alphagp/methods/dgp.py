@@ -29,6 +29,7 @@ batched computation over ``[H, M, S n]`` (whitened: w = L^{-1} u, K_uu = L L').
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -152,7 +153,7 @@ class DeepGP(nn.Module):
             raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
         if n_samples < 1 or n_predict_samples < 1:
             raise ValueError("n_samples and n_predict_samples must be at least 1")
-        for below, above in zip(layers[:-1], layers[1:]):
+        for below, above in itertools.pairwise(layers):
             if above.shape[2] != below.shape[0]:
                 raise ValueError(f"a layer with {below.shape[0]} units feeds one with {above.shape[2]} inputs")
         self.layers = nn.ModuleList(layers)
@@ -217,6 +218,10 @@ class DeepGP(nn.Module):
         log_z, global_terms = self.log_z_hat(X, y, self.n_samples, generator)
         scale = self.n_data / self.reducer.batch_size(X.shape[0])
         return self.reducer.share(global_terms) + scale / self.alpha * log_z.sum()
+
+    def forward(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The module's output is its energy (:meth:`energy`), so ``torch.func.functional_call`` differentiates it."""
+        return self.energy(X, y, generator)
 
     def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """The energy on a batch with the draws of the current step."""

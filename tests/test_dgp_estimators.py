@@ -1,0 +1,118 @@
+"""DeepGPRegressor and DeepGPClassifier: fitting, bad input, model files, checkpoints, the command line."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from alphagp import DeepGPClassifier, DeepGPRegressor
+from alphagp.cli import main
+from alphagp.serialization import ModelFileError
+from alphagp.training import CheckpointResumed
+
+SMALL = dict(n_layers=2, n_hidden=2, n_inducing=10, n_samples=5, n_predict_samples=30, batch_size=25,
+             learning_rate=0.01, random_state=0)
+
+
+@pytest.fixture
+def regression(rng):
+    X = rng.uniform(-3, 3, (120, 2))
+    y = 5 * np.sin(X[:, 0]) + 0.3 * rng.standard_normal(120) + 20
+    return X, y
+
+
+@pytest.fixture
+def classes(rng):
+    X = rng.standard_normal((150, 2))
+    return X, np.array(["low", "mid", "high"])[np.digitize(X[:, 0], [-0.5, 0.5])]
+
+
+def test_regressor_learns_a_smooth_function_in_the_targets_units(regression):
+    X, y = regression
+    reg = DeepGPRegressor(**{**SMALL, "max_iter": 60}).fit(X[:100], y[:100])
+    metrics = reg.evaluate(X[100:], y[100:])
+    assert metrics["rmse"] < 0.3 * y.std()                      # a constant predictor scores y.std()
+    mean, std = reg.predict(X[100:], return_std=True)
+    assert np.all(std > 0) and mean.shape == std.shape == (20,)
+    assert reg.score(X[100:], y[100:]) > 0.9
+
+
+def test_classifier_with_string_labels_and_two_classes(classes):
+    X, y = classes
+    clf = DeepGPClassifier(**{**SMALL, "max_iter": 30}).fit(X, y)
+    assert set(clf.predict(X)) <= set(y) and clf.evaluate(X, y)["error"] < 0.15
+    two = DeepGPClassifier(**{**SMALL, "max_iter": 30}).fit(X, X[:, 1] > 0)
+    assert two.model_.likelihood_name == "probit" and two.predict_proba(X).shape == (150, 2)
+    assert two.evaluate(X, X[:, 1] > 0)["error"] < 0.15
+
+
+def test_bad_input_gets_clear_errors(regression, classes):
+    X, y = regression
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DeepGPRegressor(**SMALL).fit(bad, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DeepGPRegressor(**SMALL).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DeepGPClassifier(**SMALL).fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="alpha"):
+        DeepGPRegressor(**{**SMALL, "alpha": 0.0}).fit(X, y)
+    Xc, yc = classes
+    clf = DeepGPClassifier(**{**SMALL, "max_iter": 1}).fit(Xc, yc)
+    with pytest.raises(ValueError, match="not seen during fit"):
+        clf.evaluate(Xc, np.where(yc == "low", "other", yc))
+    with pytest.raises(ValueError, match="features"):
+        clf.predict_proba(Xc[:, :1])
+    with pytest.warns(UserWarning, match="larger than the 8 training rows"):
+        DeepGPRegressor(**{**SMALL, "max_iter": 1}).fit(X[:8], y[:8])
+
+
+def test_model_files_round_trip_and_refuse_other_kinds(regression, classes, tmp_path):
+    X, y = regression
+    reg = DeepGPRegressor(**{**SMALL, "max_iter": 2}).fit(X, y)
+    reg.save(tmp_path / "reg.safetensors")
+    again = DeepGPRegressor.load(tmp_path / "reg.safetensors")
+    np.testing.assert_array_equal(again.predict(X, return_std=True)[1], reg.predict(X, return_std=True)[1])
+    np.testing.assert_array_equal(again.predict_log_density(X, y), reg.predict_log_density(X, y))
+    Xc, yc = classes
+    clf = DeepGPClassifier(**{**SMALL, "max_iter": 2}).fit(Xc, yc)
+    clf.save(tmp_path / "clf.safetensors")
+    np.testing.assert_array_equal(DeepGPClassifier.load(tmp_path / "clf.safetensors").predict_proba(Xc),
+                                  clf.predict_proba(Xc))
+    with pytest.raises(ModelFileError, match="not a 'alphagp.DeepGPRegressor'"):
+        DeepGPRegressor.load(tmp_path / "clf.safetensors")
+
+
+def test_an_interrupted_fit_resumes_from_its_checkpoint_to_the_same_model(regression, tmp_path):
+    from conftest import Interrupt, interrupt_at
+    X, y = regression
+    path = str(tmp_path / "fit.ckpt")
+    reference = DeepGPRegressor(**{**SMALL, "max_iter": 4}).fit(X, y)
+    with pytest.raises(Interrupt):
+        DeepGPRegressor(**{**SMALL, "max_iter": 4, "checkpoint": path}).fit(X, y, callbacks=[interrupt_at(2)])
+    with pytest.warns(CheckpointResumed, match="resuming the fit from epoch 1"):
+        resumed = DeepGPRegressor(**{**SMALL, "max_iter": 4, "checkpoint": path}).fit(X, y)
+    np.testing.assert_allclose(resumed.predict(X), reference.predict(X), rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CheckpointResumed)
+        with pytest.raises(ValueError, match="n_layers"):
+            DeepGPRegressor(**{**SMALL, "max_iter": 4, "checkpoint": path, "n_layers": 3}).fit(X, y)
+
+
+def test_command_line_fits_and_evaluates_a_deep_gp_regressor(regression, tmp_path, capsys):
+    X, y = regression
+    csv = tmp_path / "train.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,target", comments="")
+    model = tmp_path / "m.safetensors"
+    assert main(["fit", "--data", str(csv), "--model", str(model), "--regression", "--layers", "2",
+                 "--n-inducing", "10", "--max-iter", "2", "--batch-size", "40", "--quiet"]) == 0
+    assert main(["evaluate", "--model", str(model), "--data", str(csv), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"rmse"' in out and '"nll"' in out
+    assert main(["predict", "--model", str(model), "--data", str(csv), "--target", "target",
+                 "--output", str(tmp_path / "p.csv")]) == 0
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "prediction,std" and len(lines) == len(y) + 1
