@@ -29,6 +29,9 @@
     python benchmarks/report.py likelihoods   # logistic-softmax paper Figure 4: four likelihoods on Gaussian mixtures
     python benchmarks/report.py augwine  # logistic-softmax paper Figure 5: augmented VI and VI against Gibbs
     python benchmarks/report.py auginducing   # logistic-softmax paper Figure 6: Shuttle, M, shared or not
+    python benchmarks/report.py dgpsynth   # deep-GP paper Table 1 / C.6: synthetic bimodal and heteroscedastic
+    python benchmarks/report.py dgpuci     # deep-GP paper Tables C.7-C.12: UCI sets, mean ± s.e. over splits
+    python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
 """
 
 from __future__ import annotations
@@ -773,6 +776,75 @@ def augmented_inducing_table(results: str = "augmented_inducing") -> None:
               f"| {r['epochs']} | {100 * r['error']:.2f} | {r['nll']:.4f} | {r['training_seconds']:.0f} |")
 
 
+def deep_gp_paper() -> dict:
+    """The deep-GP paper's transcribed tables (``../shared/papers/tables/deep-gps-ijar2022.json``)."""
+    from alphagp.data import data_dir
+    return json.loads((data_dir().parent / "papers" / "tables" / "deep-gps-ijar2022.json").read_text())
+
+
+def dgp_synthetic_table(results: str = "dgp_synthetic") -> None:
+    """Table C.6 of the deep-GP paper: test RMSE and log-likelihood per problem and alpha, beside the paper's."""
+    paper = deep_gp_paper()["C.6_synthetic"]
+    print("| problem | alpha | RMSE | paper | test log-likelihood | paper | epochs | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in sorted(load(results), key=lambda r: (r["problem"], r["alpha"])):
+        ref = paper[r["problem"]]
+        i = ref["alpha"].index(r["alpha"]) if r["alpha"] in ref["alpha"] else None
+        rmse, ll = (("-", "-") if i is None else (f"{ref['rmse'][i]:.3f}", f"{ref['test_loglik'][i]:.3f}"))
+        print(f"| {r['problem']} | {r['alpha']:g} | {r['rmse']:.3f} | {rmse} | {r['test_loglik']:.3f} | {ll} "
+              f"| {r['epochs']} | {r['commit']} ({r['dirty']}) |")
+
+
+def _paper_cell(table: dict, layers: int, name: str, alpha: float) -> str:
+    """The paper's mean ± s.e. at alpha -> 0 (our 0.001), 0.5 or 1; raw text for rows marked ambiguous."""
+    row = table.get(f"L={layers}", {}).get(name)
+    if row is None:
+        return "-"
+    if row.get("ambiguous"):
+        return "ambiguous: " + " ".join(row["raw"])
+    column = 0 if alpha < 0.05 else round(alpha * 10)
+    return f"{row['mean'][column]:.2f} ± {row['se'][column]:.2f}"
+
+
+def dgp_uci_table(results: str = "dgp_uci") -> None:
+    """Tables C.7-C.12 of the deep-GP paper: RMSE or error and test log-likelihood, mean ± s.e. over
+    the splits run, beside the paper's (20 splits, 20,000 iterations)."""
+    paper = deep_gp_paper()
+    groups = defaultdict(list)
+    for r in load(results):
+        groups[r["dataset"], r["layers"], r["alpha"], r["iterations"]].append(r)
+    print("| data set | L | alpha | iterations | splits | RMSE / error | paper | test log-likelihood | paper "
+          "| seconds per fit | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (name, layers, alpha, iterations), rows in sorted(groups.items()):
+        task = rows[0]["task"]
+        metric = "rmse" if task == "regression" else "error"
+        keys = {"regression": ("C.8_regression_rmse", "C.7_regression_test_loglik"),
+                "binary": ("C.10_binary_test_error", "C.9_binary_test_loglik"),
+                "multiclass": ("C.12_multiclass_test_error", "C.11_multiclass_test_loglik")}[task]
+        commits = sorted({f"{r['commit']} ({r['dirty']})" for r in rows})
+        print(f"| {rows[0]['paper_name']} | {layers} | {alpha:g} | {iterations} | {len(rows)} "
+              f"| {mean_se([r[metric] for r in rows], 3)} | {_paper_cell(paper[keys[0]], layers, rows[0]['paper_name'], alpha)} "
+              f"| {mean_se([r['test_loglik'] for r in rows], 3)} "
+              f"| {_paper_cell(paper[keys[1]], layers, rows[0]['paper_name'], alpha)} "
+              f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {', '.join(commits)} |")
+
+
+def dgp_gpytorch_table(results: str = "dgp_gpytorch") -> None:
+    """alphagp's deep GP at each alpha beside GPyTorch's DSVI deep GP, same run, same problem and model."""
+    rows = load(results)
+    peers = {(r["problem"], r["split"], r["commit"]): r for r in rows if r["library"] == "gpytorch"}
+    print("| problem | split | library | alpha | epochs | RMSE | test log-likelihood | train seconds "
+          "| time / GPyTorch's | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        peer = peers.get((r["problem"], r["split"], r["commit"]))
+        ratio = f"{r['train_seconds'] / peer['train_seconds']:.2f}" if peer else "-"
+        alpha = "-" if r["alpha"] is None else f"{r['alpha']:g}"
+        print(f"| {r['problem']} | {r['split']} | {r['library']} | {alpha} | {r['epochs']} | {r['rmse']:.3f} "
+              f"| {r['test_loglik']:.3f} | {r['train_seconds']:.0f} | {ratio} | {r['commit']} ({r['dirty']}) |")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -780,5 +852,6 @@ if __name__ == "__main__":
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
-              "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table}
+              "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
+              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])

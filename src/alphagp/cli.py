@@ -167,10 +167,12 @@ def cmd_evaluate(args) -> int:
     clf = _load_model(args.model)
     X, y = read_file(args.data, args.target)
     metrics = clf.evaluate(X, y)
-    if args.plot and hasattr(clf, "predict_proba"):
+    if args.plot:
+        if not hasattr(clf, "predict_proba"):
+            raise ValueError("--plot draws a reliability diagram, which needs a classifier")
         from .calibration import plot_reliability, predicted_probabilities, reliability_curve
         plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)), args.plot,
-                         title=f"{clf.method} on {Path(args.data).name}")
+                         title=f"{getattr(clf, 'method', type(clf).__name__)} on {Path(args.data).name}")
     if args.json:
         print(json.dumps(metrics))
     else:
