@@ -32,6 +32,7 @@
     python benchmarks/report.py dgpsynth   # deep-GP paper Table 1 / C.6: synthetic bimodal and heteroscedastic
     python benchmarks/report.py dgpuci     # deep-GP paper Tables C.7-C.12: UCI sets, mean ± s.e. over splits
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
+    python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
 """
 
 from __future__ import annotations
@@ -845,6 +846,19 @@ def dgp_gpytorch_table(results: str = "dgp_gpytorch") -> None:
               f"| {r['test_loglik']:.3f} | {r['train_seconds']:.0f} | {ratio} | {r['commit']} ({r['dirty']}) |")
 
 
+def dgp_mnist_table(results: str = "dgp_mnist") -> None:
+    """Tables C.13 / C.14 of the deep-GP paper: MNIST test NLL and error beside the paper's (same L)."""
+    paper = deep_gp_paper()
+    print("| L | alpha | epochs | test error | paper | test NLL | paper | train seconds | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in load(results):
+        column = 0 if r["alpha"] < 0.05 else round(r["alpha"] * 10)
+        nll = paper["C.13_big_test_nll"].get(f"L={r['layers']}", {}).get("MNIST", {}).get("mean", ["-"] * 11)[column]
+        err = paper["C.14_big_test_error"].get(f"L={r['layers']}", {}).get("MNIST", {}).get("mean", ["-"] * 11)[column]
+        print(f"| {r['layers']} | {r['alpha']:g} | {r['epochs']} | {r['error']:.4f} | {err} | {r['nll']:.4f} | {nll} "
+              f"| {r['train_seconds']:.0f} | {r['commit']} ({r['dirty']}) |")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -853,5 +867,6 @@ if __name__ == "__main__":
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
-              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table}
+              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
+              "dgpmnist": dgp_mnist_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])

@@ -349,3 +349,30 @@ def test_batch_energies_scaled_by_n_over_b_average_to_the_full_energy(regression
     perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(0))
     batches = [perm[i:i + 4] for i in range(0, len(y), 4)]
     assert np.mean([energy(model, X[b], y[b]) for b in batches]) == pytest.approx(full, rel=1e-12)
+
+
+# ---------------------------------------------------------------------- polynomial kernel (MNIST's first layer)
+def test_polynomial_kernel_matches_its_formula_and_its_deep_gp_gradient_is_right():
+    from alphagp.kernels import PolynomialKernel
+    gen = torch.Generator().manual_seed(0)
+    kernel = PolynomialKernel(2, 3, degree=9, lengthscale=1.5 + torch.rand(2, 3, generator=gen), amplitude=0.7)
+    A, B = torch.randn(4, 3, generator=gen), torch.randn(5, 3, generator=gen)
+    ls = kernel.lengthscale.detach()
+
+    def formula(P, Q):
+        return torch.stack([0.7 * ((P / ls[c]) @ (Q / ls[c]).T + 1) ** 9 for c in range(2)])
+
+    torch.testing.assert_close(kernel.cross(A, B).detach(), formula(A, B))
+    torch.testing.assert_close(kernel.prior_variance(A).detach(), torch.diagonal(formula(A, A), dim1=-2, dim2=-1))
+    layer = DGPLayer(torch.randn(2, 3, 3, generator=gen), kernel, torch.eye(3, 2))
+    model = DeepGP([layer, random_layer(1, 3, 2, gen, noise=0.1, last=True)], "gaussian", 9, alpha=0.5, n_samples=3)
+    X, y = torch.randn(4, 3, generator=gen), torch.randn(4, generator=gen)
+    names, values = zip(*[(n, p.detach().clone().requires_grad_(True)) for n, p in model.named_parameters()])
+
+    def f(*tensors):
+        return torch.func.functional_call(model, dict(zip(names, tensors)), (X, y, torch.Generator().manual_seed(2)))
+
+    assert torch.autograd.gradcheck(f, values, eps=1e-6, atol=1e-5, rtol=1e-4)
+    rebuilt = DeepGP.from_config(model.config())
+    rebuilt.load_state_dict(model.state_dict())
+    assert energy(rebuilt, X, y) == energy(model, X, y)

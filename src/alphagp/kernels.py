@@ -157,8 +157,73 @@ class ARDKernel(nn.Module):
         Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X, lengthscale), expand, classes)
         return Kuu, Kuf
 
+    def spec(self) -> dict:
+        """Plain data naming this kernel type (model files; :func:`kernel_from_spec`)."""
+        return {"type": "ard"}
+
+    def prior_variance(self, X: torch.Tensor) -> torch.Tensor:
+        """Noise-free prior variances k(x, x) ``[C, n]`` at inputs ``X`` ``[n, D]`` (the amplitude)."""
+        return self.amplitude[:, None].expand(self.n_latent, X.shape[0])
+
     def diag(self, n: int, classes: torch.Tensor | None = None) -> torch.Tensor:
         """Prior variance of ``n`` data points including the additive noise: ``[C, n]`` (``[K, n]``
         for the latent functions ``classes``)."""
         total = self.parameter_rows(self.amplitude + self.noise, classes)
         return total[:, None].expand(self.n_latent if classes is None else len(classes), n)
+
+
+class PolynomialKernel(nn.Module):
+    """ARD polynomial kernel k_c(x, x') = a_c (x' W_c x' + 1)^degree with W_c = diag(l_c^-2), plus
+    additive noise n_c on the data (the first layer of the deep-GP paper's MNIST model, degree 9,
+    as in the authors' code). Same parameters (softplus-stored ``[C, D]`` lengthscales, ``[C]``
+    amplitudes and noises) and the same interface as :class:`ARDKernel` where the deep GP uses it.
+    """
+
+    def __init__(self, n_latent: int, n_features: int, degree: int = 9, lengthscale=None, amplitude=1.0,
+                 noise=0.1, dtype=torch.float64):
+        super().__init__()
+        if degree < 1:
+            raise ValueError(f"degree must be a positive integer, got {degree}")
+        if lengthscale is None:
+            lengthscale = math.sqrt(n_features)
+        values = {"lengthscale": torch.as_tensor(lengthscale, dtype=dtype).expand(n_latent, n_features).clone(),
+                  "amplitude": torch.as_tensor(amplitude, dtype=dtype).expand(n_latent).clone(),
+                  "noise": torch.as_tensor(noise, dtype=dtype).expand(n_latent).clone()}
+        for name, value in values.items():
+            if not torch.all(torch.isfinite(value)) or torch.any(value <= 0):
+                raise ValueError(f"kernel {name} must be finite and positive, got {value.tolist()}")
+        self.n_latent, self.degree = n_latent, int(degree)
+        self.raw_lengthscale = nn.Parameter(inverse_softplus(values["lengthscale"]))
+        self.raw_amplitude = nn.Parameter(inverse_softplus(values["amplitude"]))
+        self.raw_noise = nn.Parameter(inverse_softplus(values["noise"]))
+
+    lengthscale = ARDKernel.lengthscale
+    amplitude = ARDKernel.amplitude
+    noise = ARDKernel.noise
+
+    def spec(self) -> dict:
+        return {"type": "polynomial", "degree": self.degree}
+
+    def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        """``[C, n, m]`` covariances between ``A`` (``[C, n, D]`` or ``[n, D]``) and ``B`` (same forms)."""
+        A_w = A * self.lengthscale.pow(-2)[:, None, :]                               # [C, n, D]
+        return self.amplitude[:, None, None] * (A_w @ B.transpose(-1, -2) + 1.0).pow(self.degree)
+
+    def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` for ``Z`` ``[C, M, D]`` and ``X`` ``[n, D]``."""
+        return self.cross(Z, Z), self.cross(Z, X)
+
+    def prior_variance(self, X: torch.Tensor) -> torch.Tensor:
+        """Noise-free k(x, x) ``[C, n]`` at ``X`` ``[n, D]``."""
+        sq = self.lengthscale.pow(-2) @ (X * X).T                                      # [C, n]
+        return self.amplitude[:, None] * (sq + 1.0).pow(self.degree)
+
+
+def kernel_from_spec(spec: dict, n_latent: int, n_features: int, dtype=torch.float64) -> nn.Module:
+    """A kernel of the type ``spec`` names (``ARDKernel.spec()``, ``PolynomialKernel.spec()``) with
+    placeholder parameters, to load a state dict into."""
+    if spec["type"] == "ard":
+        return ARDKernel(n_latent, n_features, dtype=dtype)
+    if spec["type"] == "polynomial":
+        return PolynomialKernel(n_latent, n_features, degree=int(spec["degree"]), dtype=dtype)
+    raise ValueError(f"unknown kernel type {spec['type']!r}")

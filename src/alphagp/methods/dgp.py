@@ -39,7 +39,7 @@ from scipy.spatial.distance import pdist
 from torch import nn
 
 from ..distributed import Reducer
-from ..kernels import ARDKernel
+from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import GaussianLikelihood, ProbitLikelihood, RobustMaxLikelihood
 from ..numerics import stable_cholesky, triangular_inverse
 from .base import MIN_VARIANCE, whitened_sites
@@ -69,7 +69,8 @@ class DGPLayer(nn.Module):
 
     Args:
         inducing_points: ``[H, M, D]``.
-        kernel: ``ARDKernel(n_latent=H, n_features=D)``; its ``noise`` is sigma^2 of each unit.
+        kernel: ``ARDKernel(n_latent=H, n_features=D)`` (or ``PolynomialKernel``); its ``noise`` is
+            sigma^2 of each unit.
         mean_weights: ``[D, H]`` fixed linear mean (zeros for the last layer).
     """
 
@@ -111,9 +112,9 @@ class DGPLayer(nn.Module):
         H, M, D = self.shape
         X = F.reshape(-1, D)
         Kuu, Kuf = self.kernel.inducing_covariances(self.inducing_points, X)
-        amplitude = self.kernel.amplitude
         eye = torch.eye(M, dtype=X.dtype, device=X.device)
-        L = stable_cholesky(Kuu + (1e-6 * amplitude)[:, None, None] * eye)
+        jitter = 1e-6 * torch.diagonal(Kuu, dim1=-2, dim2=-1).mean(-1)                # the amplitude for ARD
+        L = stable_cholesky(Kuu + jitter[:, None, None] * eye)
         Psi = triangular_inverse(L) @ Kuf                                               # [H, M, R]
         B_q, b_q = whitened_sites(L, self.factor_precision(), self.factor_natural)
         g_q = whitened_log_normaliser(B_q, b_q)
@@ -122,7 +123,7 @@ class DGPLayer(nn.Module):
         else:
             B_c, b_c = cavity_scale * B_q + (1.0 - cavity_scale) * eye, cavity_scale * b_q
         mean, var_w, g_c = projected_marginals(B_c, b_c, Psi)                         # [H, R]
-        var = (amplitude[:, None] - Psi.square().sum(1) + var_w).clamp_min(MIN_VARIANCE)
+        var = (self.kernel.prior_variance(X) - Psi.square().sum(1) + var_w).clamp_min(MIN_VARIANCE)
         mean = mean.T.reshape(*F.shape[:-1], H) + F @ self.mean_weights
         return mean, var.T.reshape(*F.shape[:-1], H), g_q, g_c
 
@@ -166,16 +167,18 @@ class DeepGP(nn.Module):
 
     def config(self) -> dict:
         """Plain-data arguments that rebuild this model (:meth:`from_config`) before loading its state."""
-        return {"architecture": [list(layer.shape) for layer in self.layers], "likelihood": self.likelihood_name,
+        return {"architecture": [list(layer.shape) for layer in self.layers],
+                "kernels": [layer.kernel.spec() for layer in self.layers], "likelihood": self.likelihood_name,
                 "n_data": self.n_data, "alpha": self.alpha, "n_samples": self.n_samples,
                 "n_predict_samples": self.n_predict_samples, "seed": self.seed}
 
     @classmethod
     def from_config(cls, config: dict, dtype=torch.float64) -> DeepGP:
         """A model of the shapes in ``config`` with placeholder values (load a state dict next)."""
-        layers = [DGPLayer(torch.zeros(H, M, D, dtype=dtype), ARDKernel(H, D, dtype=dtype),
-                           torch.zeros(D, H, dtype=dtype)) for H, M, D in config["architecture"]]
-        return cls(layers, **{k: v for k, v in config.items() if k != "architecture"})
+        specs = config.get("kernels", [{"type": "ard"}] * len(config["architecture"]))
+        layers = [DGPLayer(torch.zeros(H, M, D, dtype=dtype), kernel_from_spec(spec, H, D, dtype),
+                           torch.zeros(D, H, dtype=dtype)) for (H, M, D), spec in zip(config["architecture"], specs)]
+        return cls(layers, **{k: v for k, v in config.items() if k not in ("architecture", "kernels")})
 
     def supports_data_parallel(self) -> bool:
         return False
@@ -275,13 +278,15 @@ def median_squared_distance(inputs: np.ndarray, rng: np.random.Generator, n_rows
 
 def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, n_inducing: int,
                    rng: np.random.Generator, hidden_noise: float = 1e-5, output_noise: float = 1e-2,
-                   dtype=torch.float64) -> list[DGPLayer]:
+                   first_kernel: str = "rbf", dtype=torch.float64) -> list[DGPLayer]:
     """Layers initialised as in the paper and the authors' code.
 
     Z of the first layer from k-means (``kmeans2``, ``minit="points"``) on up to 10,000 rows of
     ``X`` ``[n, D]`` (standardised), carried through the hidden layers' means as the inputs are;
     lengthscale^2 = the median squared distance of each layer's (carried) inputs; amplitude 1;
     noise ``hidden_noise`` in hidden layers and ``output_noise`` in the last; q near the prior.
+    ``first_kernel="polynomial"``: a degree-9 ARD polynomial kernel in the first layer (the paper's
+    MNIST model), the same lengthscale initialisation.
     """
     rows = X if len(X) <= 10_000 else X[rng.choice(len(X), 10_000, replace=False)]
     rows = np.asarray(rows, dtype=np.float64)
@@ -291,8 +296,9 @@ def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, 
         last = depth == n_layers - 1
         H, d = (n_outputs if last else n_hidden), rows.shape[1]
         W = np.zeros((d, H)) if last else linear_mean_weights(rows, H)
-        kernel = ARDKernel(H, d, lengthscale=math.sqrt(median_squared_distance(rows, rng)), amplitude=1.0,
-                           noise=output_noise if last else hidden_noise, dtype=dtype)
+        kernel_cls = PolynomialKernel if depth == 0 and first_kernel == "polynomial" else ARDKernel
+        kernel = kernel_cls(H, d, lengthscale=math.sqrt(median_squared_distance(rows, rng)), amplitude=1.0,
+                            noise=output_noise if last else hidden_noise, dtype=dtype)
         Z_t = torch.as_tensor(Z, dtype=dtype).expand(H, -1, -1)
         layers.append(DGPLayer(Z_t, kernel, torch.as_tensor(W, dtype=dtype)))
         rows, Z = rows @ W, Z @ W
