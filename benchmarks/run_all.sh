@@ -44,3 +44,9 @@ python vi_vs_gpflow.py --splits 3 --output vi_vs_gpflow.jsonl
 for m in sep pep:0.5 vi; do
     python mnist.py --method $m --threads 1 --max-minutes 8 --eval-every 1 --output mnist_methods.jsonl
 done
+# deep GPs (issue 13): the synthetic problems, UCI at a tenth of the paper's iterations, beside GPyTorch
+python dgp_synthetic.py --threads 2 --alphas 0.001 0.5 1.0 --plot results/dgp_synthetic.png
+[ -x peers/.venv-gpytorch/bin/python ] || bash peers/install_gpytorch.sh
+python dgp_gpytorch.py --threads 2 --problems heteroscedastic boston --alphas 0.001 1 --splits 0 --iterations 2000
+python dgp_uci.py --threads 2 --datasets boston kin8nm glass waveform_21 pima --layers 2 --alphas 0.001 0.5 1 \
+    --splits 0 1 --iterations 2000

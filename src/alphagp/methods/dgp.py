@@ -251,12 +251,6 @@ class DeepGP(nn.Module):
         """sigma^2 of the last layer's units ``[H_L]`` (the Gaussian likelihood's variance), detached."""
         return self.layers[-1].kernel.noise.detach()
 
-    @torch.no_grad()
-    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
-        """``[n, C]`` class probabilities: the mean over samples of p(y | sample) (classification)."""
-        mean, var = self.predict_output(X)
-        return self.likelihood.sample_probabilities(mean, var, self.output_noise).mean(0)
-
 
 # ---------------------------------------------------------------------- initialisation
 def linear_mean_weights(inputs: np.ndarray, n_units: int) -> np.ndarray:
