@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import serialization
-from .estimator import _DTYPES, _encode_labels, _plain
+from .estimator import _DTYPES, _encode_labels, _plain, classes_from_plain, classes_to_plain, encode_known_labels
 from .methods.dgp import DeepGP, initial_layers
 from .metrics import all_metrics
 from .parallel import torch_threads
@@ -322,12 +322,10 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         return y_idx, (1 if C == 2 else C), ("probit" if C == 2 else "robust_max")
 
     def _file_content(self) -> dict:
-        kind = self.classes_.dtype.kind
-        return {"classes": {"values": self.classes_.tolist(),
-                            "dtype": "object" if kind == "O" else self.classes_.dtype.str}}
+        return {"classes": classes_to_plain(self.classes_)}
 
     def _restore(self, content: dict) -> None:
-        self.classes_ = np.array(content["classes"]["values"], dtype=content["classes"]["dtype"])
+        self.classes_ = classes_from_plain(content["classes"])
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
@@ -339,14 +337,6 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """``[n]`` most probable labels."""
         return self.classes_[np.argmax(self.predict_proba(X), 1)]
 
-    def _encode(self, y) -> np.ndarray:
-        y = np.asarray(y)
-        unseen = np.setdiff1d(np.unique(y), self.classes_)
-        if unseen.size:
-            raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are "
-                             f"{self.classes_.tolist()}")
-        return np.searchsorted(self.classes_, y)
-
     def evaluate(self, X, y) -> dict[str, float]:
         """Test error, mean negative log-likelihood, expected calibration error and Brier score."""
-        return all_metrics(self.predict_proba(X), self._encode(y))
+        return all_metrics(self.predict_proba(X), encode_known_labels(y, self.classes_))

@@ -72,6 +72,25 @@ def _encode_labels(y, chunk: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
     return classes, y_idx
 
 
+def encode_known_labels(y, classes: np.ndarray) -> np.ndarray:
+    """Class indices of ``y`` in the sorted ``classes``; raises ``ValueError`` naming labels not among them."""
+    y = np.asarray(y)
+    unseen = np.setdiff1d(np.unique(y), classes)
+    if unseen.size:
+        raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are {classes.tolist()}")
+    return np.searchsorted(classes, y)
+
+
+def classes_to_plain(classes: np.ndarray) -> dict:
+    """The class labels as JSON-ready values and their dtype (model files)."""
+    return {"values": classes.tolist(), "dtype": "object" if classes.dtype.kind == "O" else classes.dtype.str}
+
+
+def classes_from_plain(content: dict) -> np.ndarray:
+    """The inverse of :func:`classes_to_plain`."""
+    return np.array(content["values"], dtype=content["dtype"])
+
+
 def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
     arr = np.asarray(value, dtype=np.float64)
     if arr.shape not in allowed_shapes:
@@ -337,12 +356,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode(self, y) -> np.ndarray:
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""
-        y = np.asarray(y)
-        unseen = np.setdiff1d(np.unique(y), self.classes_)
-        if unseen.size:
-            raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are "
-                             f"{self.classes_.tolist()}")
-        return np.searchsorted(self.classes_, y)
+        return encode_known_labels(y, self.classes_)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, callbacks=None):
@@ -541,10 +555,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         state = self.model_.state_dict()
         if not include_training_state:
             state = {k: v for k, v in state.items() if k not in self.model_.TRAINING_STATE}
-        kind = self.classes_.dtype.kind
         serialization.write(path, MODEL_KIND, {
             "params": _plain(self.get_params()),
-            "classes": {"values": self.classes_.tolist(), "dtype": "object" if kind == "O" else self.classes_.dtype.str},
+            "classes": classes_to_plain(self.classes_),
             "feature_names_in": _plain(getattr(self, "feature_names_in_", None)),
             "n_features_in": int(self.n_features_in_),
             "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
@@ -568,7 +581,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             if device is not None:
                 params = {**params, "device": _plain(device)}
             clf = cls(**params)
-            clf.classes_ = np.array(content["classes"]["values"], dtype=content["classes"]["dtype"])
+            clf.classes_ = classes_from_plain(content["classes"])
             if content["feature_names_in"] is not None:
                 clf.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
             clf.n_features_in_ = int(content["n_features_in"])
