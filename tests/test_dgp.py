@@ -8,6 +8,7 @@ in the method's order (one [S, n, H] normal array per hidden layer).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 
@@ -349,6 +350,23 @@ def test_batch_energies_scaled_by_n_over_b_average_to_the_full_energy(regression
     perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(0))
     batches = [perm[i:i + 4] for i in range(0, len(y), 4)]
     assert np.mean([energy(model, X[b], y[b]) for b in batches]) == pytest.approx(full, rel=1e-12)
+
+
+# ---------------------------------------------------------------------- float32
+def test_float32_energy_and_gradient_agree_with_float64(regression_data):
+    """A float32 copy of a model sees the same draws (made in float64, then cast) and computes the same
+    energy and gradient up to single precision."""
+    X, y = regression_data
+    model = random_model([2, 2, 1], M=5, N=len(y), alpha=0.5, seed=4)
+    single = copy.deepcopy(model).float()
+    results = []
+    for m, dtype in ((model, torch.float64), (single, torch.float32)):
+        value = m.energy(X.to(dtype), y.to(dtype), torch.Generator().manual_seed(5))
+        grads = torch.autograd.grad(value, list(m.parameters()))
+        results.append((value.item(), torch.cat([g.double().flatten() for g in grads])))
+    (e64, g64), (e32, g32) = results
+    assert e32 == pytest.approx(e64, rel=1e-5)
+    assert float(torch.linalg.norm(g32 - g64) / torch.linalg.norm(g64)) < 1e-4
 
 
 # ---------------------------------------------------------------------- polynomial kernel (MNIST's first layer)

@@ -116,3 +116,16 @@ def test_command_line_fits_and_evaluates_a_deep_gp_regressor(regression, tmp_pat
                  "--output", str(tmp_path / "p.csv")]) == 0
     lines = (tmp_path / "p.csv").read_text().splitlines()
     assert lines[0] == "prediction,std" and len(lines) == len(y) + 1
+
+
+# check_regressors_train sets alpha = 0.01 (taking it for a ridge penalty): 100 epochs reach R^2 0.78 there
+@pytest.mark.parametrize(("estimator", "epochs"), [(DeepGPRegressor, 100), (DeepGPClassifier, 30)])
+def test_scikit_learn_check_estimator(estimator, epochs):
+    from sklearn.utils.estimator_checks import check_estimator
+    fast = dict(n_inducing=5, n_samples=3, n_predict_samples=5, batch_size=None, max_iter=epochs, learning_rate=0.05,
+                random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failures = check_estimator(estimator(**fast), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in failures if r["status"] == "failed"]
+    assert failed == []

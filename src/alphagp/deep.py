@@ -145,17 +145,16 @@ class _DeepGPBase(BaseEstimator):
         """Set the fitted attributes a subclass keeps in its model file."""
 
     # ------------------------------------------------------------------ fit
-    def _validate(self, X, y=None, reset: bool = False):
-        kwargs = {"dtype": np.float64, "ensure_min_samples": 2 if reset else 1}
-        if y is None:
-            return validate_data(self, X, reset=reset, **kwargs)
-        return validate_data(self, X, y, reset=reset, y_numeric=isinstance(self, RegressorMixin), **kwargs)
+    def _validate(self, X):
+        """``X`` for prediction: float64, finite, with the fitted number of features."""
+        return validate_data(self, X, dtype=np.float64, reset=False)
 
     def fit(self, X, y, callbacks=None):
         """Fit the deep GP to ``X`` ``[N, D]`` and ``y`` ``[N]``; ``callbacks`` as for
         :class:`~alphagp.training.Trainer` (called with the training state after each epoch)."""
         self._validate_params()
-        X, y = self._validate(X, y, reset=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                             y_numeric=isinstance(self, RegressorMixin))
         targets, n_outputs, likelihood = self._prepare_targets(y)
         n, d = X.shape
         m = int(self.n_inducing)
@@ -268,8 +267,8 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         mixture of the samples' Gaussians N(m_s, v_s + sigma^2), in the units of ``y``."""
         mean, var = self._output_samples(X)
         mu, v = self.model_.likelihood.mixture_moments(mean, var, self.model_.output_noise)
-        mu = mu.numpy() * self.y_scale_ + self.y_mean_
-        return (mu, np.sqrt(v.clamp_min(0).numpy()) * self.y_scale_) if return_std else mu
+        mu = mu.double().numpy() * self.y_scale_ + self.y_mean_
+        return (mu, np.sqrt(v.double().clamp_min(0).numpy()) * self.y_scale_) if return_std else mu
 
     def predict_log_density(self, X, y) -> np.ndarray:
         """log p(y_i | x_i) ``[n]`` under the predictive mixture, in the units of ``y``."""
@@ -279,7 +278,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
             raise ValueError(f"y must have shape [{mean.shape[1]}], got {list(y.shape)}")
         ys = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=mean.dtype)
         log_p = self.model_.likelihood.mixture_log_density(mean, var, self.model_.output_noise, ys)
-        return log_p.numpy() - math.log(self.y_scale_)
+        return log_p.double().numpy() - math.log(self.y_scale_)
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
         """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
@@ -335,7 +334,8 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def predict(self, X) -> np.ndarray:
         """``[n]`` most probable labels."""
-        return self.classes_[np.argmax(self.predict_proba(X), 1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, 1)]
 
     def evaluate(self, X, y) -> dict[str, float]:
         """Test error, mean negative log-likelihood, expected calibration error and Brier score."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -187,8 +188,14 @@ class DeepGP(nn.Module):
     def _generator(self, step: int) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed * 1_000_003 + step)
 
-    def propagate(self, X: torch.Tensor, n_samples: int, cavity_scale: float, generator: torch.Generator):
+    def propagate(self, X: torch.Tensor, n_samples: int, cavity_scale: float, generator: torch.Generator,
+                  shared_draws: bool = False):
         """Push ``n_samples`` samples of ``X`` ``[n, D]`` through the hidden layers (eq. 18-19).
+
+        Each point, unit and sample gets its own standard-normal draw; with ``shared_draws`` all
+        rows reuse the same ``[S, H]`` draws of a layer, which leaves each row's distribution as it
+        is but makes a row's result independent of the other rows passed with it. Draws are made in
+        float64 and cast, so a float32 model sees the same draws as a float64 one.
 
         Returns the last layer's ``mean``, ``var`` ``[S, n, H_L]`` (noise-free; S = 1 for one layer,
         whose inputs are not random) and the sum over all units of the g-terms of the energy,
@@ -200,8 +207,8 @@ class DeepGP(nn.Module):
             global_terms = global_terms + (g_q + (self.n_data / self.alpha) * (g_c - g_q)).sum()
             if depth == len(self.layers) - 1:
                 break
-            shape = (n_samples, X.shape[0], layer.shape[0])
-            eps = torch.randn(shape, generator=generator, dtype=X.dtype).to(X.device)
+            shape = (n_samples, 1 if shared_draws else X.shape[0], layer.shape[0])
+            eps = torch.randn(shape, generator=generator, dtype=torch.float64).to(X.device, X.dtype)
             F = mean + torch.sqrt(var + layer.kernel.noise) * eps
         if mean.dim() == 2:
             mean, var = mean[None], var[None]
@@ -240,10 +247,11 @@ class DeepGP(nn.Module):
     @torch.no_grad()
     def predict_output(self, X: torch.Tensor, n_samples: int | None = None, seed: int | None = None):
         """The last layer's means and noise-free variances ``[S, n, H_L]`` under q (alpha = 1),
-        from ``n_samples`` (default ``n_predict_samples``) propagated samples; the draws are fixed by
-        ``seed`` (default: the model's), so predictions repeat."""
+        from ``n_samples`` (default ``n_predict_samples``) propagated samples. The draws are fixed by
+        ``seed`` (default: the model's) and shared by all rows, so a point's prediction repeats and
+        does not depend on the order or the company of the rows it is predicted with."""
         generator = torch.Generator().manual_seed(self.seed if seed is None else int(seed))
-        mean, var, _ = self.propagate(X, n_samples or self.n_predict_samples, 1.0, generator)
+        mean, var, _ = self.propagate(X, n_samples or self.n_predict_samples, 1.0, generator, shared_draws=True)
         return mean, var
 
     @property
@@ -284,7 +292,9 @@ def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, 
     """
     rows = X if len(X) <= 10_000 else X[rng.choice(len(X), 10_000, replace=False)]
     rows = np.asarray(rows, dtype=np.float64)
-    Z = kmeans2(rows, n_inducing, minit="points", seed=rng)[0]
+    with warnings.catch_warnings():  # an empty cluster keeps its starting row: harmless when M is close to n
+        warnings.filterwarnings("ignore", message="One of the clusters is empty")
+        Z = kmeans2(rows, n_inducing, minit="points", seed=rng)[0]
     layers = []
     for depth in range(n_layers):
         last = depth == n_layers - 1
