@@ -129,3 +129,15 @@ def test_scikit_learn_check_estimator(estimator, epochs):
         failures = check_estimator(estimator(**fast), on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in failures if r["status"] == "failed"]
     assert failed == []
+
+
+def test_predictions_do_not_depend_on_the_chunks_rows_are_predicted_in(classes, regression, monkeypatch):
+    import alphagp.deep
+    X, labels = classes
+    clf = DeepGPClassifier(**{**SMALL, "max_iter": 5}).fit(X, labels)
+    reg = DeepGPRegressor(**{**SMALL, "max_iter": 5}).fit(*regression)
+    whole = clf.predict_proba(X), reg.predict(regression[0], return_std=True)
+    monkeypatch.setattr(alphagp.deep, "_PREDICT_ROWS", 7 * SMALL["n_predict_samples"])    # 7 rows a chunk
+    np.testing.assert_allclose(clf.predict_proba(X), whole[0], rtol=1e-12)
+    np.testing.assert_allclose(reg.predict(regression[0], return_std=True), whole[1], rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(X[::-1]), whole[0][::-1], rtol=1e-12)

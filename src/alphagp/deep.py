@@ -186,20 +186,27 @@ class _DeepGPBase(BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ prediction draws
-    def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
-        """The last layer's means and noise-free variances ``[S, n, H_L]`` for standardised ``X``,
-        ``_PREDICT_ROWS`` propagated rows at a time. ``n_predict_samples`` may be changed after fit."""
+    def _output_chunks(self, X):
+        """The last layer's means and noise-free variances ``[S, rows, H_L]`` for standardised ``X``,
+        one chunk of rows at a time (``_PREDICT_ROWS`` propagated rows), so what is computed from them
+        (robust-max probabilities cost ``[S rows, C, C, Q]``) stays within memory.
+        ``n_predict_samples`` may be changed after fit."""
         check_is_fitted(self, "model_")
         X = self._validate(X)
         Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=_DTYPES[self.dtype])
         S = int(self.n_predict_samples)
         chunk = max(1, _PREDICT_ROWS // S)
-        with torch_threads(self.n_jobs):
-            parts = [self.model_.predict_output(Xs[i:i + chunk], S) for i in range(0, len(Xs), chunk)]
-        mean, var = torch.cat([p[0] for p in parts], 1), torch.cat([p[1] for p in parts], 1)
-        if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
-            raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
-        return mean, var
+        for i in range(0, len(Xs), chunk):
+            with torch_threads(self.n_jobs):
+                mean, var = self.model_.predict_output(Xs[i:i + chunk], S)
+            if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
+                raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
+            yield mean, var
+
+    def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
+        """All of :meth:`_output_chunks`: means and noise-free variances ``[S, n, H_L]``."""
+        parts = list(self._output_chunks(X))
+        return torch.cat([p[0] for p in parts], 1), torch.cat([p[1] for p in parts], 1)
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> None:
@@ -328,9 +335,10 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
-        mean, var = self._output_samples(X)
-        proba = self.model_.likelihood.sample_probabilities(mean, var, self.model_.output_noise).mean(0)
-        return proba.numpy().astype(np.float64)
+        likelihood, noise = self.model_.likelihood, self.model_.output_noise
+        with torch_threads(self.n_jobs):
+            parts = [likelihood.sample_probabilities(mean, var, noise).mean(0) for mean, var in self._output_chunks(X)]
+        return torch.cat(parts).numpy().astype(np.float64)
 
     def predict(self, X) -> np.ndarray:
         """``[n]`` most probable labels."""
