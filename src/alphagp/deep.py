@@ -191,17 +191,20 @@ class _DeepGPBase(BaseEstimator):
         one chunk of rows at a time (``_PREDICT_ROWS`` propagated rows), so what is computed from them
         (robust-max probabilities cost ``[S rows, C, C, Q]``) stays within memory.
         ``n_predict_samples`` may be changed after fit."""
-        check_is_fitted(self, "model_")
+        check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
         X = self._validate(X)
         Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=_DTYPES[self.dtype])
         S = int(self.n_predict_samples)
         chunk = max(1, _PREDICT_ROWS // S)
-        for i in range(0, len(Xs), chunk):
-            with torch_threads(self.n_jobs):
-                mean, var = self.model_.predict_output(Xs[i:i + chunk], S)
-            if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
-                raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
-            yield mean, var
+
+        def chunks():
+            for i in range(0, len(Xs), chunk):
+                with torch_threads(self.n_jobs):
+                    mean, var = self.model_.predict_output(Xs[i:i + chunk], S)
+                if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
+                    raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
+                yield mean, var
+        return chunks()
 
     def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
         """All of :meth:`_output_chunks`: means and noise-free variances ``[S, n, H_L]``."""
@@ -335,9 +338,10 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
+        chunks = self._output_chunks(X)
         likelihood, noise = self.model_.likelihood, self.model_.output_noise
         with torch_threads(self.n_jobs):
-            parts = [likelihood.sample_probabilities(mean, var, noise).mean(0) for mean, var in self._output_chunks(X)]
+            parts = [likelihood.sample_probabilities(mean, var, noise).mean(0) for mean, var in chunks]
         return torch.cat(parts).numpy().astype(np.float64)
 
     def predict(self, X) -> np.ndarray:
