@@ -46,6 +46,7 @@ for m in sep pep:0.5 vi; do
 done
 # deep GPs (issue 13): the synthetic problems, UCI at a tenth of the paper's iterations, beside GPyTorch
 python dgp_synthetic.py --threads 2 --alphas 0.001 0.5 1.0 --plot results/dgp_synthetic.png
+python dgp_synthetic.py --threads 2 --alphas 0.1 0.2 0.3 0.4 0.6 0.7 0.8 0.9
 [ -x peers/.venv-gpytorch/bin/python ] || bash peers/install_gpytorch.sh
 python dgp_gpytorch.py --threads 2 --problems heteroscedastic boston --alphas 0.001 1 --splits 0 --iterations 2000
 python dgp_uci.py --threads 2 --datasets boston kin8nm glass waveform_21 pima --layers 2 --alphas 0.001 0.5 1 \
