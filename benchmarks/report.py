@@ -131,9 +131,11 @@ def load(name: str) -> list[dict]:
 
 
 def mean_se(values, digits: int = 2) -> str:
+    """Mean ± standard error; the mean alone for a single value (no standard error to give)."""
     v = np.asarray(values, dtype=float)
-    se = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else float("nan")
-    return f"{v.mean():.{digits}f} ± {se:.{digits}f}"
+    if len(v) == 1:
+        return f"{v[0]:.{digits}f}"
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1) / np.sqrt(len(v)):.{digits}f}"
 
 
 def uci_groups(results: str) -> dict[tuple, list[dict]]:
