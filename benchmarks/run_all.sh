@@ -51,6 +51,7 @@ python dgp_synthetic.py --threads 2 --alphas 0.1 0.2 0.3 0.4 0.6 0.7 0.8 0.9
 python dgp_gpytorch.py --threads 2 --problems heteroscedastic boston --alphas 0.001 1 --splits 0 --iterations 2000
 python dgp_uci.py --threads 2 --datasets boston kin8nm glass waveform_21 pima --layers 2 --alphas 0.001 0.5 1 \
     --splits 0 1 --iterations 2000
+python dgp_uci.py --threads 2 --datasets boston --layers 2 --alphas 0.001 0.5 1 --splits 2 3 4 --iterations 2000
 python dgp_uci.py --threads 2 --datasets boston --layers 3 --alphas 0.001 0.5 1 --splits 0 --iterations 2000
 python dgp_mnist.py --threads 2 --epochs 3 --alphas 0.001 0.5 1
 python dgp_mnist.py --threads 2 --epochs 10 --alphas 0.5
