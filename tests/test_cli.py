@@ -39,12 +39,17 @@ def test_fit_predict_evaluate_on_csv(csv_file, tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_fit_on_libsvm(tmp_path):
+def test_fit_on_libsvm_numbered_from_one_or_from_zero(tmp_path, capsys):
     X, y = load_bundled("new_thyroid")
-    path = tmp_path / "data.libsvm"
-    dump_svmlight_file(X, y, str(path))
-    assert main(["--quiet", "fit", "--data", str(path), "--model", str(tmp_path / "m.safetensors"),
-                 "--method", "sep", *ARGS]) == 0
+    one, zero = tmp_path / "one.libsvm", tmp_path / "zero.libsvm"
+    dump_svmlight_file(X, y, str(one), zero_based=False)
+    dump_svmlight_file(X, y, str(zero))                          # scikit-learn's default: from 0
+    for path, flag in ((one, []), (zero, ["--zero-based"])):
+        assert main(["--quiet", "fit", "--data", str(path), "--model", str(tmp_path / "m.safetensors"),
+                     "--method", "sep", *ARGS, *flag]) == 0
+    capsys.readouterr()
+    assert main(["--quiet", "fit", "--data", str(zero), "--model", str(tmp_path / "m.safetensors"), *ARGS]) == 2
+    assert "feature index 0" in capsys.readouterr().err        # not silently shifted by one column
 
 
 def test_cli_reports_bad_input_without_a_traceback(csv_file, tmp_path, capsys):
@@ -106,8 +111,8 @@ def test_every_estimator_parameter_reaches_the_classifier(tmp_path):
 def test_fit_help_shows_defaults_and_help_text(capsys):
     with pytest.raises(SystemExit):
         main(["fit", "--help"])
-    out = capsys.readouterr().out
-    assert "(default: 250)" in out and "(default: ep)" in out
+    out = " ".join(capsys.readouterr().out.split())            # the help wraps lines with the terminal's width
+    assert "(default: 250; with --layers: 200)" in out and "(default: ep;" in out
     assert "training file" in out and "initial learning rate" in out
 
 
@@ -121,5 +126,6 @@ def test_a_model_file_that_is_not_one_is_reported_without_a_traceback(csv_file, 
 def test_methods_lists_every_registered_method(capsys):
     from alphagp.methods import METHODS
     assert main(["methods"]) == 0
-    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == list(METHODS)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == list(METHODS)
+    assert "method_params: n_samples=1000, burn_in=1000, thin=5, seed=0" in "\n".join(lines)

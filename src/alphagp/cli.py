@@ -1,4 +1,9 @@
-"""The ``alphagp`` command: demo, fit, predict, evaluate."""
+"""The ``alphagp`` command: demo, fit, predict, evaluate, methods.
+
+Every model flag's default is the estimator's own (read from ``GPClassifier`` and the deep-GP
+estimators, so the help cannot drift from them); a flag that is not given is not passed, a flag
+that does not apply to the model being fitted is an error, and no value is replaced.
+"""
 
 from __future__ import annotations
 
@@ -7,85 +12,179 @@ import contextlib
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .parallel import torch_threads
 
+DESCRIPTION = ("Scalable Gaussian-process classification with calibrated probabilities: fit a model on a "
+               "CSV/TSV or LIBSVM file, predict, evaluate, or run the demo on bundled data.")
 
-def _float_or_none(text: str) -> float | None:
-    return None if text.lower() == "none" else float(text)
+
+# ---------------------------------------------------------------------- argument types
+def _number(kind, low=None, high=None, low_open=False, what=None):
+    """An argparse type: ``kind`` (int or float) within [low, high] (``low_open``: above ``low``)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
+                                             f"got {text!r}") from None
+        if (kind is float and not np.isfinite(value)) or (low is not None and (
+                value < low or (low_open and value == low))) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return value
+    return parse
 
 
-def _add_model_options(p: argparse.ArgumentParser) -> None:
-    """One flag per estimator parameter, with the estimator's defaults (see ``GPClassifier``)."""
+_POSITIVE_INT = _number(int, 1, what="a positive integer")
+_POSITIVE = _number(float, 0.0, low_open=True, what="positive")
+_NON_NEGATIVE = _number(float, 0.0, what="zero or positive")
+_UNIT = _number(float, 0.0, 1.0, low_open=True, what="in (0, 1]")
+_PROBABILITY = _number(float, 0.0, 1.0, what="in [0, 1)")
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"n_samples\": 2000}}', got {text!r}")
+    return value
+
+
+# ---------------------------------------------------------------------- model flags
+#: flag destination -> estimator parameter, for the flags that every estimator takes
+_COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_size", "max_iter": "max_iter",
+           "learning_rate": "learning_rate", "learning_rate_decay": "learning_rate_decay", "tol": "tol",
+           "n_iter_no_change": "n_iter_no_change", "checkpoint": "checkpoint", "dtype": "dtype"}
+#: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
+_GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_params": ("method_params", None),
+            "damping": ("damping", None), "shared_hyperparameters": ("shared_hyperparameters", True),
+            "inducing_init": ("inducing_init", None), "fixed_hyperparameters": ("optimize_hyperparameters", False),
+            "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False)}
+#: flag destination -> deep-GP parameter
+_DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples"}
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _defaults() -> tuple[dict, dict]:
+    from . import DeepGPClassifier, GPClassifier
+    return GPClassifier().get_params(), DeepGPClassifier().get_params()
+
+
+def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
+    """The model and training flags; each help names the default the estimator uses."""
     from .methods import METHODS
-    g = p.add_argument_group("model")
-    g.add_argument("--method", choices=list(METHODS), default="ep",
-                   help="inference method (see 'alphagp methods')")
-    g.add_argument("--alpha", type=_float_or_none, default=None,
-                   help="power of the alpha-divergence in (0, 1]; 1 is EP (default: the method's, 1 or 0.5)")
-    g.add_argument("--epsilon", type=_float_or_none, default=None,
-                   help="labelling-error probability of the robust-max likelihood (default: 1e-3)")
-    g.add_argument("--method-params", type=json.loads, default=None,
-                   help='further method arguments as JSON, e.g. \'{"n_samples": 2000}\' for gibbs')
-    g.add_argument("--n-inducing", type=int, default=None,
-                   help="inducing points per class (default: 50; demo: 10%% of the training rows)")
-    g.add_argument("--shared-hyperparameters", action="store_true",
-                   help="one kernel and one set of inducing points for all classes")
-    g.add_argument("--inducing-init", choices=["random", "kmeans++"], default="random",
-                   help="initial inducing points: random training rows or k-means++ seeding")
-    g.add_argument("--fixed-hyperparameters", action="store_true", help="do not learn the kernel hyper-parameters")
-    g.add_argument("--fixed-inducing", action="store_true", help="do not learn the inducing points")
-    g.add_argument("--no-standardize", action="store_true", help="use the features as they are")
-    g.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                   help="floating-point type of the model")
+    gp, deep = _defaults()
+
+    def both(name: str, gp_text=None) -> str:
+        first = gp_text or gp[name]
+        return f"(default: {first}; with --layers: {deep[name]})" if first != deep[name] else f"(default: {first})"
+
+    g = p.add_argument_group("model (GPClassifier, or with --layers a deep GP)")
+    g.add_argument("--method", choices=list(METHODS), default=None,
+                   help=f"inference method, see 'alphagp methods' (default: {gp['method']}; not with --layers)")
+    g.add_argument("--alpha", type=_UNIT, default=None,
+                   help="power of the alpha-divergence in (0, 1]; 1 is EP "
+                        + both("alpha", "the method's, 1 for ep/sep/rep and 0.5 for pep/apep/arpep/rpapep"))
+    g.add_argument("--epsilon", type=_PROBABILITY, default=None,
+                   help="labelling-error probability of the robust-max likelihood (default: 1e-3; not with --layers)")
+    g.add_argument("--method-params", type=_json_object, default=None,
+                   help='further method arguments as a JSON object, e.g. \'{"n_samples": 2000}\' for gibbs '
+                        "(see 'alphagp methods'; default: none)")
+    g.add_argument("--n-inducing", type=_POSITIVE_INT, default=None,
+                   help=f"inducing points per class (default: {gp['n_inducing']}; with --layers: "
+                        f"{deep['n_inducing']} per unit; demo: 10%% of the training rows)")
+    g.add_argument("--shared-hyperparameters", action="store_true", default=None,
+                   help="one kernel and one set of inducing points for all classes (not with --layers)")
+    g.add_argument("--inducing-init", choices=["random", "kmeans++"], default=None,
+                   help="initial inducing points: random training rows or k-means++ seeding "
+                        f"(default: {gp['inducing_init']}; not with --layers)")
+    g.add_argument("--fixed-hyperparameters", action="store_true", default=None,
+                   help="do not learn the kernel hyper-parameters (not with --layers)")
+    g.add_argument("--fixed-inducing", action="store_true", default=None,
+                   help="do not learn the inducing points (not with --layers)")
+    g.add_argument("--no-standardize", action="store_true", default=None,
+                   help="use the features as they are (not with --layers, which always standardises)")
+    g.add_argument("--dtype", choices=["float64", "float32"], default=None,
+                   help=f"floating-point type of the model {both('dtype')}")
     d = p.add_argument_group("deep GP (DeepGPClassifier / DeepGPRegressor)")
-    d.add_argument("--layers", type=int, default=None,
-                   help="fit a deep GP with this many layers by approximate power EP (default: a GPClassifier)")
-    d.add_argument("--regression", action="store_true",
-                   help="fit: a deep GP regressor (real targets; --layers defaults to 2)")
-    d.add_argument("--hidden", type=int, default=None, help="units per hidden layer (default: min(D, 30))")
-    d.add_argument("--samples", type=int, default=20, help="samples propagated through the layers in training")
+    d.add_argument("--layers", type=_POSITIVE_INT, default=None,
+                   help="fit a deep GP with this many layers by approximate power EP "
+                        "(default: none, a GPClassifier" + ("; with --regression: "
+                                                            f"{deep['n_layers']}" if regression else "") + ")")
+    if regression:
+        d.add_argument("--regression", action="store_true", default=None,
+                       help="a deep GP regressor for real targets (DeepGPRegressor)")
+    d.add_argument("--hidden", type=_POSITIVE_INT, default=None,
+                   help="units per hidden layer (default: min(D, 30); only with --layers)")
+    d.add_argument("--samples", type=_POSITIVE_INT, default=None,
+                   help=f"samples propagated through the layers in training (default: {deep['n_samples']}; "
+                        "only with --layers)")
     t = p.add_argument_group("training")
-    t.add_argument("--batch-size", type=int, default=None,
-                   help="mini-batch size with Adam (default: batch training with the sign-adaptive rate)")
-    t.add_argument("--max-iter", type=int, default=250, help="epochs (batch training: iterations)")
-    t.add_argument("--damping", type=_float_or_none, default=None,
-                   help="EP damping in (0, 1] (default: 0.5 in batch training, 1 with mini-batches)")
-    t.add_argument("--learning-rate", type=_float_or_none, default=None,
-                   help="initial learning rate (default: 1.0 for batch training, 0.01 for Adam)")
-    t.add_argument("--learning-rate-decay", type=float, default=1.0,
-                   help="mini-batches: Adam's rate is multiplied by this after every epoch")
-    t.add_argument("--tol", type=_float_or_none, default=None,
-                   help="early stopping: minimum relative rise of log Z_q per epoch (default: none, no early stopping)")
-    t.add_argument("--n-iter-no-change", type=int, default=10, help="patience of early stopping, in epochs")
+    t.add_argument("--batch-size", type=_POSITIVE_INT, default=None,
+                   help="mini-batch size with Adam " + both("batch_size", "all rows at once with the "
+                                                            "sign-adaptive rate"))
+    t.add_argument("--max-iter", type=_POSITIVE_INT, default=None,
+                   help=f"epochs (batch training: iterations) {both('max_iter')}")
+    t.add_argument("--damping", type=_UNIT, default=None,
+                   help="EP damping in (0, 1] (default: 0.5 in batch training, 1 with mini-batches; "
+                        "EP-type methods only)")
+    t.add_argument("--learning-rate", type=_POSITIVE, default=None,
+                   help="initial learning rate " + both("learning_rate", "1.0 for batch training of the EP "
+                                                        "methods, 0.01 for Adam"))
+    t.add_argument("--learning-rate-decay", type=_UNIT, default=None,
+                   help=f"mini-batches: Adam's rate is multiplied by this after every epoch {both('learning_rate_decay')}")
+    t.add_argument("--tol", type=_NON_NEGATIVE, default=None,
+                   help="early stopping: minimum relative rise of the objective per epoch "
+                        "(default: none, no early stopping)")
+    t.add_argument("--n-iter-no-change", type=_POSITIVE_INT, default=None,
+                   help=f"patience of early stopping, in epochs {both('n_iter_no_change')}")
     t.add_argument("--checkpoint", default=None,
-                   help="checkpoint file; an existing one from the same data and settings is resumed")
-    t.add_argument("--seed", type=int, default=0, help="random seed")
+                   help="checkpoint file; an existing one from the same data and settings is resumed (default: none)")
+    t.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
 
 def _make_estimator(args):
-    """A :class:`GPClassifier`, or with ``--layers`` a deep GP (``--regression``: the regressor)."""
+    """A :class:`GPClassifier`, or with ``--layers`` (``--regression``) a deep-GP classifier (regressor),
+    with the flags that were given; the estimator supplies the rest of its defaults."""
     from . import DeepGPClassifier, DeepGPRegressor, GPClassifier
-    if args.layers is not None or args.regression:
-        cls = DeepGPRegressor if args.regression else DeepGPClassifier
-        return cls(n_layers=args.layers or 2, n_hidden=args.hidden, n_inducing=args.n_inducing or 100,
-                   alpha=0.5 if args.alpha is None else args.alpha, n_samples=args.samples,
-                   batch_size=args.batch_size or 100, max_iter=args.max_iter,
-                   learning_rate=args.learning_rate or 1e-3, learning_rate_decay=args.learning_rate_decay,
-                   tol=args.tol, n_iter_no_change=args.n_iter_no_change, checkpoint=args.checkpoint,
-                   dtype=args.dtype, n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
-    return GPClassifier(method=args.method, alpha=args.alpha, epsilon=args.epsilon,
-                        method_params=args.method_params, n_inducing=args.n_inducing or 50,
-                        batch_size=args.batch_size, max_iter=args.max_iter, damping=args.damping,
-                        learning_rate=args.learning_rate, learning_rate_decay=args.learning_rate_decay,
-                        shared_hyperparameters=args.shared_hyperparameters, inducing_init=args.inducing_init,
-                        optimize_hyperparameters=not args.fixed_hyperparameters,
-                        optimize_inducing=False if args.fixed_inducing else "auto", standardize=not args.no_standardize,
-                        tol=args.tol, n_iter_no_change=args.n_iter_no_change, checkpoint=args.checkpoint,
-                        dtype=args.dtype, n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
+
+    def given(dest):
+        return getattr(args, dest, None) is not None
+
+    regression = bool(getattr(args, "regression", None))
+    deep = args.layers is not None or regression
+    wrong = [_flag(dest) for dest in (_GP_ONLY if deep else _DEEP_ONLY) if given(dest)]
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to a deep GP "
+                         "(--layers/--regression)" if deep else
+                         f"{', '.join(wrong)} {'applies' if len(wrong) == 1 else 'apply'} only to a deep GP; "
+                         "add --layers")
+    params = {param: getattr(args, dest) for dest, param in _COMMON.items() if given(dest)}
+    params.update(n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
+    if deep:
+        params.update({param: getattr(args, dest) for dest, param in _DEEP_ONLY.items() if given(dest)})
+        if args.layers is not None:
+            params["n_layers"] = args.layers
+        return (DeepGPRegressor if regression else DeepGPClassifier)(**params)
+    for dest, (param, value) in _GP_ONLY.items():
+        if given(dest):
+            params[param] = getattr(args, dest) if value is None else value
+    return GPClassifier(**params)
+
+
+def _describe(clf) -> str:
+    if hasattr(clf, "n_layers"):
+        return f"a {clf.n_layers}-layer {type(clf).__name__} (alpha-divergence EP)"
+    return f"GPClassifier(method={clf.method!r})"
 
 
 def _print_metrics(metrics: dict, seconds: float | None = None) -> None:
@@ -95,19 +194,20 @@ def _print_metrics(metrics: dict, seconds: float | None = None) -> None:
         print(f"  train time {seconds:.2f} s")
 
 
+# ---------------------------------------------------------------------- commands
 def cmd_demo(args) -> int:
     from sklearn.model_selection import train_test_split
 
     from .data import load_bundled
     X, y = load_bundled("vehicle")
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.1, random_state=args.seed, stratify=y)
-    m = args.n_inducing or max(1, round(0.1 * len(Xtr)))
-    what = f"a {args.layers}-layer deep GP (alpha-divergence EP)" if args.layers else args.method.upper()
-    print(f"alphagp demo: {what} on the bundled Vehicle data (UCI; {len(Xtr)} train / "
-          f"{len(Xte)} test rows, {X.shape[1]} features, {len(np.unique(y))} classes), "
-          f"M = {m} inducing points per class, {args.max_iter} batch iterations")
-    args.n_inducing = m
+    if args.n_inducing is None:
+        args.n_inducing = max(1, round(0.1 * len(Xtr)))
     clf = _make_estimator(args)
+    schedule = f"{clf.max_iter} " + ("epochs of mini-batches" if clf.batch_size else "batch iterations")
+    print(f"alphagp demo: {_describe(clf)} on the bundled Vehicle data (UCI; {len(Xtr)} train / "
+          f"{len(Xte)} test rows, {X.shape[1]} features, {len(np.unique(y))} classes), "
+          f"M = {clf.n_inducing} inducing points per {'unit' if hasattr(clf, 'n_layers') else 'class'}, {schedule}")
     start = time.perf_counter()
     clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - start
@@ -121,14 +221,18 @@ def cmd_demo(args) -> int:
 
 def cmd_fit(args) -> int:
     from .data import read_file
-    X, y = read_file(args.data, args.target)
+    from .serialization import check_writable
     clf = _make_estimator(args)
+    clf._validate_params()
+    check_writable(args.model)                    # before the fit, not after it
+    if args.checkpoint:
+        check_writable(args.checkpoint)
+    X, y = read_file(args.data, args.target, zero_based=args.zero_based)
     start = time.perf_counter()
     clf.fit(X, y)
     clf.save(args.model)
-    name = type(clf).__name__ if args.layers or args.regression else args.method.upper()
-    print(f"fitted {name} on {len(y)} rows in {time.perf_counter() - start:.2f} s; "
-          f"saved to {args.model}")
+    print(f"fitted {_describe(clf)} on {len(y)} rows and {X.shape[1]} features in "
+          f"{time.perf_counter() - start:.2f} s; saved to {args.model}")
     return 0
 
 
@@ -143,10 +247,19 @@ def _load_model(path):
     return kinds[kind].load(path)
 
 
+def _read_for(clf, args):
+    """Features of ``args.data`` in the columns ``clf`` was fitted on (matched by name), and labels."""
+    from .data import align_columns, read_file
+    X, y = read_file(args.data, args.target, n_features=clf.n_features_in_, zero_based=args.zero_based)
+    return align_columns(X, getattr(clf, "feature_names_in_", None), args.data), y
+
+
 def cmd_predict(args) -> int:
-    from .data import read_file
+    from .serialization import check_writable
+    if args.output:
+        check_writable(args.output)
     clf = _load_model(args.model)
-    X, _ = read_file(args.data, args.target)
+    X, _ = _read_for(clf, args)
     if not hasattr(clf, "predict_proba"):
         mean, std = clf.predict(X, return_std=True)
         with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
@@ -163,13 +276,19 @@ def cmd_predict(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .data import read_file
+    from .serialization import check_writable
     clf = _load_model(args.model)
-    X, y = read_file(args.data, args.target)
-    metrics = clf.evaluate(X, y)
     if args.plot:
         if not hasattr(clf, "predict_proba"):
             raise ValueError("--plot draws a reliability diagram, which needs a classifier")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ImportError("--plot needs matplotlib: pip install matplotlib") from None
+        check_writable(args.plot)
+    X, y = _read_for(clf, args)
+    metrics = clf.evaluate(X, y)
+    if args.plot:
         from .calibration import plot_reliability, predicted_probabilities, reliability_curve
         plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)), args.plot,
                          title=f"{getattr(clf, 'method', type(clf).__name__)} on {Path(args.data).name}")
@@ -182,18 +301,23 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_methods(args) -> int:
-    from .methods import METHODS
+    from .methods import METHODS, method_parameters
     width = max(map(len, METHODS))
     for name, spec in METHODS.items():
         print(f"{name:<{width}}  {spec.summary}")
+        own = method_parameters(name)
+        if own:
+            listed = ", ".join(f"{key}={value!r}" for key, value in own.items())
+            print(f"{'':<{width}}  method_params: {listed}")
     return 0
 
 
+# ---------------------------------------------------------------------- the parser
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Appends each option's default unless its help already states one or it is required."""
 
     def _get_help_string(self, action):
-        if action.required or "default" in (action.help or ""):
+        if action.required or "default" in (action.help or "") or action.default is None:
             return action.help
         return super()._get_help_string(action)
 
@@ -212,52 +336,76 @@ def _global_options(defaults: bool) -> argparse.ArgumentParser:
     return p
 
 
+def _add_zero_based(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--zero-based", action="store_true",
+                   help="a LIBSVM file numbers its features from 0 (scikit-learn's dump_svmlight_file default), "
+                        "not from 1 as LIBSVM does; give it at fit and at predict/evaluate alike")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     fmt = _HelpFormatter
-    parser = argparse.ArgumentParser(prog="alphagp", description=__doc__, parents=[_global_options(True)],
+    parser = argparse.ArgumentParser(prog="alphagp", description=DESCRIPTION, parents=[_global_options(True)],
                                      formatter_class=fmt)
+    parser.add_argument("--version", action="version", version=f"alphagp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     common = dict(parents=[_global_options(False)], formatter_class=fmt)
 
     demo = sub.add_parser("demo", help="train on bundled real data and print test metrics", **common)
-    _add_model_options(demo)
+    _add_model_options(demo, regression=False)
     demo.set_defaults(func=cmd_demo)
 
-    fit = sub.add_parser("fit", help="fit a classifier on a CSV/TSV or LIBSVM file", **common)
+    fit = sub.add_parser("fit", help="fit a model on a CSV/TSV or LIBSVM file", **common)
     fit.add_argument("--data", required=True,
-                     help="training file: CSV/TSV with a header row (optionally .gz) or LIBSVM (.libsvm, .svm)")
+                     help="training file: CSV/TSV with a header row (optionally .gz) or LIBSVM (.libsvm, .svm; "
+                          "features numbered from 1). The column names are stored in the model")
     fit.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    _add_zero_based(fit)
     fit.add_argument("--model", required=True, help="where to save the fitted model (a data-only safetensors file)")
-    _add_model_options(fit)
+    _add_model_options(fit, regression=True)
     fit.set_defaults(func=cmd_fit)
 
-    pred = sub.add_parser("predict", help="class probabilities for a file", **common)
+    pred = sub.add_parser("predict", help="class probabilities (or a regressor's mean and std) for a file", **common)
     pred.add_argument("--model", required=True, help="model file written by 'alphagp fit'")
-    pred.add_argument("--data", required=True, help="CSV/TSV or LIBSVM file with the same feature columns")
+    pred.add_argument("--data", required=True,
+                      help="CSV/TSV or LIBSVM file; CSV/TSV columns are matched to the model's by name")
     pred.add_argument("--target", default=None, help="label column to drop, if the file has one")
+    _add_zero_based(pred)
     pred.add_argument("--output", default=None, help="CSV file (default: standard output)")
     pred.set_defaults(func=cmd_predict)
 
     ev = sub.add_parser("evaluate", help="error, NLL, ECE and Brier score on a labelled file", **common)
     ev.add_argument("--model", required=True, help="model file written by 'alphagp fit'")
-    ev.add_argument("--data", required=True, help="labelled CSV/TSV or LIBSVM file")
+    ev.add_argument("--data", required=True,
+                    help="labelled CSV/TSV or LIBSVM file; CSV/TSV columns are matched to the model's by name")
     ev.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    _add_zero_based(ev)
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.add_argument("--plot", default=None, metavar="FILE.png",
-                    help="also write a reliability diagram and confidence histogram there (needs alphagp[plot])")
+                    help="also write a reliability diagram and confidence histogram there (needs matplotlib)")
     ev.set_defaults(func=cmd_evaluate)
 
-    methods = sub.add_parser("methods", help="list the inference methods", **common)
+    methods = sub.add_parser("methods", help="list the inference methods and their method_params", **common)
     methods.set_defaults(func=cmd_methods)
     return parser
+
+
+@contextlib.contextmanager
+def _one_line_warnings(command: str):
+    """Warnings printed as ``alphagp CMD: warning: ...`` lines, without source lines."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"alphagp {command}: warning: {message}", file=file or sys.stderr)
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        with torch_threads(args.n_jobs):
+        with _one_line_warnings(args.command), torch_threads(args.n_jobs):
             return args.func(args)
-    except (ValueError, FileNotFoundError, TypeError) as err:
+    except (ValueError, OSError, TypeError, ImportError, ArithmeticError) as err:
         print(f"alphagp {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -9,6 +9,7 @@ progress, early stopping) and write data-only model files (:mod:`alphagp.seriali
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from numbers import Integral, Real
 from typing import ClassVar
@@ -20,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import serialization
+from .data.streaming import column_mean_std
 from .estimator import _DTYPES, _encode_labels, _plain, classes_from_plain, classes_to_plain, encode_known_labels
 from .methods.dgp import DeepGP, initial_layers
 from .metrics import all_metrics
@@ -66,7 +68,7 @@ class _DeepGPBase(BaseEstimator):
     learning_rate_decay : float in (0, 1]
         Adam's rate is multiplied by this after every epoch.
     tol, n_iter_no_change : early stopping on the epoch's mean energy (``None``: never).
-    checkpoint : str or None
+    checkpoint : str, os.PathLike or None
         Checkpoint file written every epoch; an existing one from the same data and settings
         resumes the fit (see :class:`~alphagp.training.Trainer`).
     dtype : {"float64", "float32"}
@@ -99,7 +101,7 @@ class _DeepGPBase(BaseEstimator):
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "checkpoint": [str, None],
+        "checkpoint": [str, os.PathLike, None],
         "dtype": [StrOptions(set(_DTYPES))],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -163,7 +165,7 @@ class _DeepGPBase(BaseEstimator):
                           stacklevel=2)
             m = n
         dtype = _DTYPES[self.dtype]
-        self.x_mean_, scale = X.mean(0), X.std(0)
+        self.x_mean_, scale = column_mean_std(X)
         self.x_scale_ = np.where(scale > 0, scale, 1.0)
         Xs = (X - self.x_mean_) / self.x_scale_
         rng = np.random.default_rng(self.random_state)
@@ -235,11 +237,14 @@ class _DeepGPBase(BaseEstimator):
                 est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
             est.x_mean_, est.x_scale_ = content["x_mean"].numpy(), content["x_scale"].numpy()
             state = content["model"]["state"]
-            est.model_ = DeepGP.from_config(content["model"]["config"], dtype=_DTYPES[est.dtype])
+            with serialization.allocation_limit(content["__file_bytes__"], path):
+                est.model_ = DeepGP.from_config(content["model"]["config"], dtype=_DTYPES[est.dtype])
             est.model_.load_state_dict(state)
             est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
             est._restore(content)
-        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        except serialization.ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
             raise serialization.ModelFileError(f"{path} holds a deep GP that cannot be rebuilt: {err}") from err
         return est
 
@@ -262,7 +267,8 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         y = np.asarray(y, dtype=np.float64)
         if y.ndim != 1:
             raise ValueError(f"y must be one-dimensional (one target), got shape {list(y.shape)}")
-        self.y_mean_, scale = float(y.mean()), float(y.std())
+        mean, scale = column_mean_std(y)
+        self.y_mean_, scale = float(mean), float(scale)
         self.y_scale_ = scale if scale > 0 else 1.0
         return (y - self.y_mean_) / self.y_scale_, 1, "gaussian"
 
@@ -303,7 +309,8 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     def evaluate(self, X, y) -> dict[str, float]:
         """Test ``rmse`` (of the predictive mean) and ``nll`` (mean negative log predictive density), in y's units."""
         y = np.asarray(y, dtype=np.float64)
-        return {"rmse": float(np.sqrt(np.mean((self.predict(X) - y) ** 2))),
+        residual = (self.predict(X) - y) / self.y_scale_      # in standard units: no overflow for huge y
+        return {"rmse": float(np.sqrt(np.mean(residual ** 2)) * self.y_scale_),
                 "nll": float(-np.mean(self.predict_log_density(X, y)))}
 
 
@@ -348,6 +355,12 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """``[n]`` most probable labels."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, 1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy; raises ``ValueError`` for labels not seen during fit (as ``GPClassifier.score``)."""
+        check_is_fitted(self, "model_")
+        encode_known_labels(y, self.classes_)
+        return super().score(X, y, sample_weight=sample_weight)
 
     def evaluate(self, X, y) -> dict[str, float]:
         """Test error, mean negative log-likelihood, expected calibration error and Brier score."""

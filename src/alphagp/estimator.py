@@ -19,7 +19,7 @@ from .data.streaming import StandardizedRows, column_mean_std
 from .distributed import broadcast_state, ensure_process_group
 from .inducing import init_inducing_points
 from .kernels import ARDKernel
-from .methods import METHODS, build_method, method_spec
+from .methods import METHODS, build_method, check_method_params, method_spec
 from .metrics import all_metrics
 from .parallel import torch_threads
 from .training import Trainer
@@ -87,8 +87,17 @@ def classes_to_plain(classes: np.ndarray) -> dict:
 
 
 def classes_from_plain(content: dict) -> np.ndarray:
-    """The inverse of :func:`classes_to_plain`."""
-    return np.array(content["values"], dtype=content["dtype"])
+    """The inverse of :func:`classes_to_plain`. The stored dtype must be a plain one (bool, number,
+    object or string) no wider than the values need, so a file cannot ask for a huge array."""
+    values = np.array(content["values"])
+    if values.ndim != 1:
+        raise ValueError(f"the classes must be a flat list, got shape {list(values.shape)}")
+    dtype = np.dtype(content["dtype"])
+    if dtype.kind not in "biufUO" or dtype.fields is not None or dtype.subdtype is not None or (
+            dtype.kind == "U" and dtype.itemsize > max(values.dtype.itemsize, 4)) or (
+            dtype.kind in "biuf" and dtype.itemsize > 16):
+        raise ValueError(f"the classes' dtype {content['dtype']!r} does not fit their values")
+    return values.astype(dtype)
 
 
 def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
@@ -331,6 +340,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self, n_features: int, n_classes: int) -> None:
         """The parameter checks that need the data's shape (the rest is ``_validate_params``)."""
         self._device()
+        check_method_params(self.method, self.method_params, reserved=("alpha", "epsilon", "damping"))
         if self.n_jobs == 0:
             raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
         unknown = set(self.kernel_params or {}) - set(_KERNEL_PARAMS)
@@ -589,10 +599,11 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             state = content["state"]
             Z = state["inducing_points"]
             C, d = len(clf.classes_), Z.shape[2]
-            kernel = ARDKernel(C, d, shared=bool(params["shared_hyperparameters"]), dtype=Z.dtype)
             method = content["method"]
-            clf.model_ = build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                                      **method["config"])
+            with serialization.allocation_limit(content["__file_bytes__"], path):
+                kernel = ARDKernel(C, d, shared=bool(params["shared_hyperparameters"]), dtype=Z.dtype)
+                clf.model_ = build_method(method["name"], Z, kernel, site_storage=method["training_state"],
+                                          **method["config"])
             clf.model_.load_state_dict(state)
             clf.model_.to(clf._device())
             clf.history_, clf.n_iter_ = content["history"], int(content["n_iter"])
@@ -600,7 +611,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             clf.alpha_ = getattr(clf.model_, "alpha", None)
             if content.get("alpha_scores"):
                 clf.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
-        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        except serialization.ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
             raise serialization.ModelFileError(f"{path} holds an alphagp model that cannot be rebuilt: {err}") from err
         clf._set_diagnostics()
         return clf

@@ -4,29 +4,56 @@ A file is one safetensors file. Its tensors are the leaves of a nested structure
 optimiser state, generator state); the rest of the structure, with each tensor replaced by a
 reference ``{"__tensor__": name}``, is plain JSON stored in the safetensors metadata under
 ``"alphagp"`` together with ``kind`` (what the file holds), ``format_version`` and the library
-version. Reading never unpickles and never imports or calls anything named in the file, so a
-crafted file cannot run code; a file that is not such a file, is truncated, holds another
-kind, or was written by a newer format version gets :class:`ModelFileError`.
+version. A SHA-256 checksum of that header text and of every tensor (name, dtype, shape and
+bytes) is stored beside it under ``"alphagp_sha256"``.
+
+Reading takes the file's bytes in one read (so a concurrent :func:`write` to the same path
+yields the old file or the new one, never a mix), checks the declared sizes against the
+file's length, then the checksum, and only then builds anything. It never unpickles and never
+imports or calls anything named in the file, so a crafted file cannot run code; a file that is
+not such a file, is truncated, damaged or edited, holds another kind, or was written by a newer
+format version gets :class:`ModelFileError`. :func:`allocation_limit` bounds what building a
+model from a file's declared sizes may allocate.
+
+Writing goes to a uniquely named temporary file in the target's folder, which is then moved
+into place: a crash never leaves a half-written file, and two processes writing the same path
+at once both succeed (the last one wins).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import struct
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError, safe_open
-from safetensors.torch import save_file
+from safetensors import SafetensorError
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save as save_tensors
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
 
-FORMAT_VERSION = 1
+#: 2 added the checksum; files of format 1 are still read, with a warning
+FORMAT_VERSION = 2
 _HEADER_KEY = "alphagp"
+_CHECKSUM_KEY = "alphagp_sha256"
 _TENSOR_REF = "__tensor__"
+#: a safetensors header (tensor table and metadata) longer than this is refused before it is parsed
+_MAX_HEADER_BYTES = 100 * 2**20
 
 
 class ModelFileError(ValueError):
     """A model or checkpoint file that cannot be read: wrong kind, damaged, or from a newer version."""
+
+
+class UncheckedModelFileWarning(UserWarning):
+    """A file of format 1, written before files carried a checksum: damage to it cannot be detected."""
 
 
 def _split(obj: Any, tensors: dict[str, torch.Tensor], path: str) -> Any:
@@ -53,7 +80,7 @@ def _join(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
         if set(obj) == {_TENSOR_REF}:
             try:
                 return tensors[obj[_TENSOR_REF]]
-            except KeyError:
+            except (KeyError, TypeError):
                 raise ModelFileError(f"the file refers to a tensor {obj[_TENSOR_REF]!r} it does not hold") from None
         return {key: _join(value, tensors) for key, value in obj.items()}
     if isinstance(obj, list):
@@ -61,56 +88,177 @@ def _join(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return obj
 
 
+def checksum(header_text: str, tensors: dict[str, torch.Tensor]) -> str:
+    """SHA-256 of the header text and of each tensor's name, dtype, shape and bytes (in name order)."""
+    digest = hashlib.sha256(header_text.encode())
+    for name in sorted(tensors):
+        t = tensors[name].detach().contiguous().cpu()
+        digest.update(f"\0{name}\0{t.dtype}\0{list(t.shape)}\0".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Raise a clear ``OSError`` unless a file can be written at ``path`` (call before long work).
+
+    ``path`` must not be a folder and its folder must exist and accept a new file (tried with a
+    temporary file, removed at once).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder; give a file name, e.g. {path / 'model.safetensors'}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise PermissionError(f"cannot write {path}: {err.strerror or err}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
 def write(path: str | os.PathLike, kind: str, content: dict) -> None:
     """Write ``content`` (nested dicts/lists of tensors and plain data) as a file of ``kind``.
 
-    The file is written next to ``path`` and moved into place, so a crash never leaves a
-    half-written file under ``path``.
+    The bytes go to a temporary file of a unique name next to ``path``, which then replaces
+    ``path`` in one step: readers see the old file or the new one, a crash leaves no half-written
+    file, and concurrent writers to one path do not collide.
     """
     from . import __version__
-    path = Path(path)
+    path = check_writable(path)
     tensors: dict[str, torch.Tensor] = {}
     body = _split(content, tensors, "")
-    header = {"kind": kind, "format_version": FORMAT_VERSION, "library_version": __version__, "content": body}
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, str(tmp), metadata={_HEADER_KEY: json.dumps(header)})
-    os.replace(tmp, path)
-
-
-def file_kind(path: str | os.PathLike) -> str:
-    """The ``kind`` a file written by :func:`write` declares (reads the header only); raises
-    :class:`ModelFileError` for any other file."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+    header = json.dumps({"kind": kind, "format_version": FORMAT_VERSION, "library_version": __version__,
+                         "content": body})
+    data = save_tensors(tensors, metadata={_HEADER_KEY: header, _CHECKSUM_KEY: checksum(header, tensors)})
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with safe_open(str(path), framework="pt") as f:
-            return str(json.loads((f.metadata() or {})[_HEADER_KEY])["kind"])
-    except (SafetensorError, OSError, ValueError, RuntimeError, KeyError, TypeError) as err:
-        raise ModelFileError(f"{path} is not an alphagp file (or it is damaged or truncated): {err}") from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
-def read(path: str | os.PathLike, kind: str) -> dict:
-    """Read a file written by :func:`write` with the same ``kind``; raises :class:`ModelFileError`."""
-    path = Path(path)
-    if not path.is_file():
+def _read_bytes(path: Path) -> bytes:
+    if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a model file")
+    if not path.is_file():
+        raise ModelFileError(f"{path} is not a regular file")
+    return path.read_bytes()
+
+
+def _metadata(data: bytes, path: Path, kind: str) -> dict:
+    """The safetensors metadata of ``data``, after checking the header's declared length."""
+    not_ours = f"{path} is not an alphagp {kind} file (or it is damaged or truncated)"
+    if len(data) < 8:
+        raise ModelFileError(f"{not_ours}: only {len(data)} bytes")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > min(len(data) - 8, _MAX_HEADER_BYTES):
+        raise ModelFileError(f"{not_ours}: its header declares {n} bytes, the file has {len(data) - 8}")
     try:
-        with safe_open(str(path), framework="pt") as f:
-            metadata = f.metadata() or {}
-            tensors = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 (not a dict)
-    except (SafetensorError, OSError, ValueError, RuntimeError) as err:
-        raise ModelFileError(f"{path} is not an alphagp {kind} file (or it is damaged or truncated): {err}") from None
-    if _HEADER_KEY not in metadata:
+        table = json.loads(data[8:8 + n])
+        metadata = table.get("__metadata__") or {}
+    except (ValueError, AttributeError) as err:
+        raise ModelFileError(f"{not_ours}: {err}") from None
+    if not isinstance(metadata, dict) or _HEADER_KEY not in metadata:
         raise ModelFileError(f"{path} is a safetensors file but not an alphagp {kind} file")
+    return metadata
+
+
+def _read(path: str | os.PathLike, kind: str | None) -> tuple[dict, int]:
+    """The checked header and tensors of the file at ``path`` (``kind=None``: any kind) and its length."""
+    path = Path(path)
+    data = _read_bytes(path)
+    what = kind or "model"
+    metadata = _metadata(data, path, what)
     try:
         header = json.loads(metadata[_HEADER_KEY])
-        version, found_kind = int(header["format_version"]), header["kind"]
+        version, found_kind = int(header["format_version"]), str(header["kind"])
     except (ValueError, KeyError, TypeError) as err:
         raise ModelFileError(f"{path} has a damaged alphagp header: {err}") from None
-    if found_kind != kind:
+    if kind is not None and found_kind != kind:
         raise ModelFileError(f"{path} holds a {found_kind!r}, not a {kind!r}")
     if version > FORMAT_VERSION:
         raise ModelFileError(f"{path} was written by alphagp {header.get('library_version', '?')} in file format "
                              f"{version}; this alphagp reads formats up to {FORMAT_VERSION}: upgrade alphagp")
-    return _join(header["content"], tensors)
+    try:
+        tensors = load_tensors(data)
+    except (SafetensorError, ValueError, RuntimeError, OSError) as err:
+        raise ModelFileError(f"{path} is not an alphagp {what} file (or it is damaged or truncated): {err}") from None
+    if version >= 2:
+        if checksum(metadata[_HEADER_KEY], tensors) != metadata.get(_CHECKSUM_KEY):
+            raise ModelFileError(f"{path} is damaged or was edited: its checksum does not match its content")
+    else:
+        warnings.warn(f"{path} was written in file format {version}, before files carried a checksum, so damage "
+                      "to it cannot be detected; save it again to add one", UncheckedModelFileWarning, stacklevel=3)
+    header["tensors"] = tensors
+    return header, len(data)
+
+
+def file_kind(path: str | os.PathLike) -> str:
+    """The ``kind`` an alphagp file declares, after the checks of :func:`read`; raises
+    :class:`ModelFileError` for any other file."""
+    return _read(path, None)[0]["kind"]
+
+
+def read(path: str | os.PathLike, kind: str) -> dict:
+    """Read a file written by :func:`write` with the same ``kind``; raises :class:`ModelFileError`.
+
+    The returned content has one more key, ``"__file_bytes__"``: the file's length, the budget
+    of :func:`allocation_limit` when a model is built from the content.
+    """
+    header, size = _read(path, kind)
+    content = _join(header["content"], header["tensors"])
+    if not isinstance(content, dict):
+        raise ModelFileError(f"{path} has a damaged alphagp header: its content is not a mapping")
+    return {**content, "__file_bytes__": size}
+
+
+class _AllocationLimit(TorchDispatchMode):
+    """Runs every PyTorch operation first on the ``meta`` device (shapes only, no memory) to learn
+    the bytes its outputs take, adds them up, and raises :class:`ModelFileError` before the real
+    operation runs once the total would pass ``limit``."""
+
+    def __init__(self, limit: int, source: str):
+        super().__init__()
+        self.limit, self.source, self.total = limit, source, 0
+
+    @staticmethod
+    def _output_bytes(func, args, kwargs) -> int:
+        def to_meta(value):
+            if isinstance(value, torch.Tensor):
+                return value.to("meta")
+            return torch.device("meta") if isinstance(value, torch.device) else value
+        meta_args, meta_kwargs = tree_map(to_meta, (args, kwargs))
+        if "device" in meta_kwargs:
+            meta_kwargs["device"] = torch.device("meta")
+        try:
+            out = func(*meta_args, **meta_kwargs)
+        except Exception:  # noqa: BLE001 - data-dependent ops (item, nonzero) have no meta shape; their
+            return 0       # outputs are bounded by their inputs, which were counted when made
+        return sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if not func.is_view:
+            self.total += self._output_bytes(func, args, kwargs)
+            if self.total > self.limit:
+                raise ModelFileError(f"{self.source} declares a model larger than the file can hold (building it "
+                                     f"would take more than {self.limit / 2**20:.0f} MiB); the file is damaged "
+                                     "or was crafted")
+        return func(*args, **kwargs)
+
+
+def allocation_limit(file_bytes: int, source: str):
+    """Context that refuses (with :class:`ModelFileError`) to allocate more than 8 times
+    ``file_bytes`` plus 256 MiB: building a model from a file's header needs about as much memory
+    as the file's tensors, so a small file that declares a huge model is refused before the
+    memory is taken."""
+    return _AllocationLimit(8 * int(file_bytes) + 256 * 2**20, str(source))

@@ -6,8 +6,11 @@ working directory or to the repository this package was installed from.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import warnings
+import zlib
 from importlib import resources
 from pathlib import Path
 
@@ -35,40 +38,151 @@ def data_dir() -> Path:
         f"(looked in {', '.join(str(p) for p in candidates)})")
 
 
-def read_table(path, target: str | None = "target",
-               drop: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray | None]:
-    """Read a CSV/TSV file (optionally gzipped) with a header row.
+def _check_input_file(path: Path) -> None:
+    """A clear ``OSError`` for a path that is absent, a folder or not a regular file."""
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a data file")
+    if not path.is_file():
+        raise OSError(f"{path} is not a regular file (a pipe or a device?); give a file")
 
-    Returns ``X`` (float64 ``[N, D]``, every column but ``target`` and ``drop``) and the
-    raw labels ``y`` ``[N]`` (``None`` when ``target`` is ``None``: an unlabelled file).
-    Raises ``ValueError`` naming non-numeric feature columns.
+
+def _is_row_index(column: pd.Series) -> bool:
+    """Whether ``column`` holds the row numbers 0..n-1 (or 1..n), as pandas writes its index."""
+    values = column.to_numpy()
+    if not pd.api.types.is_integer_dtype(column) or len(values) == 0:
+        return False
+    return bool(np.array_equal(values, np.arange(len(values))) or np.array_equal(values, np.arange(1, len(values) + 1)))
+
+
+def read_frame(path, target: str | None = "target",
+               drop: tuple[str, ...] = ()) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Read a CSV/TSV file (optionally gzipped) with a header row, keeping the column names.
+
+    Returns the feature columns (every column but ``target`` and ``drop``) as a float64
+    ``DataFrame`` ``[N, D]`` and the raw labels ``y`` ``[N]`` (``None`` when ``target`` is
+    ``None``: an unlabelled file). A first column without a name that holds the row numbers
+    (the index pandas writes by default) is dropped with a warning; another column without a
+    name, a file without data rows, and non-numeric feature columns are ``ValueError``.
     """
     path = Path(path)
+    _check_input_file(path)
     suffixes = [s for s in path.suffixes if s != ".gz"]
     sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
-    frame = pd.read_csv(path, sep=sep)
+    try:
+        frame = pd.read_csv(path, sep=sep)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:
+        raise ValueError(f"{path.name} is not a readable gzip file (damaged or truncated?): {err}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path.name} is not a text CSV/TSV file") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path.name} is empty: a header row and data rows are needed") from None
+    if len(frame) == 0:
+        raise ValueError(f"{path.name} has a header row but no data rows")
     if target is not None and target not in frame.columns:
         raise ValueError(f"target column {target!r} not in {path.name}; columns are {list(frame.columns)}")
     y = frame.pop(target).to_numpy() if target is not None else None
+    unnamed = [c for c in frame.columns if str(c).startswith("Unnamed: ")]
+    if unnamed and unnamed[0] == frame.columns[0] and _is_row_index(frame[unnamed[0]]):
+        warnings.warn(f"{path.name}: dropped the unnamed first column, which holds the row numbers "
+                      "(an index written by pandas); write the file with index=False to avoid this", UserWarning,
+                      stacklevel=2)
+        frame = frame.drop(columns=unnamed[0])
+        unnamed = unnamed[1:]
+    if unnamed:
+        raise ValueError(f"{path.name} has feature columns without a name (positions "
+                         f"{[list(frame.columns).index(c) + 1 for c in unnamed]}); give every column a name")
     features = frame.drop(columns=[c for c in drop if c in frame.columns])
     bad = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if bad:
         raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first")
-    return features.to_numpy(dtype=np.float64), y
+    return features.astype(np.float64), y
 
 
-def read_libsvm(path) -> tuple[np.ndarray, np.ndarray]:
-    """Read a LIBSVM/svmlight file into a dense ``X`` ``[N, D]`` and labels ``y`` ``[N]``."""
-    X, y = load_svmlight_file(str(path))
+def read_table(path, target: str | None = "target",
+               drop: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`read_frame` with the features as a float64 array ``[N, D]``."""
+    frame, y = read_frame(path, target, drop)
+    return frame.to_numpy(dtype=np.float64), y
+
+
+def _memory_bytes() -> int:
+    """Physical memory of this machine (a large number where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2**50
+
+
+def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Read a LIBSVM/svmlight file into a dense ``X`` ``[N, D]`` and labels ``y`` ``[N]``.
+
+    Features are numbered from 1, as LIBSVM writes them; ``zero_based=True`` reads files numbered
+    from 0 (what scikit-learn's ``dump_svmlight_file`` writes by default). ``n_features``: the
+    width of ``X`` (a model's feature count: a test file whose last features are zero in every row
+    has fewer columns otherwise); a larger index is an error. A feature index 0 in a file numbered
+    from 1, or a width whose dense array would take more than half this machine's memory, is a
+    ``ValueError``.
+    """
+    path = Path(path)
+    _check_input_file(path)
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=zero_based)
+    except ValueError as err:
+        if "Invalid index 0" in str(err):
+            raise ValueError(f"{path.name} has a feature index 0, but LIBSVM files number features from 1; if "
+                             "this file numbers them from 0 (scikit-learn's dump_svmlight_file does by default), "
+                             "say so (--zero-based, or zero_based=True)") from None
+        if n_features is not None and "n_features was set" in str(err):
+            raise ValueError(f"{path.name} has a feature index beyond the model's {n_features} features") from None
+        raise ValueError(f"{path.name} is not a valid LIBSVM file: {err}") from None
+    dense = X.shape[0] * X.shape[1] * 8
+    if dense > _memory_bytes() // 2:
+        raise ValueError(f"{path.name}: its largest feature index is {X.shape[1] - (not zero_based)}, so the dense "
+                         f"[{X.shape[0]}, {X.shape[1]}] features would take {dense / 2**30:.1f} GiB, more than "
+                         "half this machine's memory; check the indices")
     return X.toarray(), y
 
 
-def read_file(path, target: str | None = "target") -> tuple[np.ndarray, np.ndarray | None]:
-    """Dispatch on the extension: ``.libsvm``/``.svm``/``.svmlight`` or CSV/TSV (``target=None``
-    reads an unlabelled CSV/TSV file)."""
+def read_file(path, target: str | None = "target", n_features: int | None = None,
+              zero_based: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Features (a float64 ``DataFrame`` ``[N, D]``) and labels of a data file, by its extension.
+
+    ``.libsvm``/``.svm``/``.svmlight``: :func:`read_libsvm` (``n_features``, ``zero_based`` as
+    there); its columns are named by the feature numbers as the file writes them ("1", "2", ...,
+    or "0", "1", ... with ``zero_based``), so a model fitted on one numbering refuses the other.
+    Anything else: :func:`read_frame` (``target=None`` reads an unlabelled file).
+    """
     if Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
-        return read_libsvm(path)
-    return read_table(path, target)
+        X, y = read_libsvm(path, n_features, zero_based)
+        first = 0 if zero_based else 1
+        return pd.DataFrame(X, columns=[str(first + j) for j in range(X.shape[1])]), y
+    return read_frame(path, target)
+
+
+def align_columns(X, feature_names, path) -> pd.DataFrame | np.ndarray:
+    """``X`` with its columns in the order of ``feature_names`` (the names a model was fitted on).
+
+    A ``DataFrame`` is matched by column name: columns in another order are reordered; a missing
+    or an unknown column is a ``ValueError`` naming it. An array (no names), or a model fitted
+    without names (``feature_names=None``), is returned as it is, to be checked by its width.
+    """
+    if feature_names is None or not isinstance(X, pd.DataFrame):
+        return X.to_numpy() if isinstance(X, pd.DataFrame) else X
+    names = [str(n) for n in feature_names]
+    missing = [n for n in names if n not in X.columns]
+    unknown = [c for c in X.columns if c not in names]
+    name = Path(path).name
+    if missing:
+        hint = ""
+        if Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
+            hint = " (a LIBSVM file: was one of the two read with --zero-based and the other not?)"
+        raise ValueError(f"{name} lacks the column(s) {missing[:10]} that the model was fitted on{hint}")
+    if unknown:
+        raise ValueError(f"{name} has column(s) {unknown[:10]} that the model was not fitted on (a label column? "
+                         "name it with --target)")
+    return X[names]
 
 
 def load_bundled(name: str = "vehicle") -> tuple[np.ndarray, np.ndarray]:

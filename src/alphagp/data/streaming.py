@@ -8,16 +8,29 @@ _CHUNK = 65536
 
 
 def column_mean_std(X, chunk: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
-    """Column means and standard deviations of ``X`` ``[N, D]``, reading ``chunk`` rows at a time."""
+    """Column means and standard deviations of ``X`` ``[N, D]`` (or ``[N]``), reading ``chunk`` rows at
+    a time.
+
+    Each column is divided by its largest magnitude before it is summed or squared, so values
+    from 1e-300 to 1e300 neither overflow nor underflow (squaring 1e155 gives inf, squaring 1e-162
+    gives 0); the results are scaled back. Raises ``ValueError`` for non-finite values.
+    """
     n = X.shape[0]
-    total = np.zeros(X.shape[1])
+    peak = np.zeros(X.shape[1:])
     for start in range(0, n, chunk):
-        total += np.asarray(X[start:start + chunk], dtype=np.float64).sum(0)
+        part = np.asarray(X[start:start + chunk], dtype=np.float64)
+        if not np.all(np.isfinite(part)):
+            raise ValueError("the data contain NaN or infinity")
+        peak = np.maximum(peak, np.abs(part).max(0))
+    unit = np.where(peak > 0, peak, 1.0)
+    total = np.zeros(X.shape[1:])
+    for start in range(0, n, chunk):
+        total += (np.asarray(X[start:start + chunk], dtype=np.float64) / unit).sum(0)
     mean = total / n
-    sq = np.zeros(X.shape[1])
+    sq = np.zeros(X.shape[1:])
     for start in range(0, n, chunk):
-        sq += ((np.asarray(X[start:start + chunk], dtype=np.float64) - mean) ** 2).sum(0)
-    return mean, np.sqrt(sq / n)
+        sq += ((np.asarray(X[start:start + chunk], dtype=np.float64) / unit - mean) ** 2).sum(0)
+    return mean * unit, np.sqrt(sq / n) * unit
 
 
 class StandardizedRows:

@@ -9,8 +9,10 @@ never branches on names itself.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
+from sklearn.utils._param_validation import validate_parameter_constraints
 from torch import nn
 
 from .augmented import AugmentedGibbs, AugmentedVI
@@ -75,10 +77,50 @@ def method_spec(name: str) -> MethodSpec:
         raise ValueError(f"method must be one of {tuple(METHODS)}, got {name!r}") from None
 
 
+def _own_constraints(cls: type) -> dict:
+    """``OWN_PARAMETERS`` of ``cls`` and its bases, merged (a subclass's entries win)."""
+    merged: dict = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(vars(klass).get("OWN_PARAMETERS", {}))
+    return merged
+
+
+def method_parameters(name: str) -> dict:
+    """The ``method_params`` that method ``name`` takes, with their defaults (from the constructors)."""
+    spec = method_spec(name)
+    defaults: dict = {}
+    for klass in reversed(spec.cls.__mro__):
+        if "__init__" in vars(klass):
+            for p in inspect.signature(klass.__init__).parameters.values():
+                if p.default is not inspect.Parameter.empty:
+                    defaults[p.name] = p.default
+    return {key: defaults.get(key) for key in _own_constraints(spec.cls) if key not in spec.fixed}
+
+
+def check_method_params(name: str, params: dict | None, reserved: tuple[str, ...] = ()) -> None:
+    """``ValueError`` (listing the valid keys) for a ``method_params`` key that method ``name`` does not
+    take or that belongs to the estimator (``reserved``), and scikit-learn's ``InvalidParameterError``
+    for a value out of range."""
+    own = method_parameters(name)
+    keys = set(params or {})
+    if keys & set(reserved):
+        raise ValueError(f"method_params may not set {sorted(keys & set(reserved))}: they are GPClassifier "
+                         "parameters; set them there")
+    unknown = sorted(keys - set(own))
+    if unknown:
+        valid = ", ".join(f"{k} (default {v!r})" for k, v in own.items()) or "none"
+        raise ValueError(f"method_params has unknown key(s) {unknown} for method={name!r}; its parameters are: "
+                         f"{valid}")
+    validate_parameter_constraints(_own_constraints(method_spec(name).cls), dict(params or {}),
+                                   caller_name=f"method {name!r} (method_params)")
+
+
 def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
-    """Construct method ``name``. ``None`` values in ``config`` mean "the method's default"."""
+    """Construct method ``name``. ``None`` values in ``config`` mean "the method's default"; the
+    method's own parameters in ``config`` are checked against its ``OWN_PARAMETERS``."""
     spec = method_spec(name)
     config = {k: v for k, v in config.items() if v is not None}
+    validate_parameter_constraints(_own_constraints(spec.cls), config, caller_name=f"method {name!r}")
     for key, value in spec.fixed.items():
         if key in config and config[key] != value:
             raise ValueError(f"method {name!r} has {key}={value}; got {key}={config[key]}"
@@ -105,5 +147,7 @@ __all__ = [
     "SparseGPMethod",
     "SparseVI",
     "build_method",
+    "check_method_params",
+    "method_parameters",
     "method_spec",
 ]

@@ -26,8 +26,12 @@ scales their terms by C / K and uses eq. 17 for alpha.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 from torch.nn.functional import one_hot
 
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
@@ -63,6 +67,11 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     """
 
     BATCH_OPTIMIZER = "adam"
+    OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
+                                      "step_forgetting": [Interval(Real, 0.5, 1, closed="right")],
+                                      "class_batch_size": [Interval(Integral, 1, None, closed="left"), None],
+                                      "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],
+                                      "seed": [Interval(Integral, 0, None, closed="left")]}
 
     def __init__(self, inducing_points, kernel, n_data: int, alpha=None, epsilon=None, damping=None,
                  site_storage: bool = True, step_delay: float = 1.0, step_forgetting: float = 0.51,

@@ -9,6 +9,8 @@ coordinates w = L^{-1} u (K = L L'), where h = psi' w with psi = L^{-1} k_c(Z_c,
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from torch import nn
 
@@ -81,6 +83,9 @@ class SparseGPMethod(nn.Module):
     """
 
     TRAINING_STATE: tuple[str, ...] = ()
+    #: the method's own ``method_params`` and their scikit-learn constraints (merged along the MRO
+    #: by :func:`~alphagp.methods.method_parameters`); every other argument comes from the estimator
+    OWN_PARAMETERS: ClassVar[dict] = {}
     BATCH_OPTIMIZER = "sign-adaptive"
     #: whether the method has damped closed-form (EP) updates and takes ``damping``
     USES_DAMPING = False

@@ -8,14 +8,22 @@ f(x) = psi' w + e, e ~ N(0, s), by the likelihood ``_draw_likelihood()`` returns
 
 from __future__ import annotations
 
+from numbers import Integral
+from typing import ClassVar
+
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 
 from ..diagnostics import effective_sample_size
 
 
 class KeptDraws:
     """Mixin for :class:`~.base.SparseGPMethod` subclasses that sample the posterior of w."""
+
+    OWN_PARAMETERS: ClassVar[dict] = {"n_samples": [Interval(Integral, 2, None, closed="left")],
+                                      "burn_in": [Interval(Integral, 0, None, closed="left")],
+                                      "thin": [Interval(Integral, 1, None, closed="left")]}
 
     def _register_draws(self, n_samples: int, burn_in: int, thin: int, C: int, M: int, dtype) -> None:
         if n_samples < 2 or burn_in < 0 or thin < 1:

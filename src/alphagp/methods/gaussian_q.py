@@ -24,7 +24,11 @@ the g terms are log-normalisers, written relative to N(0, I) (their constants ca
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import torch
+from sklearn.utils._param_validation import Interval
 from torch import nn
 
 from ..kernels import ARDKernel
@@ -126,6 +130,9 @@ class SparseVI(GaussianQMethod):
     """
 
     NEEDS_ALPHA = False
+    OWN_PARAMETERS: ClassVar[dict] = {"natural_gradient_rate": [Interval(Real, 0, 1, closed="both")],
+                                      "n_mc_samples": [Interval(Integral, 1, None, closed="left")],
+                                      "seed": [Interval(Integral, 0, None, closed="left")]}
 
     def __init__(self, inducing_points, kernel, n_data, alpha=None, natural_gradient_rate: float = 0.0,
                  likelihood: str = "robust_max", n_mc_samples: int = 50, seed: int = 0, **kwargs):

@@ -31,7 +31,11 @@ finite differences of the re-converged estimate).
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import torch
+from sklearn.utils._param_validation import Interval
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
@@ -52,6 +56,8 @@ class GFITC(StoredQ, SparseGPMethod):
     """
 
     TRAINING_STATE = ("site_tau", "site_nu")
+    OWN_PARAMETERS: ClassVar[dict] = {"ep_iterations": [Interval(Integral, 1, None, closed="left")],
+                                      "ep_tol": [Interval(Real, 0, None, closed="neither")]}
     USES_DAMPING = True
     SUPPORTS_MINI_BATCHES = False
 

@@ -24,8 +24,12 @@ the effective sample size of every coordinate of w and of the training log-likel
 
 from __future__ import annotations
 
+from numbers import Integral
+from typing import ClassVar
+
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 
 from ..diagnostics import effective_sample_size
 from ..numerics import stable_cholesky
@@ -61,6 +65,7 @@ class GibbsSampler(KeptDraws, PowerEP):
     """
 
     TRAINING_STATE = PowerEP.TRAINING_STATE
+    OWN_PARAMETERS: ClassVar[dict] = {"seed": [Interval(Integral, 0, None, closed="left")]}
 
     def __init__(self, inducing_points, kernel, n_data, alpha=1.0, damping=0.5, epsilon=None, site_storage=True,
                  n_samples: int = 1000, burn_in: int = 1000, thin: int = 5, seed: int = 0):

@@ -16,8 +16,12 @@ f* ~ N(Psi*' w_hat, Psi*' H^{-1} Psi* + diag(s*)), and E[softmax(f*)] is a Monte
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 
 from ..numerics import stable_cholesky, triangular_inverse
 from .pep import PowerEP
@@ -30,6 +34,11 @@ class LaplaceSoftmax(PowerEP):
     stops when the largest gradient entry is below ``newton_tol``; n_predictive_samples, seed:
     Monte Carlo of the predictive.
     """
+
+    OWN_PARAMETERS: ClassVar[dict] = {"newton_iterations": [Interval(Integral, 1, None, closed="left")],
+                                      "newton_tol": [Interval(Real, 0, None, closed="neither")],
+                                      "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],
+                                      "seed": [Interval(Integral, 0, None, closed="left")]}
 
     def __init__(self, inducing_points, kernel, n_data, alpha=1.0, damping=0.5, epsilon=None, site_storage=True,
                  newton_iterations: int = 100, newton_tol: float = 1e-8, n_predictive_samples: int = 2000,
