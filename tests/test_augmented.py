@@ -311,3 +311,38 @@ def test_augmented_rejects_arguments_it_does_not_have(thyroid):
         GPClassifier(method="augmented", max_iter=1, method_params={"class_batch_size": 5}).fit(X, y)
     with pytest.raises(ValueError, match="epsilon belongs to the robust-max"):
         GPClassifier(method="vi_softmax", epsilon=0.01, max_iter=1).fit(X, y)
+
+
+def _wine_fit(amplitude, monkeypatch=None):
+    """Figure 5's setting (fixed kernel, inducing inputs = training inputs) on Wine at ``amplitude``;
+    with ``monkeypatch``, q starts at the prior whatever its bound (the start before the fix)."""
+    from sklearn.model_selection import train_test_split
+
+    from alphagp import GPClassifier
+    from alphagp.data import DataNotFoundError, load_benchmark
+    from alphagp.methods.augmented import AugmentedVI
+    try:
+        X, y = load_benchmark("wine")
+    except DataNotFoundError as err:
+        pytest.skip(f"benchmark data absent: {err}")
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=1 / 3, random_state=0, stratify=y)
+    C, d = 3, X.shape[1]
+    kernel = {"amplitude": np.full(C, amplitude), "lengthscale": np.full((C, d), np.sqrt(d)), "noise": np.full(C, 1e-3)}
+    if monkeypatch is not None:
+        monkeypatch.setattr(AugmentedVI, "_choose_start", lambda self, X, y, idx: None)
+    clf = GPClassifier(method="augmented", kernel_params=kernel, optimize_hyperparameters=False, inducing_points=X_tr,
+                       optimize_inducing=False, max_iter=100, random_state=0).fit(X_tr, y_tr)
+    if monkeypatch is not None:
+        monkeypatch.undo()
+    return clf.history_[-1]["objective"], clf.evaluate(X_te, y_te)["nll"]
+
+
+def test_augmented_vi_starts_where_the_bound_is_higher(monkeypatch):
+    """At amplitude 50 the prior start ends in a worse fixed point of the joint CAVI than N(0, I)
+    (the authors' start); at amplitude 3 both reach the same one."""
+    elbo, nll = _wine_fit(50.0)
+    elbo_prior, nll_prior = _wine_fit(50.0, monkeypatch)
+    assert elbo > elbo_prior + 1.0 and nll < 0.5 * nll_prior
+    elbo, nll = _wine_fit(3.0)
+    elbo_prior, nll_prior = _wine_fit(3.0, monkeypatch)
+    assert abs(elbo - elbo_prior) < 0.05 and abs(nll - nll_prior) < 1e-3
