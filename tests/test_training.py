@@ -115,8 +115,10 @@ def _fit_scripted(values, **kwargs):
 
 def test_early_stopping_keeps_going_while_the_objective_rises_by_more_than_tol():
     # the run reported in the issue: -96, -59, -55 stopped at epoch 3 with patience 3
+    from sklearn.exceptions import ConvergenceWarning
     rising = [-96.0, -59.0, -55.0, -52.0, -50.0, -48.5, -47.0, -46.0]
-    state = _fit_scripted(rising, tol=1e-3, n_iter_no_change=3)
+    with pytest.warns(ConvergenceWarning):
+        state = _fit_scripted(rising, tol=1e-3, n_iter_no_change=3)
     assert state.epoch == len(rising)
     assert state.epochs_without_improvement == 0
 
@@ -127,6 +129,18 @@ def test_early_stopping_stops_once_the_objective_has_flattened():
     state = _fit_scripted(values, tol=1e-3, n_iter_no_change=3)
     assert state.epoch == 6
     assert state.stop
+
+
+def test_max_iter_reached_while_still_rising_warns_convergence(recwarn):
+    from sklearn.exceptions import ConvergenceWarning
+    rising = [-96.0, -59.0, -55.0, -52.0, -50.0]
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        _fit_scripted(rising, tol=1e-3, n_iter_no_change=3)
+    # flat at the end (last epoch within tol of the best, patience not yet used up): converged enough
+    _fit_scripted([-96.0, -59.0, -55.0, -54.99], tol=1e-3, n_iter_no_change=3)
+    _fit_scripted(rising, tol=None)                      # no tol: no yardstick, no warning
+    _fit_scripted([-96.0, -59.0, -55.0, -54.99, -54.98, -54.97], tol=1e-3, n_iter_no_change=3)   # stopped early
+    assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
 
 
 def test_no_early_stopping_without_tol():

@@ -147,7 +147,9 @@ class Trainer:
             trainer, not the one saved in the checkpoint, so a run can be continued at a new rate.
         tol, n_iter_no_change: stop when the epoch's mean objective has not risen by more
             than ``tol * |best|`` above the best so far for ``n_iter_no_change`` epochs in a
-            row; ``tol=None`` never stops early.
+            row; ``tol=None`` never stops early. With ``tol`` set, a fit that reaches
+            ``max_iter`` while its last epoch still rose by more than ``tol * |best|`` warns
+            with scikit-learn's ``ConvergenceWarning``.
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
             in ``state.train_seconds``. A callback may set ``state.stop = True``.
         checkpoint: path of a checkpoint file, written every ``checkpoint_every`` epochs and
@@ -298,13 +300,29 @@ class Trainer:
             self._load()
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
         bar = progress(self.max_iter * steps, self.state.epoch * steps, self.verbose)
+        first_epoch = self.state.epoch
         try:
             while self.state.epoch < self.max_iter and not self.state.stop:
                 self._epoch(X, y_t, n, bar)
         finally:
             bar.close()
             self.method.reducer = Reducer()  # the fitted model works on its own, in one process
+        if self.state.epoch > first_epoch:
+            self._warn_if_still_improving()
         return self.state
+
+    def _warn_if_still_improving(self) -> None:
+        """scikit-learn's ``ConvergenceWarning`` when ``max_iter`` ran out while the last epoch still
+        raised the objective by more than ``tol * |best|`` (only with ``tol`` set)."""
+        from sklearn.exceptions import ConvergenceWarning
+        st = self.state
+        if (self.tol is None or st.stop or st.epoch < self.max_iter or st.epoch < 2
+                or st.epochs_without_improvement > 0 or self.reducer.rank != 0):
+            return
+        previous = st.history[-2]["objective"]
+        warnings.warn(f"the fit reached max_iter={self.max_iter} while the objective still rose by more than "
+                      f"tol={self.tol:g} of its size (last epoch: {previous:.6g} -> {st.objective:.6g}); "
+                      "raise max_iter for a converged model", ConvergenceWarning, stacklevel=4)
 
     def _check_finite(self, objective: torch.Tensor) -> None:
         """Raise before a non-finite objective or gradient reaches the parameters."""
