@@ -204,12 +204,38 @@ def test_early_stopping_stops_where_the_objective_flattened(thyroid):
     (dict(inducing_points=np.zeros((4, 3))), "inducing_points must have shape"),
     (dict(inducing_points=np.zeros((2, 4, 5))), "inducing_points must have shape"),
     (dict(inducing_points=np.full((4, 5), np.nan)), "NaN or inf"),
+    (dict(method_params={"foo": 1}), r"unknown key\(s\) \['foo'\] for method='ep'; its parameters are: none"),
+    (dict(method="gibbs", method_params={"n_sample": 5}), r"\['n_sample'\].*n_samples \(default 1000\)"),
+    (dict(method="pep", method_params={"alpha": 0.5}), r"may not set \['alpha'\].*GPClassifier parameters"),
+    (dict(method="laplace", method_params={"newton_iterations": -1}), "'newton_iterations' parameter"),
+    (dict(method="gfitc", method_params={"ep_iterations": 0}), "'ep_iterations' parameter"),
+    (dict(method="vi", method_params={"n_mc_samples": 2.5}), "'n_mc_samples' parameter"),
 ])
 def test_bad_parameters_get_a_clear_error_at_fit(thyroid, params, message):
     X, y = thyroid
     clf = GPClassifier(**{**FAST, **params})  # scikit-learn style: constructing never fails
     with pytest.raises(ValueError, match=message):
         clf.fit(X, y)
+
+
+def test_alpha_auto_with_a_class_smaller_than_the_folds_says_so(thyroid):
+    X, y = thyroid
+    y = y.copy()
+    y[0] = 9                                            # a one-row class
+    with pytest.raises(ValueError, match=r"cv=3 .* class 9 has 1; lower cv"):
+        GPClassifier(method="pep", alpha="auto", **FAST).fit(X, y)
+    two = np.flatnonzero(y == 1)[:1]
+    y[two] = 9                                          # two rows: cv=2 fits
+    GPClassifier(method="pep", alpha="auto", cv=2, alpha_grid=[0.5, 1.0], **{**FAST, "max_iter": 2}).fit(X, y)
+
+
+def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):
+    from alphagp.numerics import CholeskyError
+    X, y = thyroid
+    X = X * 10.0 ** np.random.default_rng(0).uniform(-3, 4, X.shape[1])       # columns from 1e-3 to 1e4
+    with pytest.raises((CholeskyError, FloatingPointError), match="Likely cause: float32 with unstandardised"):
+        GPClassifier(standardize=False, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
+    GPClassifier(standardize=True, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
 
 
 def test_good_kernel_parameter_shapes_are_accepted(thyroid):

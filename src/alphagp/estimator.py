@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from numbers import Integral, Real
@@ -21,6 +22,7 @@ from .inducing import init_inducing_points
 from .kernels import ARDKernel
 from .methods import METHODS, build_method, check_method_params, method_spec
 from .metrics import all_metrics
+from .numerics import CholeskyError
 from .parallel import torch_threads
 from .training import Trainer
 
@@ -389,10 +391,24 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self._check_params(d, C)
         if self.alpha == "auto":
             self.alpha_, self.alpha_scores_ = self._select_alpha(X, y)
-        with torch_threads(self.n_jobs):
+        with torch_threads(self.n_jobs), self._explain_numerical_failure():
             self._fit(X, y_idx, n, d, C, callbacks)
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
+
+    @contextlib.contextmanager
+    def _explain_numerical_failure(self):
+        """Adds the likely cause to a failed factorisation or a non-finite objective when it is
+        float32 (about 7 significant digits), above all with unstandardised features."""
+        try:
+            yield
+        except (CholeskyError, FloatingPointError) as err:
+            if self.dtype != "float32":
+                raise
+            cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
+                     "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
+                     if not self.standardize else "float32: try dtype='float64'")
+            raise type(err)(f"{err}\nLikely cause: {cause}.") from err
 
     def _select_alpha(self, X, y) -> tuple[float, dict]:
         """The grid value with the best mean held-out log-likelihood in stratified K-fold CV."""
@@ -401,6 +417,11 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         grid = [float(a) for a in (DEFAULT_ALPHA_GRID if self.alpha_grid is None else self.alpha_grid)]
         if not grid or not all(0.0 < a <= 1.0 for a in grid):
             raise ValueError(f"alpha_grid must hold values in (0, 1], got {grid}")
+        labels, counts = np.unique(y, return_counts=True)
+        if counts.min() < self.cv:
+            raise ValueError(f"alpha='auto' cross-validates with cv={self.cv} stratified folds, so every class needs at "
+                             f"least {self.cv} rows, but class {labels[counts.argmin()].tolist()!r} has {counts.min()}; "
+                             f"lower cv (at least 2), or give alpha a value")
         folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y))
         scores = {}
         for a in grid:
