@@ -141,3 +141,52 @@ def test_predictions_do_not_depend_on_the_chunks_rows_are_predicted_in(classes, 
     np.testing.assert_allclose(clf.predict_proba(X), whole[0], rtol=1e-12)
     np.testing.assert_allclose(reg.predict(regression[0], return_std=True), whole[1], rtol=1e-12)
     np.testing.assert_allclose(clf.predict_proba(X[::-1]), whole[0][::-1], rtol=1e-12)
+
+
+def test_a_crafted_deep_gp_file_declaring_huge_layers_is_refused_before_allocating(regression, tmp_path):
+    import resource
+
+    from alphagp import serialization
+    X, y = regression
+    good = tmp_path / "reg.safetensors"
+    DeepGPRegressor(**{**SMALL, "max_iter": 1}).fit(X, y).save(good)
+    content = serialization.read(good, DeepGPRegressor.MODEL_KIND)
+    content.pop("__file_bytes__")
+    content["model"]["config"]["architecture"][0] = [2000, 2000, 2]       # [H, M, M] factors: 60 GiB
+    crafted = tmp_path / "crafted.safetensors"
+    serialization.write(crafted, DeepGPRegressor.MODEL_KIND, content)   # with a valid checksum
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ModelFileError, match="larger than the file can hold"):
+        DeepGPRegressor.load(crafted)
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 200
+
+
+def test_deep_gp_classifier_matches_gp_classifier_at_the_edges(classes, tmp_path):
+    """score refuses unseen labels, checkpoint takes a PathLike, MetricsRecorder takes labels."""
+    from alphagp import GPClassifier
+    from alphagp.training import MetricsRecorder
+    X, y = classes
+    deep = DeepGPClassifier(**{**SMALL, "max_iter": 2}, checkpoint=tmp_path / "deep.ckpt")
+    recorder = MetricsRecorder(deep.predict_proba, X[:40], y[:40])
+    deep.fit(X, y, callbacks=[recorder])
+    assert (tmp_path / "deep.ckpt").is_file() and len(recorder.rows) == 2
+    for clf in (deep, GPClassifier(n_inducing=8, max_iter=3).fit(X, y)):
+        with pytest.raises(ValueError, match="not seen during fit"):
+            clf.score(X[:5], np.array(["low", "mid", "high", "top", "low"]))
+    gp = GPClassifier(n_inducing=8, max_iter=3)
+    recorder = MetricsRecorder(gp.predict_proba, X[:40], y[:40])      # string labels, as evaluate takes
+    gp.fit(X, y, callbacks=[recorder])
+    assert len(recorder.rows) == 3
+    np.testing.assert_allclose(recorder.rows[-1]["nll"], gp.evaluate(X[:40], y[:40])["nll"], rtol=1e-12)
+
+
+def test_targets_and_features_of_extreme_magnitude_fit_as_their_unit_scale_twins(regression):
+    X, y = regression
+    ref = DeepGPRegressor(**{**SMALL, "max_iter": 3}).fit(X, y)
+    for scale_x, scale_y in ((1e155, 1e160), (1e-162, 1e-160)):
+        big = DeepGPRegressor(**{**SMALL, "max_iter": 3}).fit(X * scale_x, y * scale_y)
+        mean, std = big.predict(X * scale_x, return_std=True)
+        assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
+        np.testing.assert_allclose(mean / scale_y, ref.predict(X), rtol=1e-6)
+        np.testing.assert_allclose(big.evaluate(X * scale_x, y * scale_y)["rmse"] / scale_y,
+                                   ref.evaluate(X, y)["rmse"], rtol=1e-6)

@@ -238,6 +238,18 @@ def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):
     GPClassifier(standardize=True, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("scale", [1e155, 1e-162, 1e300])
+def test_features_of_extreme_magnitude_fit_as_their_unit_scale_twin(thyroid, scale):
+    """Standardising scales each column before squaring it, so neither overflow (1e155 squared) nor
+    underflow (1e-162 squared) leaves a constant model."""
+    X, y = thyroid
+    ref = GPClassifier(**FAST).fit(X, y).predict_proba(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no overflow warning either
+        proba = GPClassifier(**FAST).fit(X * scale, y).predict_proba(X * scale)
+    np.testing.assert_allclose(proba, ref, atol=1e-6)
+
+
 def test_good_kernel_parameter_shapes_are_accepted(thyroid):
     X, y = thyroid
     for params in ({"lengthscale": np.ones(5), "amplitude": [1.0, 2.0, 3.0]},

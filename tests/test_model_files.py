@@ -156,3 +156,143 @@ def test_checkpoint_is_a_data_only_file(thyroid, tmp_path):
     assert header["kind"] == "alphagp.checkpoint" and header["format_version"] == FORMAT_VERSION
     assert "method.site_precision" in names and "generator" in names
     assert any(name.startswith("optimizer.state.") for name in names)   # Adam's moments
+
+
+# ---------------------------------------------------------------------- checksums, concurrency, crafted sizes
+def _rewrite_header(raw: bytes, edit) -> bytes:
+    """``raw`` with its alphagp header passed through ``edit`` (the checksum is left as it was)."""
+    n = struct.unpack("<Q", raw[:8])[0]
+    table = json.loads(raw[8:8 + n])
+    meta = json.loads(table["__metadata__"]["alphagp"])
+    edit(meta)
+    table["__metadata__"]["alphagp"] = json.dumps(meta)
+    blob = json.dumps(table).encode()
+    blob += b" " * (-len(blob) % 8)
+    return struct.pack("<Q", len(blob)) + blob + raw[8 + n:]
+
+
+def test_a_flipped_byte_or_an_edited_header_is_refused(thyroid, tmp_path):
+    X, y = thyroid
+    good = tmp_path / "model.safetensors"
+    GPClassifier(**FAST).fit(X, y).save(good)
+    raw = good.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    damaged = tmp_path / "damaged"
+    rng = np.random.default_rng(0)
+    tensor_bytes = rng.choice(np.arange(8 + n, len(raw)), 20, replace=False)
+    for position in tensor_bytes:                         # any byte of the tensors
+        flipped = bytearray(raw)
+        flipped[position] ^= 0x01
+        damaged.write_bytes(bytes(flipped))
+        with pytest.raises(ModelFileError, match="damaged"):
+            GPClassifier.load(damaged)
+    edits = {"classes reversed": lambda m: m["content"]["classes"]["values"].reverse(),
+             "method renamed": lambda m: m["content"]["method"].update(name="sep"),
+             "dtype changed": lambda m: m["content"]["params"].update(dtype="float32"),
+             "a digit of the history": lambda m: m["content"]["history"][0].update(objective=1.0)}
+    for what, edit in edits.items():
+        damaged.write_bytes(_rewrite_header(raw, edit))
+        with pytest.raises(ModelFileError, match="damaged or was edited"):
+            GPClassifier.load(damaged)
+    GPClassifier.load(good)                               # the original still loads
+
+
+def test_a_flipped_byte_in_a_checkpoint_is_refused_not_resumed(thyroid, tmp_path):
+    X, y = thyroid
+    ckpt = tmp_path / "fit.ckpt"
+    GPClassifier(checkpoint=ckpt, **FAST).fit(X, y)
+    raw = bytearray(ckpt.read_bytes())
+    raw[-9] ^= 0x10                                       # inside the last tensor
+    ckpt.write_bytes(bytes(raw))
+    with pytest.raises(ModelFileError, match="damaged or was edited"):
+        GPClassifier(checkpoint=ckpt, **{**FAST, "max_iter": 8}).fit(X, y)
+
+
+_WRITER = """
+import sys
+from alphagp import GPClassifier
+models = [GPClassifier.load(p) for p in sys.argv[2:4]]
+i = 0
+while True:
+    models[i % 2].save(sys.argv[1])
+    i += 1
+"""
+
+
+def test_loading_while_another_process_saves_gives_one_whole_model(thyroid, tmp_path):
+    """Two models with other classes and other probabilities are saved in turn to one path by
+    another process; every load returns one of them whole, never one's classes with the other's
+    probabilities."""
+    import subprocess
+    import sys
+    import time
+    X, y = thyroid
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    GPClassifier(**FAST).fit(X, y).save(a)
+    GPClassifier(**{**FAST, "n_inducing": 6, "random_state": 1}).fit(X, np.array(["x", "y", "z"])[y - 1]).save(b)
+    expected = {tuple(map(str, m.classes_)): m.predict_proba(X[:20]) for m in map(GPClassifier.load, (a, b))}
+    target = tmp_path / "shared.safetensors"
+    GPClassifier.load(a).save(target)
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(target), str(a), str(b)])
+    try:
+        seen, deadline = set(), time.monotonic() + 6.0
+        loads = 0
+        while time.monotonic() < deadline:
+            model = GPClassifier.load(target)
+            key = tuple(map(str, model.classes_))
+            np.testing.assert_allclose(model.predict_proba(X[:20]), expected[key], atol=1e-12)
+            seen.add(key)
+            loads += 1
+    finally:
+        writer.kill()
+        writer.wait()
+    assert len(seen) == 2, f"the writer never replaced the file in {loads} loads"
+
+
+def test_two_writers_of_one_path_both_succeed(thyroid, tmp_path):
+    import threading
+
+    from alphagp import serialization
+    errors, path = [], tmp_path / "one.ckpt"
+
+    def write(value):
+        try:
+            for _ in range(200):
+                serialization.write(path, "test", {"x": torch.full((2000,), float(value))})
+        except Exception as err:  # noqa: BLE001 - collected and asserted below
+            errors.append(err)
+    threads = [threading.Thread(target=write, args=(v,)) for v in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert float(serialization.read(path, "test")["x"][0]) in (1.0, 2.0)
+    assert [p.name for p in tmp_path.iterdir()] == ["one.ckpt"]      # no temporary file left
+
+
+def _crafted(path, out, edit):
+    """A copy of the model file ``path`` whose content ``edit`` changed, written with a valid checksum
+    (a crafted file can have one)."""
+    from alphagp import serialization
+    content = serialization.read(path, "alphagp.GPClassifier")
+    content.pop("__file_bytes__")
+    edit(content)
+    serialization.write(out, "alphagp.GPClassifier", content)
+
+
+@pytest.mark.parametrize("what", ["classes dtype", "ep n_data"])
+def test_a_crafted_file_declaring_a_huge_model_is_refused_before_allocating(thyroid, tmp_path, what):
+    import resource
+    X, y = thyroid
+    good = tmp_path / "model.safetensors"
+    GPClassifier(method="ep", **FAST).fit(X, y).save(good, include_training_state=True)
+    edits = {"classes dtype": lambda c: c["classes"].update(dtype="<U100000000"),
+             "ep n_data": lambda c: c["method"]["config"].update(n_data=10**8)}     # [N, C, M] sites: 19 GiB
+    crafted = tmp_path / "crafted.safetensors"
+    _crafted(good, crafted, edits[what])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ModelFileError):
+        GPClassifier.load(crafted)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 200
