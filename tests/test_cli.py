@@ -129,3 +129,173 @@ def test_methods_lists_every_registered_method(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines if not line.startswith(" ")] == list(METHODS)
     assert "method_params: n_samples=1000, burn_in=1000, thin=5, seed=0" in "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- columns matched by name
+def _fit_csv(csv_file, tmp_path):
+    model = tmp_path / "m.safetensors"
+    assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(model), *ARGS]) == 0
+    return model
+
+
+def _evaluate(model, path, capsys):
+    capsys.readouterr()
+    code = main(["evaluate", "--model", str(model), "--data", str(path), "--target", "label", "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+def test_evaluate_realigns_reordered_columns_and_names_missing_or_unknown_ones(csv_file, tmp_path, capsys):
+    model = _fit_csv(csv_file, tmp_path)
+    frame = pd.read_csv(csv_file)
+    _, same, _ = _evaluate(model, csv_file, capsys)
+    reordered = tmp_path / "reordered.csv"
+    frame[["label", *reversed([c for c in frame.columns if c != "label"])]].to_csv(reordered, index=False)
+    _, metrics, _ = _evaluate(model, reordered, capsys)
+    assert metrics == same                                         # realigned, not used in file order
+    renamed = tmp_path / "renamed.csv"
+    frame.rename(columns={"f2": "g2"}).to_csv(renamed, index=False)
+    code, _, err = _evaluate(model, renamed, capsys)
+    assert code == 2 and "lacks the column(s) ['f2']" in err and len(err.strip().splitlines()) == 1
+    extra = tmp_path / "extra.csv"
+    frame.assign(f9=1.0).to_csv(extra, index=False)
+    code, _, err = _evaluate(model, extra, capsys)
+    assert code == 2 and "['f9'] that the model was not fitted on" in err
+
+
+def test_a_pandas_index_column_is_dropped_with_a_warning_not_used_as_a_feature(csv_file, tmp_path, capsys):
+    indexed = tmp_path / "indexed.csv"
+    pd.read_csv(csv_file).to_csv(indexed)                          # pandas' default: index=True
+    model = tmp_path / "m.safetensors"
+    assert main(["fit", "--data", str(indexed), "--target", "label", "--model", str(model), *ARGS]) == 0
+    assert "dropped the unnamed first column" in capsys.readouterr().err
+    from alphagp import GPClassifier
+    assert list(GPClassifier.load(model).feature_names_in_) == [f"f{j}" for j in range(5)]
+    _, with_index, _ = _evaluate(model, indexed, capsys)
+    _, without, _ = _evaluate(model, csv_file, capsys)
+    assert with_index == without
+
+
+# ---------------------------------------------------------------------- no value replaced
+@pytest.mark.parametrize("argv, message", [
+    (["--n-inducing", "0"], "--n-inducing: must be a positive integer, got 0"),
+    (["--layers", "0"], "--layers: must be a positive integer, got 0"),
+    (["--layers", "2", "--learning-rate", "0"], "--learning-rate: must be positive, got 0"),
+    (["--layers", "2", "--batch-size", "0"], "--batch-size: must be a positive integer, got 0"),
+    (["--alpha", "1.5"], "--alpha: must be in (0, 1], got 1.5"),
+    (["--method-params", "[1]"], "expected a JSON object"),
+])
+def test_out_of_range_flags_are_refused_not_replaced(csv_file, tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", "--data", str(csv_file), "--target", "label", "--model", str(tmp_path / "m"), *argv])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--layers", "2", "--method", "sep"], "--method does not apply to a deep GP"),
+    (["--layers", "2", "--damping", "0.5", "--no-standardize"], "--damping, --no-standardize do not apply"),
+    (["--hidden", "3"], "--hidden applies only to a deep GP; add --layers"),
+])
+def test_flags_that_do_not_apply_are_errors(csv_file, tmp_path, capsys, argv, message):
+    assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(tmp_path / "m"),
+                 *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+
+def test_flags_not_given_leave_the_estimators_defaults(tmp_path):
+    from alphagp import DeepGPClassifier, DeepGPRegressor, GPClassifier
+    base = ["fit", "--data", "x.csv", "--model", "m"]
+    chosen = {"n_jobs", "verbose", "random_state"}
+    for argv, cls in (([], GPClassifier), (["--layers", "3"], DeepGPClassifier), (["--regression"], DeepGPRegressor)):
+        params = _make_estimator(build_parser().parse_args(base + argv)).get_params()
+        defaults = cls().get_params()
+        assert type(_make_estimator(build_parser().parse_args(base + argv))) is cls
+        changed = {k for k in params if params[k] != defaults[k]} - chosen
+        assert changed == ({"n_layers"} if argv[:1] == ["--layers"] else set())
+
+
+def test_demo_has_no_regression_flag(capsys):
+    with pytest.raises(SystemExit):
+        main(["demo", "--regression"])
+    assert "unrecognized arguments: --regression" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- paths checked before the work
+def test_an_unwritable_model_path_is_reported_before_training(csv_file, tmp_path, capsys, monkeypatch):
+    from alphagp import GPClassifier
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("training started")
+    monkeypatch.setattr(GPClassifier, "fit", no_fit)
+    for model, message in ((tmp_path / "absent" / "m.safetensors", "the folder"), (tmp_path, "is a folder")):
+        assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(model)]) == 2
+        assert message in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]          # no stray temporary file
+
+
+def test_bad_data_paths_and_files_get_one_line_errors(csv_file, tmp_path, capsys):
+    import gzip
+    import os
+    model = _fit_csv(csv_file, tmp_path)
+    raw = csv_file.read_bytes()
+    (tmp_path / "plain.csv.gz").write_bytes(raw)                            # not gzip at all
+    (tmp_path / "cut.csv.gz").write_bytes(gzip.compress(raw)[:200])         # truncated
+    (tmp_path / "header.csv").write_text("f0,f1,f2,f3,f4,label\n")
+    os.mkfifo(tmp_path / "pipe.csv")
+    (tmp_path / "folder.csv").mkdir()
+    cases = {"plain.csv.gz": "not a readable gzip file", "cut.csv.gz": "not a readable gzip file",
+             "header.csv": "no data rows", "pipe.csv": "not a regular file", "folder.csv": "is a folder",
+             "absent.csv": "no such file"}
+    for name, message in cases.items():
+        capsys.readouterr()
+        assert main(["evaluate", "--model", str(model), "--data", str(tmp_path / name), "--target", "label"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.startswith("alphagp evaluate: error:") and "Traceback" not in err, name
+    assert main(["predict", "--model", str(model), "--data", str(csv_file), "--target", "label",
+                 "--output", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_is_a_one_line_error(csv_file, tmp_path, capsys, monkeypatch):
+    import sys
+    model = _fit_csv(csv_file, tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)                   # import matplotlib fails
+    assert main(["evaluate", "--model", str(model), "--data", str(csv_file), "--target", "label",
+                 "--plot", str(tmp_path / "r.png")]) == 2
+    assert "--plot needs matplotlib" in capsys.readouterr().err
+
+
+def test_libsvm_test_file_without_its_last_features_and_bad_indices(tmp_path, capsys):
+    X, y = load_bundled("new_thyroid")
+    train, test = tmp_path / "train.libsvm", tmp_path / "test.libsvm"
+    X = np.column_stack([X, np.ones(len(X))])
+    dump_svmlight_file(X, y, str(train), zero_based=False)
+    dump_svmlight_file(X[:30, :-1], y[:30], str(test), zero_based=False)   # its last feature is 0 in every row
+    model = tmp_path / "m.safetensors"
+    assert main(["--quiet", "fit", "--data", str(train), "--model", str(model), *ARGS]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(model), "--data", str(test), "--json"]) == 0
+    assert "error" in json.loads(capsys.readouterr().out)
+    (tmp_path / "far.libsvm").write_text("1 1:0.5 1000000000:1.0\n2 2:1.0\n")
+    assert main(["--quiet", "fit", "--data", str(tmp_path / "far.libsvm"), "--model", str(model)]) == 2
+    assert "largest feature index is 1000000000" in capsys.readouterr().err
+    assert main(["evaluate", "--model", str(model), "--data", str(tmp_path / "far.libsvm")]) == 2
+    assert "beyond the model's 6 features" in capsys.readouterr().err
+    zero = tmp_path / "zero.libsvm"
+    dump_svmlight_file(X[:30], y[:30], str(zero))                          # numbered from 0
+    assert main(["evaluate", "--model", str(model), "--data", str(zero), "--zero-based"]) == 2
+    assert "lacks the column(s) ['6']" in capsys.readouterr().err            # fitted numbered from 1
+
+
+# ---------------------------------------------------------------------- the command itself
+def test_version_module_entry_and_plain_help(capsys):
+    import subprocess
+    import sys
+
+    from alphagp import __version__
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"alphagp {__version__}"
+    done = subprocess.run([sys.executable, "-m", "alphagp", "--help"], capture_output=True, text=True, check=True)
+    assert "usage: alphagp" in done.stdout and "``" not in done.stdout

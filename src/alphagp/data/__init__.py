@@ -139,7 +139,7 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
         raise ValueError(f"{path.name} is not a valid LIBSVM file: {err}") from None
     dense = X.shape[0] * X.shape[1] * 8
     if dense > _memory_bytes() // 2:
-        raise ValueError(f"{path.name}: its largest feature index is {X.shape[1] - (not zero_based)}, so the dense "
+        raise ValueError(f"{path.name}: its largest feature index is {X.shape[1] - int(zero_based)}, so the dense "
                          f"[{X.shape[0]}, {X.shape[1]}] features would take {dense / 2**30:.1f} GiB, more than "
                          "half this machine's memory; check the indices")
     return X.toarray(), y
