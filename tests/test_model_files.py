@@ -296,3 +296,30 @@ def test_a_crafted_file_declaring_a_huge_model_is_refused_before_allocating(thyr
         GPClassifier.load(crafted)
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mib < 200
+
+
+def test_a_format_1_file_without_a_checksum_loads_with_a_warning(thyroid, tmp_path):
+    from alphagp.serialization import UncheckedModelFileWarning
+    X, y = thyroid
+    clf = GPClassifier(**FAST).fit(X, y)
+    clf.save(tmp_path / "new.safetensors")
+    raw = (tmp_path / "new.safetensors").read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    table = json.loads(raw[8:8 + n])
+    del table["__metadata__"]["alphagp_sha256"]
+    meta = json.loads(table["__metadata__"]["alphagp"])
+    meta["format_version"] = 1
+    table["__metadata__"]["alphagp"] = json.dumps(meta)
+    blob = json.dumps(table).encode()
+    blob += b" " * (-len(blob) % 8)
+    (tmp_path / "old.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + raw[8 + n:])
+    with pytest.warns(UncheckedModelFileWarning, match="before files carried a checksum"):
+        old = GPClassifier.load(tmp_path / "old.safetensors")
+    np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
+    meta["format_version"] = 2                               # a format-2 file must carry its checksum
+    table["__metadata__"]["alphagp"] = json.dumps(meta)
+    blob = json.dumps(table).encode()
+    blob += b" " * (-len(blob) % 8)
+    (tmp_path / "stripped.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + raw[8 + n:])
+    with pytest.raises(ModelFileError, match="damaged or was edited"):
+        GPClassifier.load(tmp_path / "stripped.safetensors")
