@@ -233,7 +233,8 @@ def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):
     from alphagp.numerics import CholeskyError
     X, y = thyroid
     X = X * 10.0 ** np.random.default_rng(1).uniform(-3, 4, X.shape[1])       # columns from 1e-3 to 1e4
-    with pytest.raises((CholeskyError, FloatingPointError), match="Likely cause: float32 with unstandardised"):
+    with pytest.raises((CholeskyError, FloatingPointError), match="Likely cause: float32 with unstandardised"), \
+            pytest.warns(UserWarning, match="wrong scale"):
         GPClassifier(standardize=False, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
     GPClassifier(standardize=True, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
 

@@ -258,7 +258,7 @@ class _AllocationLimit(TorchDispatchMode):
 
 def allocation_limit(file_bytes: int, source: str):
     """Context that refuses (with :class:`ModelFileError`) to allocate more than 8 times
-    ``file_bytes`` plus 256 MiB: building a model from a file's header needs about as much memory
-    as the file's tensors, so a small file that declares a huge model is refused before the
-    memory is taken."""
-    return _AllocationLimit(8 * int(file_bytes) + 256 * 2**20, str(source))
+    ``file_bytes`` plus 64 MiB: building a model from a file's header needs about as much memory
+    as the file's tensors (per-row training state is built only when the file holds it), so a
+    small file that declares a huge model is refused before the memory is taken."""
+    return _AllocationLimit(8 * int(file_bytes) + 64 * 2**20, str(source))

@@ -1,0 +1,241 @@
+"""Trust at the edges: what the model files, the command line and augmented VI's start do with
+the inputs that used to give a silent wrong answer, measured.
+
+* ``concurrent``: one process saves two different models to one path in turn while this one loads
+  that path for ``--seconds``; counts loads, loads that mixed the two models (one's classes with
+  the other's probabilities) and errors.
+* ``flipped``: a fitted model file and a checkpoint, each byte of ``--flips`` random positions
+  flipped in turn (one bit); counts files refused with ``ModelFileError``, loaded with other
+  predictions, and loaded unchanged.
+* ``crafted``: files with a valid checksum whose header declares a huge model (classes of dtype
+  ``<U100000000``, an EP file with n_data = 10^8, a deep GP with [2000, 2000] layers): the
+  error and the growth of the peak memory of a fresh process that loads each.
+* ``columns``: ``alphagp fit`` on a CSV, then ``alphagp evaluate`` on the same rows with the
+  columns reversed: the test error of both (before the fix the reversed file was read in file
+  order).
+* ``augmented_start``: Wine in the logistic-softmax paper's Figure 5 setting (fixed kernel of
+  amplitude 50, inducing inputs = training inputs, 100 CAVI steps), q started at the prior (the
+  old start) and where the first batch's bound is higher (the new one): final ELBO and test
+  NLL, three splits.
+
+One JSON line per measurement to benchmarks/results/edges.jsonl.
+
+    python benchmarks/edges.py --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from alphagp import DeepGPRegressor, GPClassifier, serialization
+from alphagp.data import load_benchmark, load_bundled
+from alphagp.serialization import ModelFileError
+
+from common import append_row, base_row
+
+OUTPUT = "edges.jsonl"
+_WRITER = """
+import sys
+from alphagp import GPClassifier
+models = [GPClassifier.load(p) for p in sys.argv[2:4]]
+i = 0
+while True:
+    models[i % 2].save(sys.argv[1])
+    i += 1
+"""
+_PEAK = """
+import resource, sys
+from alphagp import DeepGPRegressor, GPClassifier
+from alphagp.serialization import ModelFileError
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    (DeepGPRegressor if sys.argv[2] == "deep" else GPClassifier).load(sys.argv[1])
+    outcome = "loaded"
+except ModelFileError as err:
+    outcome = "ModelFileError: " + str(err).split(": ", 1)[-1][:120]
+print(outcome)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def concurrent(folder: Path, seconds: float) -> dict:
+    X, y = load_bundled("new_thyroid")
+    a, b = folder / "a.safetensors", folder / "b.safetensors"
+    GPClassifier(n_inducing=8, max_iter=6, random_state=0).fit(X, y).save(a)
+    GPClassifier(n_inducing=6, max_iter=6, random_state=1).fit(X, np.array(["x", "y", "z"])[y - 1]).save(b)
+    expected = {tuple(map(str, m.classes_)): m.predict_proba(X[:20]) for m in map(GPClassifier.load, (a, b))}
+    target = folder / "shared.safetensors"
+    GPClassifier.load(a).save(target)
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(target), str(a), str(b)])
+    loads = mixed = errors = 0
+    seen = set()
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                model = GPClassifier.load(target)
+            except (ModelFileError, OSError):
+                errors += 1
+                continue
+            key = tuple(map(str, model.classes_))
+            seen.add(key)
+            mixed += not np.allclose(model.predict_proba(X[:20]), expected[key], atol=1e-12)
+            loads += 1
+    finally:
+        writer.kill()
+        writer.wait()
+    return {"loads": loads, "mixed": mixed, "errors": errors, "versions_seen": len(seen), "seconds": seconds}
+
+
+def flipped(folder: Path, flips: int) -> list[dict]:
+    X, y = load_bundled("new_thyroid")
+    model, ckpt = folder / "model.safetensors", folder / "fit.ckpt"
+    clf = GPClassifier(n_inducing=8, max_iter=6, random_state=0, checkpoint=ckpt).fit(X, y)
+    clf.save(model)
+    reference = clf.predict_proba(X)
+    rng = np.random.default_rng(0)
+    rows = []
+    for what, path in (("model file", model), ("checkpoint", ckpt)):
+        raw = path.read_bytes()
+        damaged = folder / "damaged"
+        counts = {"refused": 0, "other_predictions": 0, "unchanged": 0}
+        for position in rng.choice(len(raw), min(flips, len(raw)), replace=False):
+            data = bytearray(raw)
+            data[position] ^= 1 << int(rng.integers(8))
+            damaged.write_bytes(bytes(data))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if what == "model file":
+                        proba = GPClassifier.load(damaged).predict_proba(X)
+                    else:
+                        serialization.read(damaged, "alphagp.checkpoint")
+                        proba = reference
+            except (ModelFileError, OSError, ValueError):
+                counts["refused"] += 1
+                continue
+            counts["unchanged" if np.array_equal(proba, reference) else "other_predictions"] += 1
+        rows.append({"file": what, "bytes": len(raw), "flips": min(flips, len(raw)), **counts})
+    return rows
+
+
+def crafted(folder: Path) -> list[dict]:
+    X, y = load_bundled("new_thyroid")
+    good = folder / "ep.safetensors"
+    GPClassifier(method="ep", n_inducing=8, max_iter=6, random_state=0).fit(X, y).save(
+        good, include_training_state=True)
+    rng = np.random.default_rng(0)
+    Xr = rng.uniform(-3, 3, (120, 2))
+    deep = folder / "deep.safetensors"
+    DeepGPRegressor(n_layers=2, n_hidden=2, n_inducing=10, n_samples=5, batch_size=25, max_iter=1,
+                    random_state=0).fit(Xr, np.sin(Xr[:, 0])).save(deep)
+
+    def classes_dtype(c):
+        c["classes"]["dtype"] = "<U100000000"
+
+    def ep_n_data(c):
+        c["method"]["config"]["n_data"] = 10**8
+
+    def deep_layers(c):
+        c["model"]["config"]["architecture"][0] = [2000, 2000, 2]
+
+    rows = []
+    for name, source, kind, edit in (("classes dtype <U100000000", good, "model", classes_dtype),
+                                     ("EP n_data 10^8", good, "model", ep_n_data),
+                                     ("deep GP layer [2000, 2000]", deep, "deep", deep_layers)):
+        file_kind = serialization.file_kind(source)
+        content = serialization.read(source, file_kind)
+        content.pop("__file_bytes__")
+        edit(content)
+        out = folder / "crafted.safetensors"
+        serialization.write(out, file_kind, content)            # a valid checksum: crafted, not damaged
+        done = subprocess.run([sys.executable, "-c", _PEAK, str(out), kind], capture_output=True, text=True,
+                              check=True)
+        outcome, grown = done.stdout.strip().splitlines()
+        rows.append({"file": name, "bytes": out.stat().st_size, "outcome": outcome,
+                     "peak_growth_mib": round(float(grown), 1)})
+    return rows
+
+
+def columns(folder: Path) -> dict:
+    from alphagp.cli import main
+    X, y = load_bundled("vehicle")
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(label=y)
+    rng = np.random.default_rng(0)
+    test = rng.random(len(frame)) < 0.2
+    frame[~test].to_csv(folder / "train.csv", index=False)
+    frame[test].to_csv(folder / "test.csv", index=False)
+    frame[test][["label", *reversed(frame.columns[:-1])]].to_csv(folder / "reversed.csv", index=False)
+    model = folder / "m.safetensors"
+    main(["--quiet", "fit", "--data", str(folder / "train.csv"), "--target", "label", "--model", str(model),
+          "--n-inducing", "20", "--max-iter", "50"])
+    clf = GPClassifier.load(model)
+    row = {}
+    for name in ("test", "reversed"):
+        out = subprocess.run([sys.executable, "-m", "alphagp", "evaluate", "--model", str(model), "--data",
+                              str(folder / f"{name}.csv"), "--target", "label", "--json"],
+                             capture_output=True, text=True, check=True)
+        row[f"{name}_error"] = json.loads(out.stdout)["error"]
+    # what reading the reversed file in file order (the old behaviour) gives
+    reversed_in_file_order = pd.read_csv(folder / "reversed.csv").drop(columns="label").to_numpy()
+    row["reversed_in_file_order_error"] = float(np.mean(clf.predict(reversed_in_file_order) != y[test]))
+    return row
+
+
+def augmented_start(splits: int) -> list[dict]:
+    from sklearn.model_selection import train_test_split
+
+    from alphagp.methods.augmented import AugmentedVI
+    X, y = load_benchmark("wine")
+    choose = AugmentedVI._choose_start
+    rows = []
+    for seed in range(splits):
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=1 / 3, random_state=seed, stratify=y)
+        d = X.shape[1]
+        kernel = {"amplitude": np.full(3, 50.0), "lengthscale": np.full((3, d), np.sqrt(d)), "noise": np.full(3, 1e-3)}
+        for start in ("prior (old)", "higher bound (new)"):
+            AugmentedVI._choose_start = (lambda self, X, y, idx: None) if start.startswith("prior") else choose
+            try:
+                clf = GPClassifier(method="augmented", kernel_params=kernel, optimize_hyperparameters=False,
+                                   inducing_points=X_tr, optimize_inducing=False, max_iter=100,
+                                   random_state=seed).fit(X_tr, y_tr)
+            finally:
+                AugmentedVI._choose_start = choose
+            rows.append({"split": seed, "start": start, "final_elbo": clf.history_[-1]["objective"],
+                         **clf.evaluate(X_te, y_te)})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=30.0, help="length of the concurrent-load run")
+    parser.add_argument("--flips", type=int, default=400, help="bytes flipped in each file")
+    parser.add_argument("--splits", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        measured = [("concurrent", concurrent(folder, args.seconds))]
+        measured += [("flipped", row) for row in flipped(folder, args.flips)]
+        measured += [("crafted", row) for row in crafted(folder)]
+        measured.append(("columns", columns(folder)))
+        measured += [("augmented_start", row) for row in augmented_start(args.splits)]
+    for what, row in measured:
+        append_row(OUTPUT, base_row("edges", measurement=what, threads=args.threads, **row))
+        print(what, json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
