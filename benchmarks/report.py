@@ -33,6 +33,7 @@
     python benchmarks/report.py dgpuci     # deep-GP paper Tables C.7-C.12: UCI sets, mean ± s.e. over splits
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
+    python benchmarks/report.py edges   # model files, the command line and augmented VI's start at the edges
 """
 
 from __future__ import annotations
@@ -861,6 +862,22 @@ def dgp_mnist_table(results: str = "dgp_mnist") -> None:
               f"| {r['train_seconds']:.0f} | {r['commit']} ({r['dirty']}) |")
 
 
+def edges_tables(results: str = "edges") -> None:
+    """Trust at the edges (``edges.py``): one table per measurement, rows of the newest commit."""
+    rows = load(results)
+    newest = rows[-1]["commit"]
+    rows = [r for r in rows if r["commit"] == newest]
+    skip = {"benchmark", "library", "commit", "dirty", "machine", "measurement", "threads"}
+    for what in dict.fromkeys(r["measurement"] for r in rows):
+        group = [r for r in rows if r["measurement"] == what]
+        keys = [k for k in group[0] if k not in skip]
+        print(f"\n{what} ({newest}, dirty {group[0]['dirty']})\n")
+        print("| " + " | ".join(keys) + " |")
+        print("| " + " | ".join("---" for _ in keys) + " |")
+        for r in group:
+            print("| " + " | ".join(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys) + " |")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -870,5 +887,5 @@ if __name__ == "__main__":
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
-              "dgpmnist": dgp_mnist_table}
+              "dgpmnist": dgp_mnist_table, "edges": edges_tables}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
