@@ -57,4 +57,4 @@ python dgp_mnist.py --threads 2 --epochs 3 --alphas 0.001 0.5 1
 python dgp_mnist.py --threads 2 --epochs 10 --alphas 0.5
 
 # Trust at the edges (issue 23): model files, the command line, augmented VI's start
-python benchmarks/edges.py --threads 1 --seconds 30 --flips 400 --splits 3
+python edges.py --threads 1 --seconds 30 --flips 400 --splits 3
