@@ -401,11 +401,12 @@ def _one_line_warnings(command: str):
 
 
 def main(argv=None) -> int:
+    from .numerics import CholeskyError
     args = build_parser().parse_args(argv)
     try:
         with _one_line_warnings(args.command), torch_threads(args.n_jobs):
             return args.func(args)
-    except (ValueError, OSError, TypeError, ImportError, ArithmeticError) as err:
+    except (ValueError, OSError, TypeError, ImportError, ArithmeticError, CholeskyError) as err:
         print(f"alphagp {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -408,7 +408,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
                      "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
                      if not self.standardize else "float32: try dtype='float64'")
-            raise type(err)(f"{err}\nLikely cause: {cause}.") from err
+            raise type(err)(f"{err} Likely cause: {cause}.") from err
 
     def _select_alpha(self, X, y) -> tuple[float, dict]:
         """The grid value with the best mean held-out log-likelihood in stratified K-fold CV."""
