@@ -221,7 +221,7 @@ def cmd_demo(args) -> int:
 
 def cmd_fit(args) -> int:
     from .data import read_file
-    from .serialization import check_writable
+    from .paths import check_writable
     clf = _make_estimator(args)
     clf._validate_params()
     check_writable(args.model)                    # before the fit, not after it
@@ -255,7 +255,7 @@ def _read_for(clf, args):
 
 
 def cmd_predict(args) -> int:
-    from .serialization import check_writable
+    from .paths import check_writable
     if args.output:
         check_writable(args.output)
     clf = _load_model(args.model)
@@ -276,7 +276,7 @@ def cmd_predict(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .serialization import check_writable
+    from .paths import check_writable
     clf = _load_model(args.model)
     if args.plot:
         if not hasattr(clf, "predict_proba"):

@@ -39,6 +39,8 @@ from safetensors.torch import save as save_tensors
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from .paths import check_readable_file, check_writable
+
 #: 2 added the checksum; files of format 1 are still read, with a warning
 FORMAT_VERSION = 2
 _HEADER_KEY = "alphagp"
@@ -98,27 +100,6 @@ def checksum(header_text: str, tensors: dict[str, torch.Tensor]) -> str:
     return digest.hexdigest()
 
 
-def check_writable(path: str | os.PathLike) -> Path:
-    """Raise a clear ``OSError`` unless a file can be written at ``path`` (call before long work).
-
-    ``path`` must not be a folder and its folder must exist and accept a new file (tried with a
-    temporary file, removed at once).
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder; give a file name, e.g. {path / 'model.safetensors'}")
-    folder = path.parent
-    if not folder.is_dir():
-        raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as err:
-        raise PermissionError(f"cannot write {path}: {err.strerror or err}") from None
-    os.close(fd)
-    os.unlink(probe)
-    return path
-
-
 def write(path: str | os.PathLike, kind: str, content: dict) -> None:
     """Write ``content`` (nested dicts/lists of tensors and plain data) as a file of ``kind``.
 
@@ -144,16 +125,6 @@ def write(path: str | os.PathLike, kind: str, content: dict) -> None:
         raise
 
 
-def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder, not a model file")
-    if not path.is_file():
-        raise ModelFileError(f"{path} is not a regular file")
-    return path.read_bytes()
-
-
 def _metadata(data: bytes, path: Path, kind: str) -> dict:
     """The safetensors metadata of ``data``, after checking the header's declared length."""
     not_ours = f"{path} is not an alphagp {kind} file (or it is damaged or truncated)"
@@ -175,7 +146,7 @@ def _metadata(data: bytes, path: Path, kind: str) -> dict:
 def _read(path: str | os.PathLike, kind: str | None) -> tuple[dict, int]:
     """The checked header and tensors of the file at ``path`` (``kind=None``: any kind) and its length."""
     path = Path(path)
-    data = _read_bytes(path)
+    data = check_readable_file(path, "model file").read_bytes()
     what = kind or "model"
     metadata = _metadata(data, path, what)
     try:

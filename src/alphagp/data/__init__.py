@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 from sklearn.datasets import load_svmlight_file
 
+from ..paths import check_readable_file
+
 _VOWEL_METADATA = ("Train or Test", "Speaker Number", "Sex")
 
 
@@ -36,16 +38,6 @@ def data_dir() -> Path:
     raise DataNotFoundError(
         "benchmark data not found: set ALPHAGP_DATA to the folder holding MANIFEST.json "
         f"(looked in {', '.join(str(p) for p in candidates)})")
-
-
-def _check_input_file(path: Path) -> None:
-    """A clear ``OSError`` for a path that is absent, a folder or not a regular file."""
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder, not a data file")
-    if not path.is_file():
-        raise OSError(f"{path} is not a regular file (a pipe or a device?); give a file")
 
 
 def _is_row_index(column: pd.Series) -> bool:
@@ -67,7 +59,7 @@ def read_frame(path, target: str | None = "target",
     name, a file without data rows, and non-numeric feature columns are ``ValueError``.
     """
     path = Path(path)
-    _check_input_file(path)
+    check_readable_file(path, "data file")
     suffixes = [s for s in path.suffixes if s != ".gz"]
     sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
     try:
@@ -126,7 +118,7 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
     ``ValueError``.
     """
     path = Path(path)
-    _check_input_file(path)
+    check_readable_file(path, "data file")
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=zero_based)
     except ValueError as err:
