@@ -33,7 +33,7 @@ from common import append_row, base_row
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    minibatch = [name for name, spec in METHODS.items() if spec.cls.SUPPORTS_MINI_BATCHES]
+    minibatch = [name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.mini_batches]
     parser.add_argument("--method", default="sep", help=f"one of {minibatch}, optionally with ':alpha'")
     parser.add_argument("--n-inducing", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=200)

@@ -449,11 +449,11 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         kernel.requires_grad_(bool(self.optimize_hyperparameters))
         mini = self.batch_size is not None and self.batch_size < n
         method_cls = method_spec(self.method).cls
-        if mini and not method_cls.SUPPORTS_MINI_BATCHES:
+        if mini and not method_cls.CAPABILITIES.mini_batches:
             raise ValueError(f"method={self.method!r} is batch only: its objective is not a sum over data "
                              f"points, so it cannot use mini-batches; use batch_size=None or another method")
         damping = self.damping
-        if damping is None and method_cls.USES_DAMPING:
+        if damping is None and method_cls.CAPABILITIES.damping:
             damping = 1.0 if mini else 0.5
         alpha = self.alpha_ if self.alpha == "auto" else self.alpha
         self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
@@ -469,7 +469,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             seed = int(seed_t)
         self.optimize_inducing_ = self._learn_inducing(mini)
         self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
-        optimizer = "adam" if mini else self.model_.BATCH_OPTIMIZER
+        optimizer = "adam" if mini else self.model_.capabilities.batch_optimizer
         learning_rate = self.learning_rate
         if learning_rate is None:
             learning_rate = DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
@@ -488,7 +488,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     def _learn_inducing(self, mini: bool) -> bool:
         """Resolve ``optimize_inducing`` for the built model; warn where it is known to diverge."""
-        safe = not mini or self.model_.learns_inducing_on_mini_batches()
+        safe = not mini or self.model_.capabilities.inducing_on_mini_batches
         if self.optimize_inducing == "auto":
             return safe
         if self.optimize_inducing and not safe:

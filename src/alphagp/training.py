@@ -186,7 +186,7 @@ class Trainer:
             raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
         self.method = method
         self.reducer = Reducer.from_process_group() if distributed else Reducer()
-        if self.reducer.active and not method.supports_data_parallel():
+        if self.reducer.active and not method.capabilities.data_parallel:
             raise ValueError(f"{type(method).__name__} cannot split a step across processes: its closed-form "
                              "updates are not sums over the batch (EP's per-point sites are not sharded); use "
                              "method='sep' or a gradient-fitted method (vi, arpep, apep, rpapep) for distributed=True")

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from torch import nn
 
 from .augmented import AugmentedGibbs, AugmentedVI
-from .base import SiteMethod, SparseGPMethod
+from .base import Capabilities, SiteMethod, SparseGPMethod
 from .ep import ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
 from .gfitc import GFITC
@@ -136,6 +136,7 @@ __all__ = [
     "RPAPEP",
     "AugmentedGibbs",
     "AugmentedVI",
+    "Capabilities",
     "GaussianQMethod",
     "GibbsSampler",
     "LabelRegression",

@@ -37,7 +37,7 @@ from torch.nn.functional import one_hot
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
 from .augmentation import augmented_point_terms, local_updates
-from .base import SparseGPMethod, StoredQ, whitened_sites
+from .base import Capabilities, SparseGPMethod, StoredQ, whitened_sites
 from .draws import KeptDraws
 from .projection import projected_marginals
 
@@ -66,7 +66,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         seed: seed of the class subsets and of the predictive points.
     """
 
-    BATCH_OPTIMIZER = "adam"
+    CAPABILITIES = Capabilities(batch_optimizer="adam")
     OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
                                       "step_forgetting": [Interval(Real, 0.5, 1, closed="right")],
                                       "class_batch_size": [Interval(Integral, 1, None, closed="left"), None],

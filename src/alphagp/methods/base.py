@@ -9,6 +9,7 @@ coordinates w = L^{-1} u (K = L L'), where h = psi' w with psi = L^{-1} k_c(Z_c,
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import torch
@@ -69,28 +70,46 @@ def whitened_sites(L: torch.Tensor, precision: torch.Tensor, natural: torch.Tens
     return _WhitenedSites.apply(L, precision, natural, value_B, value_b)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a method can do. The estimator and the trainer read these instead of method names.
+
+    Attributes:
+        batch_optimizer: the optimiser of batch training: ``"sign-adaptive"`` where closed-form
+            updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too. The papers
+            train VI and GFITC with L-BFGS; DESIGN.md ("The method family") says why not here.
+        damping: the method has damped closed-form (EP) updates and takes ``damping``.
+        mini_batches: the objective is a sum over data points, so mini-batches give unbiased
+            estimates of it.
+        data_parallel: a step can be split across processes (:mod:`alphagp.distributed`): its
+            closed-form updates are sums over the batch, or it has none.
+        inducing_on_mini_batches: mini-batch training may move the inducing inputs (what
+            ``GPClassifier(optimize_inducing="auto")`` does); false for per-point sites, which go
+            stale when the inducing inputs move (BENCHMARKS.md, "Per-point EP on mini-batches").
+    """
+
+    batch_optimizer: str = "sign-adaptive"
+    damping: bool = False
+    mini_batches: bool = True
+    data_parallel: bool = False
+    inducing_on_mini_batches: bool = True
+
+
 class SparseGPMethod(nn.Module):
     """Kernel, inducing points and likelihood of a sparse multi-class GP; subclasses add q.
 
     Subclasses implement ``local_update(X, y, idx)`` (returns the batch objective scaled to the
     data set), ``objective``, ``_latent_marginals(L, Psi)`` (q's means and variances of h,
-    ``[C, B]`` each), ``config()`` and set ``TRAINING_STATE``.
-
-    ``BATCH_OPTIMIZER`` names the optimiser used in batch training: ``"sign-adaptive"`` where
-    closed-form updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too.
-    The papers train VI and GFITC with L-BFGS; DESIGN.md ("The method family") says why these
-    use Adam and the sign-adaptive rule instead.
+    ``[C, B]`` each), ``config()`` and set ``TRAINING_STATE`` and ``CAPABILITIES``
+    (:class:`Capabilities`; :attr:`capabilities` refines them for one built instance, where they
+    depend on its arguments).
     """
 
     TRAINING_STATE: tuple[str, ...] = ()
     #: the method's own ``method_params`` and their scikit-learn constraints (merged along the MRO
     #: by :func:`~alphagp.methods.method_parameters`); every other argument comes from the estimator
     OWN_PARAMETERS: ClassVar[dict] = {}
-    BATCH_OPTIMIZER = "sign-adaptive"
-    #: whether the method has damped closed-form (EP) updates and takes ``damping``
-    USES_DAMPING = False
-    #: whether the objective is a sum over data points (so mini-batches give unbiased estimates)
-    SUPPORTS_MINI_BATCHES = True
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities()
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()
@@ -132,19 +151,15 @@ class SparseGPMethod(nn.Module):
         C = self.n_classes if classes is None else len(classes)
         return L.expand(C, -1, -1), Psi.expand(C, -1, -1), s
 
-    def supports_data_parallel(self) -> bool:
-        """Whether a step can be split across processes (:mod:`alphagp.distributed`): true for
-        methods whose closed-form updates are sums over the batch (SEP) or that have none."""
-        return False
+    @property
+    def capabilities(self) -> Capabilities:
+        """The class's :data:`CAPABILITIES`, refined by subclasses whose capabilities depend on
+        their arguments (SEP against EP, natural-gradient VI)."""
+        return self.CAPABILITIES
 
     def _data_scale(self, idx: torch.Tensor) -> float:
         """N / |B| for the global batch of which ``idx`` ``[b]`` is this process's share."""
         return self.n_data / self.reducer.batch_size(idx.numel())
-
-    def learns_inducing_on_mini_batches(self) -> bool:
-        """Whether mini-batch training may move the inducing inputs (the default of
-        ``GPClassifier(optimize_inducing="auto")``); see :class:`SiteMethod` for the exception."""
-        return True
 
     def after_fit(self, X, y) -> None:
         """Called once after the training epochs with all training rows (``[N, D]``, standardised)
@@ -226,7 +241,7 @@ class SiteMethod(StoredQ, SparseGPMethod):
     so a mini-batch can take its own old contribution out of the running sum exactly.
     """
 
-    USES_DAMPING = True
+    CAPABILITIES = Capabilities(damping=True)
 
     def __init__(self, inducing_points, kernel, likelihood, n_data: int, alpha: float, damping: float,
                  per_point: bool):
@@ -241,13 +256,16 @@ class SiteMethod(StoredQ, SparseGPMethod):
         self.damping = float(damping)
         self.n_data = int(n_data)
         self._register_stored_q(C, M, dtype)
+        self.per_point = bool(per_point)
         if per_point:
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
             # False once a full-batch update stored sites without refreshing factor_v
             self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
 
-    def learns_inducing_on_mini_batches(self) -> bool:
-        """False for per-point sites (EP, REP, PEP); True for the tied factor of SEP.
+    @property
+    def capabilities(self) -> Capabilities:
+        """Per-point sites (EP, REP, PEP) may not move the inducing inputs on mini-batches; the
+        tied factor of SEP may.
 
         Per-point sites sit in the running sum along the directions v_i of their last refresh,
         once per epoch. Moving inducing inputs changes what u means at every step, so the
@@ -256,7 +274,7 @@ class SiteMethod(StoredQ, SparseGPMethod):
         mini-batches"): on MNIST, EP and PEP with learnt inducing inputs diverge at every Adam
         rate from 0.01 down to 0.0003, and are stable and improving with them fixed.
         """
-        return not hasattr(self, "factor_v")
+        return replace(super().capabilities, inducing_on_mini_batches=not self.per_point)
 
     # ------------------------------------------------------------------ per-point bookkeeping
     def _rest_of_sum(self, prec: torch.Tensor, nat: torch.Tensor, idx: torch.Tensor):

@@ -43,7 +43,7 @@ from ..distributed import Reducer
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import GaussianLikelihood, ProbitLikelihood, RobustMaxLikelihood
 from ..numerics import stable_cholesky, triangular_inverse
-from .base import MIN_VARIANCE, whitened_sites
+from .base import MIN_VARIANCE, Capabilities, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
 
 #: log of the factor's initial Cholesky diagonal: precision exp(-10) ~ 5e-5, so q starts near the prior
@@ -181,8 +181,12 @@ class DeepGP(nn.Module):
                            torch.zeros(D, H, dtype=dtype)) for (H, M, D), spec in zip(config["architecture"], specs)]
         return cls(layers, **{k: v for k, v in config.items() if k not in ("architecture", "kernels")})
 
-    def supports_data_parallel(self) -> bool:
-        return False
+    #: the deep GP is trained by Adam on mini-batches, in one process
+    CAPABILITIES = Capabilities(batch_optimizer="adam")
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.CAPABILITIES
 
     # ------------------------------------------------------------------ energy
     def _generator(self, step: int) -> torch.Generator:

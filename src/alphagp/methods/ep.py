@@ -43,12 +43,14 @@ with B = I + L' Lambda L and b = L' eta.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser
-from .base import MIN_VARIANCE, SiteMethod, per_point_totals, whitened_sites
+from .base import MIN_VARIANCE, Capabilities, SiteMethod, per_point_totals, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
 
 
@@ -92,9 +94,11 @@ class ScalableEP(SiteMethod):
         """The constructor's scalar arguments; with the registry name and the state's shapes they rebuild it."""
         return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
 
-    def supports_data_parallel(self) -> bool:
-        """SEP: the tied factor's update is a sum over the batch. EP's per-point sites are not sharded."""
-        return self.tied
+    @property
+    def capabilities(self) -> Capabilities:
+        """SEP is data-parallel (the tied factor's update is a sum over the batch); EP's per-point
+        sites are not sharded."""
+        return replace(super().capabilities, data_parallel=self.tied)
 
     # ------------------------------------------------------------------ site bookkeeping
     def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):

@@ -24,6 +24,7 @@ the g terms are log-normalisers, written relative to N(0, I) (their constants ca
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -34,7 +35,7 @@ from torch import nn
 from ..kernels import ARDKernel
 from ..likelihoods import LogisticSoftmaxLikelihood, RobustMaxLikelihood, SoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
-from .base import MIN_VARIANCE, SparseGPMethod
+from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 from .pep import DEFAULT_EPSILON
 from .projection import projected_marginals
 
@@ -53,7 +54,8 @@ class GaussianQMethod(SparseGPMethod):
         site_storage: accepted for the uniform factory signature (no per-point state).
     """
 
-    BATCH_OPTIMIZER = "adam"
+    #: the objective is a global term plus a sum over the batch, and q moves by gradients
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
     NEEDS_ALPHA = True
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
@@ -104,10 +106,6 @@ class GaussianQMethod(SparseGPMethod):
         log_det = torch.log(torch.diagonal(R, dim1=-2, dim2=-1).square()).sum(-1)
         return 0.5 * (R.square().sum((-1, -2)) + self.q_mean.square().sum(-1) - M - log_det).sum()
 
-    def supports_data_parallel(self) -> bool:
-        """The objective is a global term plus a sum over the batch, and q moves by gradients."""
-        return True
-
 
 class SparseVI(GaussianQMethod):
     """Sparse variational inference (Hensman et al. 2015), with the robust-max likelihood by default.
@@ -157,9 +155,10 @@ class SparseVI(GaussianQMethod):
         return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate,
                 "likelihood": self.likelihood_name, "n_mc_samples": self.n_mc_samples, "seed": self.seed}
 
-    def supports_data_parallel(self) -> bool:
-        """Not with natural-gradient steps, which move q from the local batch alone."""
-        return self.natural_gradient_rate == 0
+    @property
+    def capabilities(self) -> Capabilities:
+        """Not data-parallel with natural-gradient steps, which move q from the local batch alone."""
+        return replace(super().capabilities, data_parallel=self.natural_gradient_rate == 0)
 
     def _expected_log_lik(self, mean, var, s, y, idx):
         extra = {}

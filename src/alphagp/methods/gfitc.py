@@ -40,7 +40,7 @@ from sklearn.utils._param_validation import Interval
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
-from .base import MIN_VARIANCE, SparseGPMethod, StoredQ, per_point_totals
+from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
 
 
 class GFITC(StoredQ, SparseGPMethod):
@@ -58,8 +58,8 @@ class GFITC(StoredQ, SparseGPMethod):
     TRAINING_STATE = ("site_tau", "site_nu")
     OWN_PARAMETERS: ClassVar[dict] = {"ep_iterations": [Interval(Integral, 1, None, closed="left")],
                                       "ep_tol": [Interval(Real, 0, None, closed="neither")]}
-    USES_DAMPING = True
-    SUPPORTS_MINI_BATCHES = False
+    #: batch only: the FITC marginal likelihood is not a sum over points
+    CAPABILITIES = Capabilities(damping=True, mini_batches=False)
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
                  damping: float = 0.5, epsilon: float | None = None, site_storage: bool = True,

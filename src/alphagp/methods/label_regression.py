@@ -23,7 +23,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky
-from .base import SparseGPMethod, StoredQ
+from .base import Capabilities, SparseGPMethod, StoredQ
 
 
 class LabelRegression(StoredQ, SparseGPMethod):
@@ -35,7 +35,8 @@ class LabelRegression(StoredQ, SparseGPMethod):
         site_storage: accepted for the uniform factory signature (no per-point state).
     """
 
-    SUPPORTS_MINI_BATCHES = False
+    #: batch only: the exact sparse-GP marginal likelihood is not a sum over points
+    CAPABILITIES = Capabilities(mini_batches=False)
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
                  epsilon: float | None = None, damping: float | None = None, site_storage: bool = True):
