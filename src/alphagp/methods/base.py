@@ -86,6 +86,9 @@ class Capabilities:
         inducing_on_mini_batches: mini-batch training may move the inducing inputs (what
             ``GPClassifier(optimize_inducing="auto")`` does); false for per-point sites, which go
             stale when the inducing inputs move (BENCHMARKS.md, "Per-point EP on mini-batches").
+        exact_gradient: the gradient of ``objective`` is the derivative of the value it returns
+            (at the method's state held fixed); false where the gradient is by design another
+            quantity (GFITC: EP's estimate of the evidence's gradient, its site constants held).
     """
 
     batch_optimizer: str = "sign-adaptive"
@@ -93,6 +96,7 @@ class Capabilities:
     mini_batches: bool = True
     data_parallel: bool = False
     inducing_on_mini_batches: bool = True
+    exact_gradient: bool = True
 
 
 class SparseGPMethod(nn.Module):

@@ -1,0 +1,42 @@
+"""Every registered method keeps the contract of :mod:`alphagp.testing` (a method added to the
+registry is covered here without an edit)."""
+
+import pytest
+import torch
+
+from alphagp import testing
+from alphagp.methods import METHODS
+
+NAMES = list(METHODS)
+DEVICES = ["cuda"] if torch.cuda.is_available() else []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fit_predict(name):
+    testing.check_fit_predict(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_round_trip(name, tmp_path):
+    testing.check_round_trip(name, tmp_path)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_resume_equals_uninterrupted(name, tmp_path):
+    testing.check_resume(name, tmp_path)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_objective_gradient(name):
+    testing.check_objective_gradient(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_input(name):
+    testing.check_bad_input(name)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", NAMES)
+def test_device_agrees_with_the_cpu(name, device):
+    testing.check_device(name, device)
