@@ -34,6 +34,7 @@
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
     python benchmarks/report.py edges   # model files, the command line and augmented VI's start at the edges
+    python benchmarks/report.py guard guard_contracts exact_posterior_guard   # a refactor's numbers, before and after
 """
 
 from __future__ import annotations
@@ -878,6 +879,35 @@ def edges_tables(results: str = "edges") -> None:
             print("| " + " | ".join(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys) + " |")
 
 
+#: what identifies a row of a guard file, and the numbers compared between commits
+_GUARD_KEYS = ("dataset", "method", "alpha", "seed", "M")
+_GUARD_NUMBERS = ("test_nll", "test_error", "test_ece", "test_brier", "mean_abs_diff", "max_abs_diff")
+
+
+def guard_table(*results: str) -> None:
+    """A refactor's guard: for each results file, every row of its first commit against the same
+    row (same data set, method, alpha, seed, M) of its newest commit; the largest relative change
+    of each number per method."""
+    print("| results | method | before | after | rows | largest relative change | of |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in results or ("guard_contracts", "exact_posterior_guard"):
+        rows = load(name)
+        before, after = rows[0]["commit"], rows[-1]["commit"]
+        old = {tuple(r.get(k) for k in _GUARD_KEYS): r for r in rows if r["commit"] == before}
+        new = {tuple(r.get(k) for k in _GUARD_KEYS): r for r in rows if r["commit"] == after}
+        changes: dict = defaultdict(list)
+        for key in old.keys() & new.keys():
+            for number in _GUARD_NUMBERS:
+                if number in old[key]:
+                    a, b = old[key][number], new[key][number]
+                    changes[key[1]].append((abs(b - a) / max(abs(a), 1e-300), number))
+        dirty = f"{after} ({rows[-1]['dirty']})"
+        for method, found in sorted(changes.items()):
+            change, number = max(found)
+            print(f"| {name} | {method} | {before} | {dirty} | {len(found) // len({n for _, n in found})} "
+                  f"| {change:.1e} | {number} |")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -887,5 +917,5 @@ if __name__ == "__main__":
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
-              "dgpmnist": dgp_mnist_table, "edges": edges_tables}
+              "dgpmnist": dgp_mnist_table, "edges": edges_tables, "guard": guard_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
