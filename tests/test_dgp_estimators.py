@@ -132,12 +132,12 @@ def test_scikit_learn_check_estimator(estimator, epochs):
 
 
 def test_predictions_do_not_depend_on_the_chunks_rows_are_predicted_in(classes, regression, monkeypatch):
-    import alphagp.deep
+    import alphagp.estimators.deep_gp
     X, labels = classes
     clf = DeepGPClassifier(**{**SMALL, "max_iter": 5}).fit(X, labels)
     reg = DeepGPRegressor(**{**SMALL, "max_iter": 5}).fit(*regression)
     whole = clf.predict_proba(X), reg.predict(regression[0], return_std=True)
-    monkeypatch.setattr(alphagp.deep, "_PREDICT_ROWS", 7 * SMALL["n_predict_samples"])    # 7 rows a chunk
+    monkeypatch.setattr(alphagp.estimators.deep_gp, "_PREDICT_ROWS", 7 * SMALL["n_predict_samples"])    # 7 rows a chunk
     np.testing.assert_allclose(clf.predict_proba(X), whole[0], rtol=1e-12)
     np.testing.assert_allclose(reg.predict(regression[0], return_std=True), whole[1], rtol=1e-12)
     np.testing.assert_allclose(clf.predict_proba(X[::-1]), whole[0][::-1], rtol=1e-12)

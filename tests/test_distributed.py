@@ -55,8 +55,8 @@ def test_two_processes_equal_one(tmp_path, method):
 def test_methods_with_per_point_sites_refuse(monkeypatch):
     from alphagp.distributed import Reducer
     monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls: cls(2, 0)))
-    monkeypatch.setattr("alphagp.estimator.ensure_process_group", lambda device: None)
-    monkeypatch.setattr("alphagp.estimator.broadcast_state", lambda module: None)
+    monkeypatch.setattr("alphagp.estimators.gp_classifier.ensure_process_group", lambda device: None)
+    monkeypatch.setattr("alphagp.estimators.gp_classifier.broadcast_state", lambda module: None)
     monkeypatch.setattr(torch.distributed, "broadcast", lambda tensor, src: None)
     X, y, _ = _data()
     with pytest.raises(ValueError, match="per-point sites are not sharded"):

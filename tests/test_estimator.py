@@ -327,15 +327,15 @@ def test_float32_reaches_the_float64_fit(thyroid):
 def test_labels_are_encoded_chunk_by_chunk_as_label_encoder_does(tmp_path, labels):
     from sklearn.preprocessing import LabelEncoder
 
-    from alphagp.estimator import _encode_labels
+    from alphagp.estimators.labels import encode_labels
     y = np.tile(labels, 5)
     if y.dtype.kind == "i":  # a memory-mapped label file, as for 10^7 rows
         y = np.lib.format.open_memmap(tmp_path / "y.npy", mode="w+", dtype=y.dtype, shape=y.shape)
         y[:] = np.tile(labels, 5)
     encoder = LabelEncoder().fit(y)
-    classes, y_idx = _encode_labels(y, chunk=4)   # chunks that miss some classes
+    classes, y_idx = encode_labels(y, chunk=4)   # chunks that miss some classes
     np.testing.assert_array_equal(classes, encoder.classes_)
     np.testing.assert_array_equal(y_idx, encoder.transform(y))
     assert y_idx.dtype == np.uint8
     with pytest.raises(ValueError, match="Unknown label type"):
-        _encode_labels(np.r_[np.zeros(8), 0.5], chunk=4)   # continuous values in the last chunk only
+        encode_labels(np.r_[np.zeros(8), 0.5], chunk=4)   # continuous values in the last chunk only

@@ -1,7 +1,6 @@
 """alphagp: scalable Gaussian-process classification with calibrated probabilities."""
 
-from .deep import DeepGPClassifier, DeepGPRegressor
-from .estimator import GPClassifier
+from .estimators import DeepGPClassifier, DeepGPRegressor, GPClassifier
 
 __version__ = "0.1.0"
 __all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "__version__"]

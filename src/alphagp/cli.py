@@ -239,7 +239,7 @@ def cmd_fit(args) -> int:
 def _load_model(path):
     """The estimator stored in ``path``, of whichever kind it declares."""
     from . import DeepGPClassifier, DeepGPRegressor, GPClassifier, serialization
-    from .estimator import MODEL_KIND
+    from .estimators.gp_classifier import MODEL_KIND
     kinds = {MODEL_KIND: GPClassifier, **{cls.MODEL_KIND: cls for cls in (DeepGPClassifier, DeepGPRegressor)}}
     kind = serialization.file_kind(path)
     if kind not in kinds:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .estimator import GPClassifier
+from .estimators import GPClassifier
 from .methods import method_parameters, method_spec
 
 #: a sampler's own parameters, set small so a contract fit is quick

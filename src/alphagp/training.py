@@ -428,7 +428,7 @@ class MetricsRecorder:
         self.rows: list[dict] = []
 
     def _class_indices(self) -> np.ndarray:
-        from .estimator import encode_known_labels
+        from .estimators.labels import encode_known_labels
         classes = self.classes
         if classes is None:
             classes = getattr(getattr(self.predict_proba, "__self__", None), "classes_", None)

@@ -10,34 +10,29 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import serialization
-from .data.streaming import column_mean_std
-from .estimator import _DTYPES, _encode_labels, _plain, classes_from_plain, classes_to_plain, encode_known_labels
-from .methods.dgp import DeepGP, initial_layers
-from .metrics import all_metrics
-from .parallel import torch_threads
-from .training import Trainer
+from ..data.streaming import column_mean_std
+from ..methods.dgp import DeepGP, initial_layers
+from ..metrics import all_metrics
+from ..parallel import torch_threads
+from .base import DTYPES, GPEstimatorBase
+from .labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
-# Settings a resumed checkpoint may change: the schedule and how a fit is run.
-_SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "tol", "n_iter_no_change", "checkpoint",
-                    "verbose", "n_jobs", "n_predict_samples")
 #: most propagated rows (samples x points) evaluated at once in prediction
 _PREDICT_ROWS = 8192
 
 
-class _DeepGPBase(BaseEstimator):
+class _DeepGPBase(GPEstimatorBase):
     """What the regressor and the classifier share: parameters, fit, prediction draws, files.
 
     Parameters
@@ -83,6 +78,7 @@ class _DeepGPBase(BaseEstimator):
     ----------
     model_ : the fitted :class:`~alphagp.methods.dgp.DeepGP`.
     n_features_in_ : int
+    mean_, scale_ : ``[D]``, the features' standardisation.
     history_ : list of per-epoch dicts (energy ``objective``, ``train_seconds``).
     n_iter_ : int, epochs run.
     """
@@ -102,13 +98,13 @@ class _DeepGPBase(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "checkpoint": [str, os.PathLike, None],
-        "dtype": [StrOptions(set(_DTYPES))],
+        "dtype": [StrOptions(set(DTYPES))],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
     LIKELIHOOD_NOISE = 1e-2
-    MODEL_KIND = ""
+    SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples")
 
     def __init__(self, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
                  first_layer_kernel: str = "rbf", alpha: float = 0.5,
@@ -140,11 +136,9 @@ class _DeepGPBase(BaseEstimator):
         """Targets for the model, the number of output units and the likelihood's name."""
         raise NotImplementedError
 
-    def _file_content(self) -> dict:
-        return {}
-
-    def _restore(self, content: dict) -> None:
-        """Set the fitted attributes a subclass keeps in its model file."""
+    def _target_content(self) -> dict:
+        """What the regressor or the classifier keeps of its targets in the model file."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ fit
     def _validate(self, X):
@@ -159,33 +153,23 @@ class _DeepGPBase(BaseEstimator):
                              y_numeric=isinstance(self, RegressorMixin))
         targets, n_outputs, likelihood = self._prepare_targets(y)
         n, d = X.shape
-        m = int(self.n_inducing)
-        if m > n:
-            warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning,
-                          stacklevel=2)
-            m = n
-        dtype = _DTYPES[self.dtype]
-        self.x_mean_, scale = column_mean_std(X)
-        self.x_scale_ = np.where(scale > 0, scale, 1.0)
-        Xs = (X - self.x_mean_) / self.x_scale_
+        m = self._inducing_count(n)
+        Xs = self._standardize(X)
         rng = np.random.default_rng(self.random_state)
         hidden = self.n_hidden if self.n_hidden is not None else min(d, 30)
         with torch_threads(self.n_jobs):
-            layers = initial_layers(Xs, n_outputs, self.n_layers, hidden, m, rng,
+            layers = initial_layers(np.asarray(Xs), n_outputs, self.n_layers, hidden, m, rng,
                                     output_noise=self.LIKELIHOOD_NOISE, first_kernel=self.first_layer_kernel,
-                                    dtype=dtype)
+                                    dtype=DTYPES[self.dtype])
             seed = int(rng.integers(2**31 - 1))
             self.model_ = DeepGP(layers, likelihood, n, alpha=self.alpha, n_samples=self.n_samples,
                                  n_predict_samples=self.n_predict_samples, seed=seed)
-            settings = {k: _plain(v) for k, v in self.get_params().items() if k not in _SCHEDULE_PARAMS}
-            trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size, optimizer="adam",
-                              learning_rate=self.learning_rate, learning_rate_decay=self.learning_rate_decay,
-                              tol=self.tol, n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
-                              checkpoint=self.checkpoint, settings={"estimator": type(self).__name__, **settings},
-                              verbose=bool(self.verbose), seed=seed)
-            state = trainer.fit(Xs, targets)
-        self.history_, self.n_iter_ = state.history, state.epoch
+            self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
+                        callbacks=callbacks, seed=seed)
         return self
+
+    def _checkpoint_settings(self) -> dict:
+        return {"estimator": type(self).__name__, **super()._checkpoint_settings()}
 
     # ------------------------------------------------------------------ prediction draws
     def _output_chunks(self, X):
@@ -195,7 +179,7 @@ class _DeepGPBase(BaseEstimator):
         ``n_predict_samples`` may be changed after fit."""
         check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
         X = self._validate(X)
-        Xs = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=_DTYPES[self.dtype])
+        Xs = torch.as_tensor((X - self.mean_) / self.scale_, dtype=DTYPES[self.dtype])
         S = int(self.n_predict_samples)
         chunk = max(1, _PREDICT_ROWS // S)
 
@@ -217,36 +201,21 @@ class _DeepGPBase(BaseEstimator):
     def save(self, path) -> None:
         """Write the fitted estimator to ``path``: a data-only file (safetensors tensors + a JSON
         header with the parameters, the architecture and a format version); opening it never runs code."""
-        check_is_fitted(self, "model_")
-        serialization.write(path, self.MODEL_KIND, {
-            "params": _plain(self.get_params()), "n_features_in": int(self.n_features_in_),
-            "feature_names_in": _plain(getattr(self, "feature_names_in_", None)),
-            "x_mean": torch.as_tensor(self.x_mean_), "x_scale": torch.as_tensor(self.x_scale_),
-            "model": {"config": self.model_.config(), "state": self.model_.state_dict()},
-            "history": self.history_, "n_iter": int(self.n_iter_), **self._file_content()})
+        self._write(path)
 
     @classmethod
     def load(cls, path):
         """Read an estimator written by :meth:`save`; raises
         :class:`~alphagp.serialization.ModelFileError` for another kind of file or a damaged one."""
-        content = serialization.read(path, cls.MODEL_KIND)
-        try:
-            est = cls(**content["params"])
-            est.n_features_in_ = int(content["n_features_in"])
-            if content["feature_names_in"] is not None:
-                est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
-            est.x_mean_, est.x_scale_ = content["x_mean"].numpy(), content["x_scale"].numpy()
-            state = content["model"]["state"]
-            with serialization.allocation_limit(content["__file_bytes__"], path):
-                est.model_ = DeepGP.from_config(content["model"]["config"], dtype=_DTYPES[est.dtype])
-            est.model_.load_state_dict(state)
-            est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
-            est._restore(content)
-        except serialization.ModelFileError:
-            raise
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
-            raise serialization.ModelFileError(f"{path} holds a deep GP that cannot be rebuilt: {err}") from err
-        return est
+        return cls._read(path)
+
+    def _file_content(self) -> dict:
+        return {"model": {"config": self.model_.config(), "state": self.model_.state_dict()},
+                **self._target_content()}
+
+    def _model_from_file(self, content: dict):
+        model = content["model"]
+        return DeepGP.from_config(model["config"], dtype=DTYPES[self.dtype]), model["state"]
 
 
 class DeepGPRegressor(RegressorMixin, _DeepGPBase):
@@ -272,7 +241,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         self.y_scale_ = scale if scale > 0 else 1.0
         return (y - self.y_mean_) / self.y_scale_, 1, "gaussian"
 
-    def _file_content(self) -> dict:
+    def _target_content(self) -> dict:
         return {"y_mean": self.y_mean_, "y_scale": self.y_scale_}
 
     def _restore(self, content: dict) -> None:
@@ -330,14 +299,14 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
     MODEL_KIND = CLASSIFIER_KIND
 
     def _prepare_targets(self, y):
-        self.classes_, y_idx = _encode_labels(y)
+        self.classes_, y_idx = encode_labels(y)
         C = len(self.classes_)
         if C < 2:
             raise ValueError(f"DeepGPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         return y_idx, (1 if C == 2 else C), ("probit" if C == 2 else "robust_max")
 
-    def _file_content(self) -> dict:
+    def _target_content(self) -> dict:
         return {"classes": classes_to_plain(self.classes_)}
 
     def _restore(self, content: dict) -> None:

@@ -10,96 +10,29 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import serialization
-from .data.streaming import StandardizedRows, column_mean_std
-from .distributed import broadcast_state, ensure_process_group
-from .inducing import init_inducing_points
-from .kernels import ARDKernel
-from .methods import METHODS, build_method, check_method_params, method_spec
-from .metrics import all_metrics
-from .numerics import CholeskyError
-from .parallel import torch_threads
-from .training import Trainer
+from ..data.streaming import StandardizedRows
+from ..distributed import broadcast_state, ensure_process_group
+from ..inducing import init_inducing_points
+from ..kernels import ARDKernel
+from ..methods import METHODS, build_method, check_method_params, method_spec
+from ..metrics import all_metrics
+from ..numerics import CholeskyError
+from ..parallel import torch_threads
+from .alpha_selection import select_alpha
+from .base import DTYPES, GPEstimatorBase
+from .labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 
-_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
-DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 MODEL_KIND = "alphagp.GPClassifier"
-# Settings a resumed checkpoint may change: the optimisation schedule and how a fit is run.
-_SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
-                    "checkpoint", "verbose", "n_jobs", "device", "distributed")
 _KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
 _FAR_SCALE = 100.0
-
-
-def _plain(value):
-    """NumPy arrays and scalars inside ``value`` as lists and Python scalars (JSON-ready)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return np.asarray(value).tolist()
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, torch.device):
-        return str(value)
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _encode_labels(y, chunk: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted classes and class indices ``[N]`` of labels ``y`` (any NumPy array, memory-maps
-    included), read ``chunk`` labels at a time, with scikit-learn's target checks on each chunk.
-
-    The indices are one byte each up to 256 classes (int64 beyond), so
-    10^7 labels cost 10 MB instead of the 80 MB of int64 and no full-length temporary is made
-    (scikit-learn's LabelEncoder sorts a copy of all labels and returns int64).
-    """
-    n = len(y)
-    classes = None
-    for start in range(0, n, chunk):
-        part = np.asarray(y[start:start + chunk])
-        check_classification_targets(part)
-        found = np.unique(part)
-        classes = found if classes is None else np.union1d(classes, found)
-    y_idx = np.empty(n, dtype=np.uint8 if len(classes) <= 256 else np.int64)
-    for start in range(0, n, chunk):
-        y_idx[start:start + chunk] = np.searchsorted(classes, np.asarray(y[start:start + chunk]))
-    return classes, y_idx
-
-
-def encode_known_labels(y, classes: np.ndarray) -> np.ndarray:
-    """Class indices of ``y`` in the sorted ``classes``; raises ``ValueError`` naming labels not among them."""
-    y = np.asarray(y)
-    unseen = np.setdiff1d(np.unique(y), classes)
-    if unseen.size:
-        raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are {classes.tolist()}")
-    return np.searchsorted(classes, y)
-
-
-def classes_to_plain(classes: np.ndarray) -> dict:
-    """The class labels as JSON-ready values and their dtype (model files)."""
-    return {"values": classes.tolist(), "dtype": "object" if classes.dtype.kind == "O" else classes.dtype.str}
-
-
-def classes_from_plain(content: dict) -> np.ndarray:
-    """The inverse of :func:`classes_to_plain`. The stored dtype must be a plain one (bool, number,
-    object or string) no wider than the values need, so a file cannot ask for a huge array."""
-    values = np.array(content["values"])
-    if values.ndim != 1:
-        raise ValueError(f"the classes must be a flat list, got shape {list(values.shape)}")
-    dtype = np.dtype(content["dtype"])
-    if dtype.kind not in "biufUO" or dtype.fields is not None or dtype.subdtype is not None or (
-            dtype.kind == "U" and dtype.itemsize > max(values.dtype.itemsize, 4)) or (
-            dtype.kind in "biuf" and dtype.itemsize > 16):
-        raise ValueError(f"the classes' dtype {content['dtype']!r} does not fit their values")
-    return values.astype(dtype)
 
 
 def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
@@ -112,7 +45,7 @@ def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarra
     return arr
 
 
-class GPClassifier(ClassifierMixin, BaseEstimator):
+class GPClassifier(ClassifierMixin, GPEstimatorBase):
     """Sparse multi-class Gaussian-process classifier: EP, power EP, and the alpha-divergence family.
 
     One latent function per class with an ARD squared-exponential kernel (amplitude, one
@@ -281,13 +214,17 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "checkpoint": [str, os.PathLike, None],
-        "dtype": [StrOptions(set(_DTYPES))],
+        "dtype": [StrOptions(set(DTYPES))],
         "n_jobs": [Integral, None],
         "device": [str, torch.device, None],
         "distributed": ["boolean"],
         "verbose": ["verbose"],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
+
+    MODEL_KIND = MODEL_KIND
+    SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
+                       "checkpoint", "verbose", "n_jobs", "device", "distributed")
 
     def __init__(self, method="ep", n_inducing=50, alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size=None, max_iter=250,
@@ -382,7 +319,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = self._validate(X, y, reset=True)
-        self.classes_, y_idx = _encode_labels(y)
+        self.classes_, y_idx = encode_labels(y)
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
@@ -390,7 +327,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         C = len(self.classes_)
         self._check_params(d, C)
         if self.alpha == "auto":
-            self.alpha_, self.alpha_scores_ = self._select_alpha(X, y)
+            self.alpha_, self.alpha_scores_ = select_alpha(self, X, y)
         with torch_threads(self.n_jobs), self._explain_numerical_failure():
             self._fit(X, y_idx, n, d, C, callbacks)
         self.alpha_ = getattr(self.model_, "alpha", None)
@@ -410,36 +347,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                      if not self.standardize else "float32: try dtype='float64'")
             raise type(err)(f"{err} Likely cause: {cause}.") from err
 
-    def _select_alpha(self, X, y) -> tuple[float, dict]:
-        """The grid value with the best mean held-out log-likelihood in stratified K-fold CV."""
-        from sklearn.base import clone
-        from sklearn.model_selection import StratifiedKFold
-        grid = [float(a) for a in (DEFAULT_ALPHA_GRID if self.alpha_grid is None else self.alpha_grid)]
-        if not grid or not all(0.0 < a <= 1.0 for a in grid):
-            raise ValueError(f"alpha_grid must hold values in (0, 1], got {grid}")
-        labels, counts = np.unique(y, return_counts=True)
-        if counts.min() < self.cv:
-            raise ValueError(f"alpha='auto' cross-validates with cv={self.cv} stratified folds, so every class needs at "
-                             f"least {self.cv} rows, but class {labels[counts.argmin()].tolist()!r} has {counts.min()}; "
-                             f"lower cv (at least 2), or give alpha a value")
-        folds = list(StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state).split(X, y))
-        scores = {}
-        for a in grid:
-            fold_scores = []
-            for train, test in folds:
-                model = clone(self).set_params(alpha=a, checkpoint=None, verbose=False)
-                model.fit(X[train], y[train])
-                fold_scores.append(-model.evaluate(X[test], y[test])["nll"])
-            scores[a] = float(np.mean(fold_scores))
-            if self.verbose:
-                print(f"alpha={a:g}: mean held-out log-likelihood {scores[a]:.4f} ({self.cv} folds)", flush=True)
-        return max(scores, key=scores.get), scores
-
     def _fit(self, X, y_idx, n, d, C, callbacks) -> None:
-        dtype = _DTYPES[self.dtype]
-        mean, scale = column_mean_std(X) if self.standardize else (np.zeros(d), np.ones(d))
-        self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
-        Xs = StandardizedRows(X, self.mean_, self.scale_)  # memory-maps stay on disk
+        dtype = DTYPES[self.dtype]
+        Xs = self._standardize(X, self.standardize)
         rng = np.random.default_rng(self.random_state)
         Z = self._initial_inducing(Xs, C, n, rng)
         kernel = ARDKernel(C, d, shared=self.shared_hyperparameters, dtype=dtype,
@@ -473,16 +383,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         learning_rate = self.learning_rate
         if learning_rate is None:
             learning_rate = DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
-        settings = {k: _plain(v) for k, v in self.get_params().items() if k not in _SCHEDULE_PARAMS}
-        trainer = Trainer(self.model_, max_iter=self.max_iter, batch_size=self.batch_size,
-                          optimizer=optimizer, learning_rate=learning_rate,
-                          learning_rate_decay=self.learning_rate_decay, tol=self.tol,
-                          n_iter_no_change=self.n_iter_no_change, callbacks=callbacks,
-                          checkpoint=self.checkpoint, settings=settings, verbose=bool(self.verbose),
-                          seed=seed, distributed=bool(self.distributed))
-        state = trainer.fit(Xs, y_idx)
-        self.history_ = state.history
-        self.n_iter_ = state.epoch
+        self._train(self.model_, Xs, y_idx, optimizer=optimizer, learning_rate=learning_rate, callbacks=callbacks,
+                    seed=seed, distributed=bool(self.distributed))
         self.model_.after_fit(Xs, y_idx)
         self._set_diagnostics()
 
@@ -529,12 +431,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             if not np.all(np.isfinite(Z)):
                 raise ValueError("inducing_points contain NaN or inf")
             return (Z - self.mean_) / self.scale_
-        m = int(self.n_inducing)
-        if m > n:
-            warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}",
-                          UserWarning, stacklevel=3)
-            m = n
-        return init_inducing_points(Xs, C, m, self.inducing_init, self.shared_hyperparameters, rng)
+        return init_inducing_points(Xs, C, self._inducing_count(n), self.inducing_init, self.shared_hyperparameters,
+                                    rng)
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:
@@ -542,7 +440,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         X = self._validate(X)
         Xs = StandardizedRows(X, self.mean_, self.scale_)
-        dtype = _DTYPES[self.dtype]
+        dtype = DTYPES[self.dtype]
         with torch_threads(self.n_jobs):
             device = self.model_.inducing_points.device
             out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype, device=device))
@@ -582,21 +480,17 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         ``include_training_state=True``, which also keeps EP's per-point sites (``[N, C, M]``;
         SEP has none), for inspecting them. Opening a file never runs code from it.
         """
-        check_is_fitted(self, "model_")
+        self._write(path, include_training_state=bool(include_training_state))
+
+    def _file_content(self, include_training_state: bool = False) -> dict:
         state = self.model_.state_dict()
         if not include_training_state:
             state = {k: v for k, v in state.items() if k not in self.model_.TRAINING_STATE}
-        serialization.write(path, MODEL_KIND, {
-            "params": _plain(self.get_params()),
-            "classes": classes_to_plain(self.classes_),
-            "feature_names_in": _plain(getattr(self, "feature_names_in_", None)),
-            "n_features_in": int(self.n_features_in_),
-            "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
-            "method": {"name": self.method, "config": self.model_.config(),
-                       "training_state": bool(include_training_state)},
-            "state": state, "history": self.history_, "n_iter": int(self.n_iter_),
-            "optimize_inducing": bool(self.optimize_inducing_),
-            "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}})
+        return {"classes": classes_to_plain(self.classes_),
+                "method": {"name": self.method, "config": self.model_.config(),
+                           "training_state": include_training_state},
+                "state": state, "optimize_inducing": bool(self.optimize_inducing_),
+                "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}}
 
     @classmethod
     def load(cls, path, device=None) -> GPClassifier:
@@ -606,35 +500,20 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         Raises :class:`~alphagp.serialization.ModelFileError` (a ``ValueError``) for a file that
         is not an alphagp model, is damaged or truncated, or comes from a newer format version.
         """
-        content = serialization.read(path, MODEL_KIND)
-        try:
-            params = content["params"]
-            if device is not None:
-                params = {**params, "device": _plain(device)}
-            clf = cls(**params)
-            clf.classes_ = classes_from_plain(content["classes"])
-            if content["feature_names_in"] is not None:
-                clf.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
-            clf.n_features_in_ = int(content["n_features_in"])
-            clf.mean_, clf.scale_ = content["mean"].numpy(), content["scale"].numpy()
-            state = content["state"]
-            Z = state["inducing_points"]
-            C, d = len(clf.classes_), Z.shape[2]
-            method = content["method"]
-            with serialization.allocation_limit(content["__file_bytes__"], path):
-                kernel = ARDKernel(C, d, shared=bool(params["shared_hyperparameters"]), dtype=Z.dtype)
-                clf.model_ = build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                                          **method["config"])
-            clf.model_.load_state_dict(state)
-            clf.model_.to(clf._device())
-            clf.history_, clf.n_iter_ = content["history"], int(content["n_iter"])
-            clf.optimize_inducing_ = bool(content.get("optimize_inducing", params["optimize_inducing"]))
-            clf.alpha_ = getattr(clf.model_, "alpha", None)
-            if content.get("alpha_scores"):
-                clf.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
-        except serialization.ModelFileError:
-            raise
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
-            raise serialization.ModelFileError(f"{path} holds an alphagp model that cannot be rebuilt: {err}") from err
-        clf._set_diagnostics()
-        return clf
+        return cls._read(path, **({} if device is None else {"device": plain(device)}))
+
+    def _model_from_file(self, content: dict):
+        self.classes_ = classes_from_plain(content["classes"])
+        state, method = content["state"], content["method"]
+        Z = state["inducing_points"]
+        kernel = ARDKernel(len(self.classes_), Z.shape[2], shared=bool(self.shared_hyperparameters), dtype=Z.dtype)
+        return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
+                            **method["config"]), state
+
+    def _restore(self, content: dict) -> None:
+        self.model_.to(self._device())
+        self.optimize_inducing_ = bool(content.get("optimize_inducing", self.optimize_inducing))
+        self.alpha_ = getattr(self.model_, "alpha", None)
+        if content.get("alpha_scores"):
+            self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
+        self._set_diagnostics()

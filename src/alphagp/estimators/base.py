@@ -1,0 +1,120 @@
+"""What both estimator families share (:class:`~alphagp.GPClassifier` and the deep-GP
+estimators): the standardisation of the features (memory-maps stay on disk), the clip of the
+inducing count, the trainer's wiring and the fitted attributes it sets, and data-only model
+files whose models are rebuilt through each estimator's own hook, under the allocation limit
+of :mod:`alphagp.serialization`."""
+
+from __future__ import annotations
+
+import warnings
+from typing import ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .. import serialization
+from ..data.streaming import StandardizedRows, column_mean_std
+from ..training import Trainer, TrainingState
+from .labels import plain
+
+#: the ``dtype`` parameter's values
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+class GPEstimatorBase(BaseEstimator):
+    """Shared machinery of the estimators. A subclass sets ``MODEL_KIND`` (its model files' kind)
+    and ``SCHEDULE_PARAMS`` (the parameters a resumed checkpoint may change: the schedule and how
+    a fit is run) and implements the file hooks :meth:`_file_content`, :meth:`_model_from_file`
+    and :meth:`_restore`. Its parameters include ``n_inducing``, ``batch_size``, ``max_iter``,
+    ``learning_rate_decay``, ``tol``, ``n_iter_no_change``, ``checkpoint`` and ``verbose``."""
+
+    MODEL_KIND: ClassVar[str] = ""
+    SCHEDULE_PARAMS: ClassVar[tuple[str, ...]] = ("max_iter", "learning_rate", "learning_rate_decay", "tol",
+                                                  "n_iter_no_change", "checkpoint", "verbose", "n_jobs")
+
+    # ------------------------------------------------------------------ fit
+    def _standardize(self, X, standardize: bool = True) -> StandardizedRows:
+        """Set ``mean_`` and ``scale_`` ``[D]`` (a column without spread keeps scale 1;
+        ``standardize=False``: 0 and 1) and return the standardised rows of ``X`` ``[N, D]``, read
+        lazily, so a memory-map stays on disk."""
+        d = X.shape[1]
+        mean, scale = column_mean_std(X) if standardize else (np.zeros(d), np.ones(d))
+        self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
+        return StandardizedRows(X, self.mean_, self.scale_)
+
+    def _inducing_count(self, n: int) -> int:
+        """``n_inducing``, clipped to the ``n`` training rows with a warning."""
+        m = int(self.n_inducing)
+        if m > n:
+            warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning,
+                          stacklevel=4)
+            return n
+        return m
+
+    def _checkpoint_settings(self) -> dict:
+        """The settings a checkpoint records and a resumed fit must match: the parameters but the
+        schedule's, as plain data."""
+        return {k: plain(v) for k, v in self.get_params().items() if k not in self.SCHEDULE_PARAMS}
+
+    def _train(self, model, X, y, *, optimizer: str, learning_rate: float, callbacks, seed: int,
+               distributed: bool = False) -> TrainingState:
+        """Train ``model`` on rows ``X`` and targets ``y`` with the estimator's schedule, early
+        stopping, checkpoint and progress; sets ``history_`` and ``n_iter_``."""
+        trainer = Trainer(model, max_iter=self.max_iter, batch_size=self.batch_size, optimizer=optimizer,
+                          learning_rate=learning_rate, learning_rate_decay=self.learning_rate_decay, tol=self.tol,
+                          n_iter_no_change=self.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
+                          settings=self._checkpoint_settings(), verbose=bool(self.verbose), seed=seed,
+                          distributed=distributed)
+        state = trainer.fit(X, y)
+        self.history_, self.n_iter_ = state.history, state.epoch
+        return state
+
+    # ------------------------------------------------------------------ files
+    def _file_content(self, **options) -> dict:
+        """What the subclass adds to its model file (the model's configuration and state);
+        ``options`` are its ``save`` method's."""
+        raise NotImplementedError
+
+    def _model_from_file(self, content: dict):
+        """The subclass's model rebuilt from the file's ``content`` with placeholder values, and
+        the state dict to load into it: ``(model, state)``."""
+        raise NotImplementedError
+
+    def _restore(self, content: dict) -> None:
+        """Set the fitted attributes the subclass keeps in its model file (after the model's state)."""
+
+    def _write(self, path, **options) -> None:
+        """Write the fitted estimator to ``path`` (``options`` go to :meth:`_file_content`)."""
+        check_is_fitted(self, "model_")
+        serialization.write(path, self.MODEL_KIND, {
+            "params": plain(self.get_params()), "n_features_in": int(self.n_features_in_),
+            "feature_names_in": plain(getattr(self, "feature_names_in_", None)),
+            "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
+            "history": self.history_, "n_iter": int(self.n_iter_), **self._file_content(**options)})
+
+    @classmethod
+    def _read(cls, path, **params):
+        """An estimator from a file written by :meth:`_write`, its parameters updated by ``params``.
+        Raises :class:`~alphagp.serialization.ModelFileError` for another kind of file, a damaged
+        one, or one whose model cannot be rebuilt."""
+        content = serialization.read(path, cls.MODEL_KIND)
+        try:
+            est = cls(**{**content["params"], **params})
+            est.n_features_in_ = int(content["n_features_in"])
+            if content["feature_names_in"] is not None:
+                est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
+            prefix = "" if "mean" in content else "x_"            # format-1 deep-GP files: x_mean, x_scale
+            est.mean_, est.scale_ = content[prefix + "mean"].numpy(), content[prefix + "scale"].numpy()
+            est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
+            with serialization.allocation_limit(content["__file_bytes__"], path):
+                model, state = est._model_from_file(content)
+            model.load_state_dict(state)
+            est.model_ = model
+            est._restore(content)
+        except serialization.ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
+            raise serialization.ModelFileError(f"{path} holds a {cls.__name__} that cannot be rebuilt: {err}") from err
+        return est

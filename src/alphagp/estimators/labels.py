@@ -1,0 +1,72 @@
+"""Labels and plain data for the estimators: class encoding (memory-map friendly), the classes'
+form in model files, and NumPy values made JSON-ready."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+from sklearn.utils.multiclass import check_classification_targets
+
+
+def plain(value):
+    """NumPy arrays and scalars inside ``value`` as lists and Python scalars (JSON-ready)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray(value).tolist()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, torch.device):
+        return str(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def encode_labels(y, chunk: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted classes and class indices ``[N]`` of labels ``y`` (any NumPy array, memory-maps
+    included), read ``chunk`` labels at a time, with scikit-learn's target checks on each chunk.
+
+    The indices are one byte each up to 256 classes (int64 beyond), so
+    10^7 labels cost 10 MB instead of the 80 MB of int64 and no full-length temporary is made
+    (scikit-learn's LabelEncoder sorts a copy of all labels and returns int64).
+    """
+    n = len(y)
+    classes = None
+    for start in range(0, n, chunk):
+        part = np.asarray(y[start:start + chunk])
+        check_classification_targets(part)
+        found = np.unique(part)
+        classes = found if classes is None else np.union1d(classes, found)
+    y_idx = np.empty(n, dtype=np.uint8 if len(classes) <= 256 else np.int64)
+    for start in range(0, n, chunk):
+        y_idx[start:start + chunk] = np.searchsorted(classes, np.asarray(y[start:start + chunk]))
+    return classes, y_idx
+
+
+def encode_known_labels(y, classes: np.ndarray) -> np.ndarray:
+    """Class indices of ``y`` in the sorted ``classes``; raises ``ValueError`` naming labels not among them."""
+    y = np.asarray(y)
+    unseen = np.setdiff1d(np.unique(y), classes)
+    if unseen.size:
+        raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are {classes.tolist()}")
+    return np.searchsorted(classes, y)
+
+
+def classes_to_plain(classes: np.ndarray) -> dict:
+    """The class labels as JSON-ready values and their dtype (model files)."""
+    return {"values": classes.tolist(), "dtype": "object" if classes.dtype.kind == "O" else classes.dtype.str}
+
+
+def classes_from_plain(content: dict) -> np.ndarray:
+    """The inverse of :func:`classes_to_plain`. The stored dtype must be a plain one (bool, number,
+    object or string) no wider than the values need, so a file cannot ask for a huge array."""
+    values = np.array(content["values"])
+    if values.ndim != 1:
+        raise ValueError(f"the classes must be a flat list, got shape {list(values.shape)}")
+    dtype = np.dtype(content["dtype"])
+    if dtype.kind not in "biufUO" or dtype.fields is not None or dtype.subdtype is not None or (
+            dtype.kind == "U" and dtype.itemsize > max(values.dtype.itemsize, 4)) or (
+            dtype.kind in "biuf" and dtype.itemsize > 16):
+        raise ValueError(f"the classes' dtype {content['dtype']!r} does not fit their values")
+    return values.astype(dtype)
