@@ -21,7 +21,7 @@ import torch
 
 from alphagp.kernels import ARDKernel
 from alphagp.methods import ScalableEP
-from alphagp.training import make_optimizer
+from alphagp.optim import make_optimizer
 
 from common import append_row, base_row
 

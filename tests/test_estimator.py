@@ -327,7 +327,7 @@ def test_float32_reaches_the_float64_fit(thyroid):
 def test_labels_are_encoded_chunk_by_chunk_as_label_encoder_does(tmp_path, labels):
     from sklearn.preprocessing import LabelEncoder
 
-    from alphagp.estimators.labels import encode_labels
+    from alphagp.labels import encode_labels
     y = np.tile(labels, 5)
     if y.dtype.kind == "i":  # a memory-mapped label file, as for 10^7 rows
         y = np.lib.format.open_memmap(tmp_path / "y.npy", mode="w+", dtype=y.dtype, shape=y.shape)

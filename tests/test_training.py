@@ -177,7 +177,7 @@ def test_a_non_finite_gradient_stops_before_the_optimiser_step():
 def test_progress_off_a_terminal_is_plain_lines():
     import io
 
-    from alphagp.training import _LineProgress
+    from alphagp.training.progress import _LineProgress
     stream = io.StringIO()
     bar = _LineProgress(total=10, initial=0, interval=0.0, stream=stream)
     for epoch in range(10):

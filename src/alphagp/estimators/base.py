@@ -16,8 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import serialization
 from ..data.streaming import StandardizedRows, column_mean_std
+from ..labels import plain
 from ..training import Trainer, TrainingState
-from .labels import plain
 
 #: the ``dtype`` parameter's values
 DTYPES = {"float64": torch.float64, "float32": torch.float32}

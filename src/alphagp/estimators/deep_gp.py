@@ -20,11 +20,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..data.streaming import column_mean_std
+from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels
 from ..methods.dgp import DeepGP, initial_layers
 from ..metrics import all_metrics
 from ..parallel import torch_threads
 from .base import DTYPES, GPEstimatorBase
-from .labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"

@@ -18,13 +18,13 @@ from ..data.streaming import StandardizedRows
 from ..distributed import broadcast_state, ensure_process_group
 from ..inducing import init_inducing_points
 from ..kernels import ARDKernel
+from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods import METHODS, build_method, check_method_params, method_spec
 from ..metrics import all_metrics
 from ..numerics import CholeskyError
 from ..parallel import torch_threads
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase
-from .labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training

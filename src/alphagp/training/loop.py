@@ -1,29 +1,11 @@
-"""One training loop for every method: batches, optimiser, local updates, callbacks, checkpoints.
-
-Each epoch visits the data once, in mini-batches drawn without replacement from a seeded
-permutation (or as one batch in batch training). Per batch the loop calls
-``method.local_update`` (closed-form refinement, e.g. EP site updates; a method without one
-just evaluates its objective), which returns the batch's differentiable objective, and takes
-one optimiser step on ``-objective / N``. Inputs may be in-memory arrays or NumPy
-memory-maps; only the rows of the current batch are read. With ``distributed=True`` each
-process of a ``torch.distributed`` group computes its share of every batch and the objective
-and gradients are summed across processes before the step (:mod:`alphagp.distributed`).
-
-A checkpoint written at the end of an epoch holds the method, the optimiser, the random
-generator, the history and the early-stopping state, so a fit interrupted at any point and
-started again with the same checkpoint path ends with the same result as an uninterrupted one.
-It is a data-only file (:mod:`alphagp.serialization`) that also records a fingerprint of the
-training data and of the settings that define the model; resuming with other data or other
-settings raises :class:`CheckpointMismatchError` naming what differs.
-"""
+"""The training loop: epochs of batches, local updates and optimiser steps, early stopping,
+callbacks and checkpoints (see :mod:`alphagp.training`)."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import numbers
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -32,21 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
-from . import serialization
-from .distributed import Reducer, local_share
-from .optim import SignAdaptiveSGD
-
-CHECKPOINT_KIND = "alphagp.checkpoint"
-
-
-class CheckpointMismatchError(ValueError):
-    """A checkpoint written for other data or other settings than the fit that found it."""
-
-
-class CheckpointResumed(UserWarning):
-    """A fit continued from (or returned) the state stored in its checkpoint."""
+from ..distributed import Reducer, local_share
+from ..optim import make_optimizer
+from .checkpoints import CheckpointResumed, data_fingerprint, read_checkpoint, write_checkpoint
+from .progress import progress
 
 
 @dataclass
@@ -60,74 +32,6 @@ class TrainingState:
     best_objective: float = -math.inf
     epochs_without_improvement: int = 0
     stop: bool = False
-
-
-def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
-    """``"adam"`` (mini-batches, the papers' choice; batch training of methods that fit q by
-    gradients) or ``"sign-adaptive"`` (batch training of the EP methods). Adam runs fused (one
-    pass over each parameter per step instead of seven; on MNIST's inducing inputs, 10 x 200 x 784,
-    2.5 ms instead of 11 ms per step) on the devices that have the fused kernel."""
-    if name == "adam":
-        params = list(params)
-        fused = all(p.device.type in ("cpu", "cuda") for p in params)
-        return torch.optim.Adam(params, lr=lr, fused=fused)
-    if name == "sign-adaptive":
-        return SignAdaptiveSGD(params, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'sign-adaptive'")
-
-
-def data_fingerprint(X, y, n_rows: int = 1000) -> dict:
-    """Shape of ``X`` ``[N, D]`` and a SHA-256 of up to ``n_rows`` evenly spaced rows and all labels
-    (or real targets).
-
-    Cheap for any N (reads at most ``n_rows`` rows of a memory-map) and changes with the data
-    in all but contrived cases (same sampled rows, same labels, same shape).
-    """
-    n = len(y)
-    rows = np.unique(np.linspace(0, n - 1, min(n, n_rows)).astype(np.int64))
-    digest = hashlib.sha256(np.ascontiguousarray(np.asarray(X[rows], dtype=np.float64)).tobytes())
-    kind = np.float64 if np.issubdtype(np.asarray(y[:1]).dtype, np.floating) else np.int64  # regression targets
-    for start in range(0, n, 1_000_000):  # labels as int64, a chunk at a time (same digest, no copy of all)
-        digest.update(np.ascontiguousarray(np.asarray(y[start:start + 1_000_000], dtype=kind)).tobytes())
-    return {"shape": [int(n), int(X.shape[1])], "sha256": digest.hexdigest()}
-
-
-def _differences(saved: dict, current: dict) -> list[str]:
-    keys = sorted(set(saved) | set(current))
-    return [f"{k}: {saved.get(k, '(absent)')!r} in the checkpoint, {current.get(k, '(absent)')!r} now"
-            for k in keys if saved.get(k) != current.get(k)]
-
-
-class _LineProgress:
-    """Progress for a file or pipe: one plain line every ``interval`` seconds (no carriage returns)."""
-
-    def __init__(self, total: int, initial: int, interval: float = 5.0, stream=None):
-        self.total, self.done, self.interval = total, initial, interval
-        self.stream = stream or sys.stderr
-        self.postfix = ""
-        self._last = time.monotonic()
-
-    def update(self, n: int) -> None:
-        self.done += n
-        if time.monotonic() - self._last >= self.interval:
-            self._last = time.monotonic()
-            self.close()
-
-    def set_postfix(self, **values) -> None:
-        self.postfix = " ".join(f"{k}={v}" for k, v in values.items())
-
-    def close(self) -> None:
-        """Print the current line (also the last one, when training ends)."""
-        print(f"training: step {self.done}/{self.total} {self.postfix}", file=self.stream, flush=True)
-
-
-def progress(total: int, initial: int, enabled: bool):
-    """A tqdm bar on a terminal, plain lines every few seconds otherwise, or nothing."""
-    if not enabled:
-        return tqdm(total=total, initial=initial, disable=True)
-    if sys.stderr.isatty():
-        return tqdm(total=total, initial=initial, desc="training", unit="step", leave=False)
-    return _LineProgress(total, initial)
 
 
 class Trainer:
@@ -212,33 +116,17 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
     def _save(self) -> None:
-        optimizer = None
-        if self.optimizer is not None:
-            sd = self.optimizer.state_dict()
-            optimizer = {"state": {str(k): v for k, v in sd["state"].items()}, "param_groups": sd["param_groups"]}
-        serialization.write(self.checkpoint, CHECKPOINT_KIND, {
-            "fingerprint": self._fingerprint, "method": self.method.state_dict(), "optimizer": optimizer,
-            "generator": self.generator.get_state(), "state": asdict(self.state)})
+        write_checkpoint(self.checkpoint, self._fingerprint, self.method.state_dict(),
+                         None if self.optimizer is None else self.optimizer.state_dict(),
+                         self.generator.get_state(), asdict(self.state))
 
     def _load(self) -> None:
-        ckpt = serialization.read(self.checkpoint, CHECKPOINT_KIND)
-        saved = ckpt["fingerprint"]
-        problems = _differences(saved["settings"], self._fingerprint["settings"])
-        then, now = saved["data"]["shape"], self._fingerprint["data"]["shape"]
-        if saved["data"] != self._fingerprint["data"]:
-            same = ", same shape but other values" if then == now else ""
-            problems.insert(0, f"the training data differ (shape {then} in the checkpoint, {now} now{same})")
-        if problems:
-            raise CheckpointMismatchError(
-                f"checkpoint {self.checkpoint} was written by another fit: " + "; ".join(problems)
-                + ". Use another checkpoint path, or delete this file to start afresh.")
+        ckpt = read_checkpoint(self.checkpoint, self._fingerprint)
         self.method.load_state_dict(ckpt["method"])
         self.generator.set_state(ckpt["generator"])
         self.state = TrainingState(**ckpt["state"])
         if self.optimizer and ckpt["optimizer"]:
-            opt = ckpt["optimizer"]
-            self.optimizer.load_state_dict({"state": {int(k): v for k, v in opt["state"].items()},
-                                            "param_groups": opt["param_groups"]})
+            self.optimizer.load_state_dict(ckpt["optimizer"])
             self._set_scheduled_rate()  # the schedule given now, not the saved rate
         # A stop requested by a callback (a time budget, say) belongs to that call of fit;
         # a fit that met its own stopping rule stays finished.
@@ -403,47 +291,3 @@ class Trainer:
     def _no_longer_improving(self) -> bool:
         """The early-stopping rule: ``n_iter_no_change`` epochs without improvement (``tol`` set)."""
         return self.tol is not None and self.state.epochs_without_improvement >= self.n_iter_no_change
-
-
-class MetricsRecorder:
-    """Callback recording test metrics against training time every ``every`` epochs.
-
-    Args:
-        predict_proba: function mapping ``X_test`` to ``[N, C]`` probabilities, typically an
-            estimator's bound ``predict_proba``.
-        X_test, y_test: held-out data. ``y_test`` holds labels, as for the estimator's
-            ``evaluate``, when ``classes`` is given or ``predict_proba`` is bound to an estimator
-            (its ``classes_``, known once ``fit`` has started); otherwise integer class indices
-            ``0..C-1`` in the columns' order.
-        every: evaluation period in epochs.
-        classes: the labels of the probability columns (default: the estimator's ``classes_``).
-    The rows accumulate in ``self.rows`` and are also added to the training history.
-    """
-
-    def __init__(self, predict_proba, X_test, y_test, every: int = 1, classes=None):
-        from .metrics import all_metrics
-        self._metrics = all_metrics
-        self.predict_proba, self.X_test, self.y_test, self.every = predict_proba, X_test, y_test, every
-        self.classes = classes
-        self.rows: list[dict] = []
-
-    def _class_indices(self) -> np.ndarray:
-        from .estimators.labels import encode_known_labels
-        classes = self.classes
-        if classes is None:
-            classes = getattr(getattr(self.predict_proba, "__self__", None), "classes_", None)
-        if classes is not None:
-            return encode_known_labels(self.y_test, np.asarray(classes))
-        y = np.asarray(self.y_test)
-        if not np.issubdtype(y.dtype, np.integer):
-            raise ValueError("y_test holds labels, not class indices: pass classes=... (the estimator's classes_) "
-                             "or the estimator's bound predict_proba")
-        return y
-
-    def __call__(self, state: TrainingState) -> None:
-        if state.epoch % self.every:
-            return
-        row = {"epoch": state.epoch, "train_seconds": state.train_seconds,
-               **self._metrics(self.predict_proba(self.X_test), self._class_indices())}
-        self.rows.append(row)
-        state.history[-1].update({f"test_{k}": v for k, v in row.items() if k not in ("epoch", "train_seconds")})
