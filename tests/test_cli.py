@@ -93,7 +93,7 @@ def test_global_options_work_before_and_after_the_subcommand(csv_file, tmp_path,
     assert args.n_jobs == 2 and args.quiet                                 # not reset by the subcommand
 
 
-def test_every_estimator_parameter_reaches_the_classifier(tmp_path):
+def test_every_estimator_parameter_reaches_the_classifier():
     args = build_parser().parse_args([
         "fit", "--data", "x.csv", "--model", "m", "--method", "sep", "--alpha", "0.5", "--n-inducing", "7",
         "--shared-hyperparameters", "--inducing-init", "kmeans++", "--fixed-hyperparameters", "--fixed-inducing",
@@ -203,7 +203,7 @@ def test_flags_that_do_not_apply_are_errors(csv_file, tmp_path, capsys, argv, me
     assert not (tmp_path / "m").exists()
 
 
-def test_flags_not_given_leave_the_estimators_defaults(tmp_path):
+def test_flags_not_given_leave_the_estimators_defaults():
     from alphagp import DeepGPClassifier, DeepGPRegressor, GPClassifier
     base = ["fit", "--data", "x.csv", "--model", "m"]
     chosen = {"n_jobs", "verbose", "random_state"}

@@ -36,6 +36,11 @@ def test_bad_input(name):
     testing.check_bad_input(name)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_refused_arguments(name):
+    testing.check_refused_arguments(name)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", NAMES)
 def test_device_agrees_with_the_cpu(name, device):

@@ -76,7 +76,7 @@ def test_one_shared_inducing_set_equals_equal_copies_per_class(rng, method):
     torch.testing.assert_close(shared.predict_proba(Xs), copied.predict_proba(Xs), rtol=1e-10, atol=1e-12)
 
 
-def test_one_shared_set_needs_the_shared_kernel(rng):
+def test_one_shared_set_needs_the_shared_kernel():
     import torch
 
     from alphagp.kernels import ARDKernel

@@ -252,7 +252,7 @@ def test_loading_while_another_process_saves_gives_one_whole_model(thyroid, tmp_
     assert len(seen) == 2, f"the writer never replaced the file in {loads} loads"
 
 
-def test_two_writers_of_one_path_both_succeed(thyroid, tmp_path):
+def test_two_writers_of_one_path_both_succeed(tmp_path):
     import threading
 
     from alphagp import serialization

@@ -300,7 +300,7 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def cmd_methods(args) -> int:
+def cmd_methods(_args) -> int:
     from .methods import METHODS, method_parameters
     width = max(map(len, METHODS))
     for name, spec in METHODS.items():
@@ -393,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
 @contextlib.contextmanager
 def _one_line_warnings(command: str):
     """Warnings printed as ``alphagp CMD: warning: ...`` lines, without source lines."""
-    def show(message, category, filename, lineno, file=None, line=None):
+    def show(message, _category, _filename, _lineno, file=None, _line=None):
         print(f"alphagp {command}: warning: {message}", file=file or sys.stderr)
     with warnings.catch_warnings():
         warnings.showwarning = show

@@ -15,6 +15,8 @@ and its own parameters (:func:`~alphagp.methods.method_parameters`), never from 
   the inducing inputs, at the method's state after a short fit, matches central finite
   differences;
 * :func:`check_bad_input`: a wrong feature count and non-finite features are clear errors;
+* :func:`check_refused_arguments`: an estimator argument (``alpha``, ``epsilon``, ``damping``)
+  that the method's constructor does not declare is refused with a reason, not ignored;
 * :func:`check_device`: a fit on another torch device (``"cuda"`` where there is one) agrees
   with the CPU fit.
 """
@@ -27,7 +29,7 @@ import numpy as np
 import torch
 
 from .estimators import GPClassifier
-from .methods import method_parameters, method_spec
+from .methods import build_method, constructor_parameters, method_parameters, method_spec
 
 #: a sampler's own parameters, set small so a contract fit is quick
 _QUICK_SAMPLING = {"n_samples": 20, "burn_in": 10, "thin": 1}
@@ -152,6 +154,20 @@ def check_bad_input(name: str) -> None:
             assert message in str(err), f"{name}: unclear error {err}"
         else:
             raise AssertionError(f"{name}: predicted from bad input without an error")
+
+
+def check_refused_arguments(name: str) -> None:
+    from .kernels import ARDKernel
+    cls = method_spec(name).cls
+    for key, value in (("alpha", 0.5), ("epsilon", 0.01), ("damping", 0.7)):
+        if key in constructor_parameters(cls):
+            continue
+        try:
+            build_method(name, torch.zeros(3, 4, 2, dtype=torch.float64), ARDKernel(3, 2), n_data=10, **{key: value})
+        except ValueError as err:
+            assert f"has no {key}" in str(err), f"{name}: unclear refusal of {key}: {err}"
+        else:
+            raise AssertionError(f"{name}: {key}={value} was accepted and ignored")
 
 
 def check_device(name: str, device: str) -> None:

@@ -115,9 +115,33 @@ def check_method_params(name: str, params: dict | None, reserved: tuple[str, ...
                                    caller_name=f"method {name!r} (method_params)")
 
 
+#: what the estimator passes every method as context; a constructor that does not declare one does without it
+_CONTEXT = ("n_data", "site_storage")
+
+
+def constructor_parameters(cls: type) -> set[str]:
+    """The keyword arguments ``cls`` accepts beyond ``(inducing_points, kernel)``: those of its
+    ``__init__`` and, through ``**kwargs``, of the base classes it forwards them to."""
+    accepted: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        parameters = list(inspect.signature(klass.__init__).parameters.values())[3:]   # self, inducing_points, kernel
+        accepted |= {p.name for p in parameters if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+            break
+    return accepted
+
+
 def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
-    """Construct method ``name``. ``None`` values in ``config`` mean "the method's default"; the
-    method's own parameters in ``config`` are checked against its ``OWN_PARAMETERS``."""
+    """Construct method ``name`` with the arguments its constructor declares.
+
+    ``None`` values in ``config`` mean "the method's default"; the context of :data:`_CONTEXT`
+    (``n_data``, ``site_storage``) goes only to constructors that declare it; any other value the
+    method does not take (``alpha``, ``epsilon``, ``damping`` where it has none) is a
+    ``ValueError`` with the method's reason (``REFUSES``). The method's own parameters are checked
+    against its ``OWN_PARAMETERS``, and the registry's fixed values against the given ones.
+    """
     spec = method_spec(name)
     config = {k: v for k, v in config.items() if v is not None}
     validate_parameter_constraints(_own_constraints(spec.cls), config, caller_name=f"method {name!r}")
@@ -125,7 +149,13 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
         if key in config and config[key] != value:
             raise ValueError(f"method {name!r} has {key}={value}; got {key}={config[key]}"
                              + ("; use method='pep' for alpha < 1" if key == "alpha" else ""))
-    return spec.cls(inducing_points, kernel, **{**spec.defaults, **config, **spec.fixed})
+    accepted = constructor_parameters(spec.cls)
+    for key, value in config.items():
+        if key not in accepted and key not in _CONTEXT:
+            reason = spec.cls.REFUSES.get(key, f"its arguments are {sorted(accepted - set(_CONTEXT))}")
+            raise ValueError(f"method {name!r} has no {key} (got {value!r}): {reason}")
+    config = {k: v for k, v in {**spec.defaults, **config, **spec.fixed}.items() if k in accepted}
+    return spec.cls(inducing_points, kernel, **config)
 
 
 __all__ = [
@@ -149,6 +179,7 @@ __all__ = [
     "SparseVI",
     "build_method",
     "check_method_params",
+    "constructor_parameters",
     "method_parameters",
     "method_spec",
 ]

@@ -57,8 +57,6 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     Args:
         inducing_points: ``[C, M, D]`` or ``[1, M, D]`` (shared); kernel: :class:`~alphagp.kernels.ARDKernel`.
         n_data: N.
-        alpha, epsilon, damping: must be ``None`` (accepted for the uniform factory signature).
-        site_storage: accepted for the uniform factory signature (no per-point state).
         step_delay, step_forgetting: the natural-gradient step rho_t = (step_delay + t)^(-step_forgetting)
             on mini-batches (delay > 0, forgetting in (0.5, 1]).
         class_batch_size: classes per step (Algorithm 2); ``None`` uses all.
@@ -67,19 +65,16 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     """
 
     CAPABILITIES = Capabilities(batch_optimizer="adam")
+    REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("alpha", "epsilon", "damping"), "the logistic-softmax model is fitted by closed-form variational updates")
     OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
                                       "step_forgetting": [Interval(Real, 0.5, 1, closed="right")],
                                       "class_batch_size": [Interval(Integral, 1, None, closed="left"), None],
                                       "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],
                                       "seed": [Interval(Integral, 0, None, closed="left")]}
 
-    def __init__(self, inducing_points, kernel, n_data: int, alpha=None, epsilon=None, damping=None,
-                 site_storage: bool = True, step_delay: float = 1.0, step_forgetting: float = 0.51,
+    def __init__(self, inducing_points, kernel, n_data: int, step_delay: float = 1.0, step_forgetting: float = 0.51,
                  class_batch_size: int | None = None, n_predictive_samples: int = 1024, seed: int = 0):
-        for name, value in (("alpha", alpha), ("epsilon", epsilon), ("damping", damping)):
-            if value is not None:
-                raise ValueError(f"{type(self).__name__} has no {name} (got {value}): the logistic-softmax "
-                                 "model is fitted by closed-form variational updates")
         super().__init__(inducing_points, kernel,
                          LogisticSoftmaxLikelihood(n_predictive_samples=n_predictive_samples, seed=seed))
         if not step_delay > 0 or not 0.5 < step_forgetting <= 1.0:

@@ -114,6 +114,9 @@ class SparseGPMethod(nn.Module):
     #: by :func:`~alphagp.methods.method_parameters`); every other argument comes from the estimator
     OWN_PARAMETERS: ClassVar[dict] = {}
     CAPABILITIES: ClassVar[Capabilities] = Capabilities()
+    #: why the method takes no ``alpha``, ``epsilon`` or ``damping`` where it takes none (the
+    #: factory's error when a user sets one); a constructor declares only the arguments it uses
+    REFUSES: ClassVar[dict[str, str]] = {}
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()

@@ -237,7 +237,7 @@ class DeepGP(nn.Module):
         """The module's output is its energy (:meth:`energy`), so ``torch.func.functional_call`` differentiates it."""
         return self.energy(X, y, generator)
 
-    def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    def objective(self, X: torch.Tensor, y: torch.Tensor, _idx: torch.Tensor) -> torch.Tensor:
         """The energy on a batch with the draws of the current step."""
         return self.energy(X, y, self._generator(int(self.n_steps)))
 

@@ -44,6 +44,7 @@ with B = I + L' Lambda L and b = L' eta.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
 import torch
 
@@ -74,13 +75,13 @@ class ScalableEP(SiteMethod):
     #: Buffers needed to continue training but not to predict (EP's per-point sites: O(N C M)).
     TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
+    REFUSES: ClassVar[dict[str, str]] = {
+        "epsilon": "EP and SEP use the Heaviside likelihood of the scalable-EP paper, which has no labelling-error "
+                   "probability epsilon; the robust-max likelihood is method='rep' or 'pep'"}
+
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
                  alpha: float = 1.0, damping: float = 0.5, tied: bool = False,
-                 likelihood: HeavisideLikelihood | None = None, site_storage: bool = True,
-                 epsilon: float | None = None):
-        if epsilon is not None:
-            raise ValueError("EP and SEP use the Heaviside likelihood of the scalable-EP paper, which has no "
-                             "labelling-error probability epsilon; the robust-max likelihood is method='rep' or 'pep'")
+                 likelihood: HeavisideLikelihood | None = None, site_storage: bool = True):
         self.tied = bool(tied)
         self.site_storage = bool(site_storage) or self.tied
         super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,

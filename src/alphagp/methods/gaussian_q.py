@@ -50,20 +50,18 @@ class GaussianQMethod(SparseGPMethod):
         n_data: N (mini-batch scaling, tied-factor counts).
         alpha: the power (``None`` for VI, the alpha -> 0 limit).
         epsilon: robust-max labelling-error probability (``None``: 1e-3).
-        damping: must be ``None``: there are no EP updates to damp.
-        site_storage: accepted for the uniform factory signature (no per-point state).
+        likelihood: another likelihood object (the softmax ones of :class:`SparseVI`).
     """
 
     #: the objective is a global term plus a sum over the batch, and q moves by gradients
     CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
+    REFUSES: ClassVar[dict[str, str]] = {
+        "damping": "it fits q by gradients and has no EP updates to damp; damping applies to the EP methods "
+                   "(ep, sep, rep, pep)"}
     NEEDS_ALPHA = True
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
-                 alpha: float | None = 0.5, epsilon: float | None = None, damping: float | None = None,
-                 site_storage: bool = True, likelihood=None):
-        if damping is not None:
-            raise ValueError(f"{type(self).__name__} fits q by gradients and has no EP updates to damp; "
-                             "damping applies to the EP methods (ep, sep, rep, pep)")
+                 alpha: float | None = 0.5, epsilon: float | None = None, likelihood=None):
         if likelihood is None:
             likelihood = RobustMaxLikelihood(DEFAULT_EPSILON if epsilon is None else float(epsilon))
         super().__init__(inducing_points, kernel, likelihood)
@@ -93,7 +91,7 @@ class GaussianQMethod(SparseGPMethod):
     def _sqrt(self) -> torch.Tensor:
         return torch.tril(self.q_sqrt)
 
-    def _latent_marginals(self, L, Psi):
+    def _latent_marginals(self, _L, Psi):
         """Means and variances ``[C, B]`` of h = psi' w under q = N(mu, R R')."""
         mean = (self.q_mean[:, None, :] @ Psi)[:, 0]
         var = (self._sqrt().transpose(-1, -2) @ Psi).square().sum(1)
@@ -258,11 +256,11 @@ class APEP(GaussianQMethod):
         eye = torch.eye(R.shape[-1], dtype=R.dtype, device=R.device)
         return eye + shrink * (R @ R.transpose(-1, -2)), shrink * self.site_natural
 
-    def _latent_marginals(self, L, Psi):
+    def _latent_marginals(self, _L, Psi):
         mean, var, _ = projected_marginals(*self._natural(), Psi)
         return mean, var
 
-    def _objective(self, L, Psi, s, y, idx):
+    def _objective(self, _L, Psi, s, y, idx):
         a, N = self.alpha, self.n_data
         Bm, b = self._natural()
         LB = stable_cholesky(Bm)

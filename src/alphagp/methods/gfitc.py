@@ -61,15 +61,13 @@ class GFITC(StoredQ, SparseGPMethod):
     #: batch only: the FITC marginal likelihood is not a sum over points
     #: (its gradient holds the site constants fixed: checked against the re-converged estimate in test_gfitc.py)
     CAPABILITIES = Capabilities(damping=True, mini_batches=False, exact_gradient=False)
+    REFUSES: ClassVar[dict[str, str]] = {
+        "epsilon": "GFITC uses the exact Heaviside likelihood, which has no labelling-error probability epsilon"}
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
-                 damping: float = 0.5, epsilon: float | None = None, site_storage: bool = True,
-                 ep_iterations: int = 100, ep_tol: float = 1e-3):
+                 damping: float = 0.5, site_storage: bool = True, ep_iterations: int = 100, ep_tol: float = 1e-3):
         if alpha != 1.0:
             raise ValueError(f"GFITC runs EP (alpha = 1), got alpha={alpha}")
-        if epsilon is not None:
-            raise ValueError("GFITC uses the exact Heaviside likelihood, which has no labelling-error "
-                             "probability epsilon")
         if not 0.0 < damping <= 1.0:
             raise ValueError(f"damping must lie in (0, 1], got {damping}")
         super().__init__(inducing_points, kernel, HeavisideLikelihood())
@@ -176,5 +174,5 @@ class GFITC(StoredQ, SparseGPMethod):
         self._store_q(L.detach(), post["Bm"].detach(), post["b"].detach())
         return log_z
 
-    def _objective(self, L, Psi, s, y, idx):
+    def _objective(self, _L, Psi, s, y, _idx):
         return self._log_z_ep(Psi, s, y)[0]

@@ -17,6 +17,7 @@ P(f*^c is the largest), like the other methods' predictions.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import torch
 
@@ -31,18 +32,14 @@ class LabelRegression(StoredQ, SparseGPMethod):
 
     Args:
         inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
-        alpha, epsilon, damping: must be unset (1, ``None``, ``None``): the inference is exact.
-        site_storage: accepted for the uniform factory signature (no per-point state).
     """
 
     #: batch only: the exact sparse-GP marginal likelihood is not a sum over points
     CAPABILITIES = Capabilities(mini_batches=False)
+    REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("alpha", "epsilon", "damping"), "label regression is exact GP regression on one-hot labels")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
-                 epsilon: float | None = None, damping: float | None = None, site_storage: bool = True):
-        if alpha != 1.0 or epsilon is not None or damping is not None:
-            raise ValueError("label regression is exact GP regression on one-hot labels: it takes no alpha, "
-                             "epsilon or damping")
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int):
         super().__init__(inducing_points, kernel, HeavisideLikelihood())
         C, M = self.n_classes, inducing_points.shape[1]
         self.n_data, self.alpha = int(n_data), 1.0
@@ -68,7 +65,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
         g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
         return g_q.sum() - (0.5 * torch.log(2 * math.pi * s) + 0.5 * t * t / s).sum(), Bm, b
 
-    def _objective(self, L, Psi, s, y, idx):
+    def _objective(self, _L, Psi, s, y, idx):
         return self._log_marginal(Psi, s, y, idx)[0]
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
