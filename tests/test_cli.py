@@ -299,3 +299,20 @@ def test_version_module_entry_and_plain_help(capsys):
     assert capsys.readouterr().out.strip() == f"alphagp {__version__}"
     done = subprocess.run([sys.executable, "-m", "alphagp", "--help"], capture_output=True, text=True, check=True)
     assert "usage: alphagp" in done.stdout and "``" not in done.stdout
+
+
+def test_the_readme_method_table_is_the_registrys(capsys):
+    """One source: the README's method table is `alphagp methods --markdown`, and the estimator's
+    docstring lists every registered method."""
+    from pathlib import Path
+
+    from alphagp import GPClassifier
+    from alphagp.methods import METHODS
+    assert main(["methods", "--markdown"]) == 0
+    table = capsys.readouterr().out.strip()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.index("| method | what it is |")
+    end = readme.index("<!-- end of the registry's table -->")
+    assert readme[start:end].strip() == table, "README's method table differs: paste `alphagp methods --markdown`"
+    assert all(f"``{name}``: {spec.summary}" in " ".join(GPClassifier.__doc__.split())
+               for name, spec in METHODS.items())

@@ -300,15 +300,19 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def cmd_methods(_args) -> int:
-    from .methods import METHODS, method_parameters
-    width = max(map(len, METHODS))
-    for name, spec in METHODS.items():
-        print(f"{name:<{width}}  {spec.summary}")
-        own = method_parameters(name)
+def cmd_methods(args) -> int:
+    from .methods import method_table
+    table = method_table()
+    if args.markdown:
+        print("| method | what it is | method_params (defaults) |\n| --- | --- | --- |")
+        for name, summary, own in table:
+            print(f"| `{name}` | {summary} | {own.replace('=', ' = ') if own else '-'} |")
+        return 0
+    width = max(len(name) for name, _, _ in table)
+    for name, summary, own in table:
+        print(f"{name:<{width}}  {summary}")
         if own:
-            listed = ", ".join(f"{key}={value!r}" for key, value in own.items())
-            print(f"{'':<{width}}  method_params: {listed}")
+            print(f"{'':<{width}}  method_params: {own}")
     return 0
 
 
@@ -386,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_evaluate)
 
     methods = sub.add_parser("methods", help="list the inference methods and their method_params", **common)
+    methods.add_argument("--markdown", action="store_true", help="as a Markdown table (the README's)")
     methods.set_defaults(func=cmd_methods)
     return parser
 

@@ -19,7 +19,7 @@ from ..distributed import broadcast_state, ensure_process_group
 from ..inducing import init_inducing_points
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
-from ..methods import METHODS, build_method, check_method_params, method_spec
+from ..methods import METHODS, build_method, check_method_params, method_spec, method_table
 from ..metrics import all_metrics
 from ..numerics import CholeskyError
 from ..parallel import torch_threads
@@ -58,27 +58,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     Parameters
     ----------
     method : str, one of ``alphagp methods``
-        {"ep", "sep", "rep", "pep", "apep", "arpep", "rpapep", "gfitc", "gibbs", "laplace",
-        "label_regression", "vi", "vi_softmax", "vi_logistic_softmax", "augmented", "augmented_gibbs"}.
-        ``ep``: one rank-one factor per (point, class), memory O(N C M). ``sep``: tied factors,
-        memory O(C M^2) independent of N. ``rep``: EP with the robust-max likelihood, one
-        factor per point. ``pep``: power EP with that likelihood (alpha paper 3.1). ``apep``,
-        ``arpep``, ``rpapep``: approximate power EP fitted by gradients (alpha paper 3.2-3.4).
-        ``gfitc``: EP on the exact Heaviside factors with the FITC prior, run to convergence
-        before every hyper-parameter step, batch only (the EP paper's baseline). ``gibbs``:
-        hyper-parameters from an EP (``rep``) fit, then Gibbs sampling of the posterior
-        (``method_params``: ``n_samples``, ``burn_in``, ``thin``, ``seed``; small data).
-        ``laplace``: hyper-parameters from an EP (``rep``) fit, then the Laplace approximation
-        with the softmax likelihood. ``label_regression``: exact sparse GP regression on one-hot
-        labels, batch only (gibbs, laplace and label_regression are the alpha paper's Appendix C
-        baselines). ``vi``: sparse variational inference (Hensman et al. 2015), the alpha -> 0
-        limit. ``vi_softmax``, ``vi_logistic_softmax``: the same VI with the softmax or the
-        logistic-softmax likelihood (expectations by Monte Carlo). ``augmented``: the
-        logistic-softmax likelihood with its conjugate augmentation, fitted by closed-form
-        natural-gradient steps on q (Galy-Fajou et al., UAI 2019; ``method_params``:
-        ``step_delay``, ``step_forgetting``, ``class_batch_size`` for class subsampling);
-        ``augmented_gibbs``: its hyper-parameters, then Gibbs sampling of the augmented model
-        (small data). The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form
+        {methods}
+        The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form
         updates; apep, arpep, rpapep and the vi methods fit q by gradients (with Adam, in batch
         training too).
     n_inducing : int
@@ -517,3 +498,17 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if content.get("alpha_scores"):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         self._set_diagnostics()
+
+
+def _method_list(indent: str = "        ") -> str:
+    """The registry's methods as docstring lines (``name``: summary; method_params)."""
+    import textwrap
+    lines = []
+    for name, summary, own in method_table():
+        text = f"``{name}``: {summary}" + (f" (``method_params``: {own})" if own else "") + "."
+        lines += textwrap.wrap(text, 96, initial_indent=indent, subsequent_indent=indent + "    ",
+                               break_on_hyphens=False)
+    return "\n".join(lines).strip()
+
+
+GPClassifier.__doc__ = GPClassifier.__doc__.replace("{methods}", _method_list())

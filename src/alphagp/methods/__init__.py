@@ -97,6 +97,14 @@ def method_parameters(name: str) -> dict:
     return {key: defaults.get(key) for key in _own_constraints(spec.cls) if key not in spec.fixed}
 
 
+def method_table() -> list[tuple[str, str, str]]:
+    """``(name, summary, own parameters)`` of every registered method in registry order; the own
+    parameters as ``key=default`` text (empty where there are none). The one source of the method
+    lists of ``alphagp methods``, the README and :class:`~alphagp.GPClassifier`'s docstring."""
+    return [(name, spec.summary, ", ".join(f"{k}={v!r}" for k, v in method_parameters(name).items()))
+            for name, spec in METHODS.items()]
+
+
 def check_method_params(name: str, params: dict | None, reserved: tuple[str, ...] = ()) -> None:
     """``ValueError`` (listing the valid keys) for a ``method_params`` key that method ``name`` does not
     take or that belongs to the estimator (``reserved``), and scikit-learn's ``InvalidParameterError``
@@ -182,4 +190,5 @@ __all__ = [
     "constructor_parameters",
     "method_parameters",
     "method_spec",
+    "method_table",
 ]
