@@ -8,7 +8,7 @@ from alphagp import testing
 from alphagp.methods import METHODS
 
 NAMES = list(METHODS)
-DEVICES = ["cuda"] if torch.cuda.is_available() else []
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])      # "cpu": the device path itself
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -40,7 +40,16 @@ def _worker(rank, init_file, method, out_dir):
         dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("method", ["sep", "vi", "arpep", "apep", "rpapep"])
+def _data_parallel_methods() -> list[str]:
+    """The registered methods whose built instance (default arguments) can split a step."""
+    from alphagp.kernels import ARDKernel
+    from alphagp.methods import METHODS, build_method
+    Z = torch.zeros(3, 4, 2, dtype=torch.float64)
+    return [name for name in METHODS
+            if build_method(name, Z, ARDKernel(3, 2), n_data=10).capabilities.data_parallel]
+
+
+@pytest.mark.parametrize("method", _data_parallel_methods())
 def test_two_processes_equal_one(tmp_path, method):
     mp.spawn(_worker, args=(str(tmp_path / "init"), method, str(tmp_path)), nprocs=WORLD, join=True)
     X, y, X_test = _data()

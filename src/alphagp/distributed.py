@@ -63,6 +63,17 @@ class Reducer:
         return value / self.world_size if self.active else value
 
 
+def local_rows(reducer: Reducer, local: int) -> tuple[int, slice]:
+    """``(rows of the global batch, this process's rows in it)`` for a share of ``local`` rows, as
+    :func:`local_share` splits the batch: draws made for the global batch and sliced so give each
+    row the draw it would get in one process."""
+    total = reducer.batch_size(local)
+    if not reducer.active:
+        return total, slice(0, total)
+    start = sum(len(part) for part in torch.tensor_split(torch.arange(total), reducer.world_size)[:reducer.rank])
+    return total, slice(start, start + local)
+
+
 def local_share(idx: torch.Tensor, reducer: Reducer) -> torch.Tensor:
     """This process's contiguous share of the global batch ``idx``."""
     return torch.tensor_split(idx, reducer.world_size)[reducer.rank] if reducer.active else idx

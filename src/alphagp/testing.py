@@ -128,7 +128,7 @@ def check_objective_gradient(name: str, directions: int = 3, step: float = 1e-4)
         analytic = sum((g * d).sum() for g, d in zip(grads, direction)).item()
         central = [_central_difference(model, params, direction, h, Xs, y_idx, idx) for h in (step, step / 2)]
         numeric = (4 * central[1] - central[0]) / 3                    # Richardson: error O(h^4)
-        assert abs(analytic - numeric) <= 1e-5 * abs(numeric) + 1e-6, \
+        assert abs(analytic - numeric) <= max(1e-5 * abs(numeric), 1e-6), \
             f"{name}: gradient {analytic} against finite differences {numeric}"
 
 

@@ -60,10 +60,15 @@ class MonteCarloLikelihood:
         return log_p.gather(-1, y.expand(*log_p.shape[:-1])[..., None])[..., 0]
 
     def expected_log_lik(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
-                         generator: torch.Generator | None = None) -> torch.Tensor:
+                         generator: torch.Generator | None = None,
+                         rows: tuple[int, slice] | None = None) -> torch.Tensor:
         """Unbiased Monte Carlo estimate of E[log p(y | f)] ``[N]`` under f ~ N(mean, diag(var)) ``[N, C]``,
-        differentiable in ``mean`` and ``var`` (reparameterised draws from ``generator``, on the CPU)."""
-        eps = torch.randn(self.n_samples, *mean.shape, dtype=mean.dtype, generator=generator).to(mean.device)
+        differentiable in ``mean`` and ``var`` (reparameterised draws from ``generator``, on the CPU).
+        ``rows``: ``(n, part)``: draw for ``n`` rows and use those of ``part`` (a process's share of a
+        batch split across processes then sees the draws of one process)."""
+        n, part = rows if rows is not None else (mean.shape[0], slice(None))
+        eps = torch.randn(self.n_samples, n, mean.shape[-1], dtype=mean.dtype, generator=generator)[:, part]
+        eps = eps.to(mean.device)
         f = mean + var.sqrt() * eps
         return self.log_prob(f, y).mean(0)
 

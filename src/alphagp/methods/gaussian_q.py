@@ -32,6 +32,7 @@ import torch
 from sklearn.utils._param_validation import Interval
 from torch import nn
 
+from ..distributed import local_rows
 from ..kernels import ARDKernel
 from ..likelihoods import LogisticSoftmaxLikelihood, RobustMaxLikelihood, SoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
@@ -162,6 +163,7 @@ class SparseVI(GaussianQMethod):
         extra = {}
         if getattr(self.likelihood, "STOCHASTIC", False):   # Monte Carlo draws fixed by (seed, step)
             extra["generator"] = torch.Generator().manual_seed(self.seed * 1_000_003 + int(self.n_steps))
+            extra["rows"] = local_rows(self.reducer, len(y))
         ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, **extra)
         return ell.sum() * self._data_scale(idx)
 
