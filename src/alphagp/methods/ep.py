@@ -53,6 +53,7 @@ from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser
 from .base import MIN_VARIANCE, Capabilities, SiteMethod, per_point_totals, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
+from .site_updates import damped, heaviside_pair_sites
 
 
 class ScalableEP(SiteMethod):
@@ -215,14 +216,7 @@ class ScalableEP(SiteMethod):
         with G, g the batch's new sites in whitened coordinates (no new L' Lambda L product);
         EP's rest of the running sum and its (B, b), which the update leaves as they are.
         """
-        m_w, v_w, m_l, v_l = cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"]
-        a = self.alpha
-        denom_w = 1.0 + v_w * g2
-        denom_l = 1.0 + v_l * g2
-        new_c1 = torch.stack((-g2 / denom_w, -g2 / denom_l), -1) / a
-        new_c2 = torch.stack(((g1 - m_w * g2) / denom_w, (-g1 - m_l * g2) / denom_l), -1) / a
-        ok = (torch.isfinite(new_c1).all(-1) & torch.isfinite(new_c2).all(-1)
-              & (new_c1 >= 0).all(-1) & (denom_w > 0) & (denom_l > 0))
+        new_c1, new_c2, ok = heaviside_pair_sites(cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"], g1, g2, self.alpha)
         is_factor = self._factor_mask(y, self.n_classes)
         proper = is_factor & ~cav["improper"]
         keep = (proper & ok)[..., None]
@@ -246,7 +240,7 @@ class ScalableEP(SiteMethod):
             Bm = torch.add(eye, Bm_old - eye, alpha=1.0 - frac).add_(gram, alpha=rho)
             return Bm, b_old.mul(1.0 - frac).add_(vec, alpha=rho)
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
-        self.factor_c1[idx] = torch.where(keep, rho * new_c1 + (1 - rho) * old_c1, old_c1)
-        self.factor_c2[idx] = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
+        self.factor_c1[idx] = damped(new_c1, old_c1, keep, rho)
+        self.factor_c2[idx] = damped(new_c2, old_c2, keep, rho)
         self._store_batch_sites(L, Psi, idx, cav["rest"], *self._point_sites(y, idx))
         return cav["rest"], cav["whitened"]

@@ -41,6 +41,7 @@ from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
+from .site_updates import damped, heaviside_pair_sites
 
 
 class GFITC(StoredQ, SparseGPMethod):
@@ -130,18 +131,14 @@ class GFITC(StoredQ, SparseGPMethod):
         """One parallel damped EP update of every factor; returns the largest relative site change."""
         cav = self._cavities(self._posterior(Psi, s, y), y)
         _, g1, g2 = self._tilted(cav)
-        denom_w, denom_l = 1.0 + cav["v_w"] * g2, 1.0 + cav["v_l"] * g2
-        new_tau = torch.stack((-g2 / denom_w, -g2 / denom_l), -1)
-        new_nu = torch.stack(((g1 - cav["m_w"] * g2) / denom_w, (-g1 - cav["m_l"] * g2) / denom_l), -1)
-        ok = (torch.isfinite(new_tau).all(-1) & torch.isfinite(new_nu).all(-1) & (new_tau >= 0).all(-1)
-              & (denom_w > 0) & (denom_l > 0))
+        new_tau, new_nu, ok = heaviside_pair_sites(cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"], g1, g2)
         proper = cav["is_factor"] & ~cav["improper"]
         self.n_improper_cavities += int((cav["is_factor"] & cav["improper"]).sum())
         self.n_skipped_updates += int((proper & ~ok).sum())
         keep = (proper & ok)[..., None]
         rho = self.damping
-        tau = torch.where(keep, rho * new_tau + (1 - rho) * self.site_tau, self.site_tau)
-        nu = torch.where(keep, rho * new_nu + (1 - rho) * self.site_nu, self.site_nu)
+        tau = damped(new_tau, self.site_tau, keep, rho)
+        nu = damped(new_nu, self.site_nu, keep, rho)
         change = max(((tau - self.site_tau).abs() / (1.0 + self.site_tau.abs())).max().item(),
                      ((nu - self.site_nu).abs() / (1.0 + self.site_nu.abs())).max().item())
         self.site_tau.copy_(tau)

@@ -36,6 +36,7 @@ from ..likelihoods import RobustMaxLikelihood
 from ..numerics import gaussian_log_normaliser
 from .base import MIN_VARIANCE, SiteMethod, whitened_sites
 from .projection import projected_marginals
+from .site_updates import damped, valid_sites
 
 DEFAULT_EPSILON = 1e-3  # Hensman et al. (2015), used by all three papers
 
@@ -117,13 +118,13 @@ class PowerEP(SiteMethod):
         denom = 1.0 - sigma * G
         new_c1 = G / denom / a
         new_c2 = (g_m + a * new_c1 * (mu + sigma * g_m)) / a
-        ok = torch.isfinite(new_c1) & torch.isfinite(new_c2) & (new_c1 >= 0) & (denom > 0)
+        ok = valid_sites(new_c1[..., None], new_c2[..., None], (denom,))
         proper = ~cav["improper"][:, None].expand_as(ok)
         self.n_improper_cavities += int(cav["improper"].sum())
         self.n_skipped_updates += int((proper & ~ok).sum())
         keep = proper & ok
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
-        c1 = torch.where(keep, rho * new_c1 + (1 - rho) * old_c1, old_c1)
-        c2 = torch.where(keep, rho * new_c2 + (1 - rho) * old_c2, old_c2)
+        c1 = damped(new_c1, old_c1, keep, rho)
+        c2 = damped(new_c2, old_c2, keep, rho)
         self.factor_c1[idx], self.factor_c2[idx] = c1, c2
         self._store_batch_sites(L, Psi, idx, cav["rest"], c1, c2)
