@@ -33,3 +33,21 @@ def gp_prior_problem(n_train=400, n_test=400, n_classes=3, seed=0, lengthscale=1
     F = np.linalg.cholesky(K) @ g.standard_normal((n, n_classes))
     y = F.argmax(1)
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:], F[n_train:]
+
+
+def rewrite_model_header(raw: bytes, edit, keep_checksum: bool = True) -> bytes:
+    """The bytes ``raw`` of an alphagp file with its JSON header passed through ``edit`` (called with
+    the parsed header: ``kind``, ``format_version``, ``content``, ...); the stored checksum is kept
+    as it was, or dropped (``keep_checksum=False``, as in files of format 1)."""
+    import json
+    import struct
+    n = struct.unpack("<Q", raw[:8])[0]
+    table = json.loads(raw[8:8 + n])
+    meta = json.loads(table["__metadata__"]["alphagp"])
+    edit(meta)
+    table["__metadata__"]["alphagp"] = json.dumps(meta)
+    if not keep_checksum:
+        del table["__metadata__"]["alphagp_sha256"]
+    blob = json.dumps(table).encode()
+    blob += b" " * (-len(blob) % 8)
+    return struct.pack("<Q", len(blob)) + blob + raw[8 + n:]

@@ -194,25 +194,19 @@ def test_targets_and_features_of_extreme_magnitude_fit_as_their_unit_scale_twins
 
 def test_a_format_1_deep_gp_file_with_x_mean_still_loads(regression, tmp_path):
     """Deep-GP files of format 1 named the standardisation x_mean / x_scale and had no checksum."""
-    import json
-    import struct
-
     from alphagp.serialization import UncheckedModelFileWarning
+
+    from conftest import rewrite_model_header
     X, y = regression
     reg = DeepGPRegressor(**{**SMALL, "max_iter": 1}).fit(X, y)
     reg.save(tmp_path / "new.safetensors")
     raw = (tmp_path / "new.safetensors").read_bytes()
-    n = struct.unpack("<Q", raw[:8])[0]
-    table = json.loads(raw[8:8 + n])
-    del table["__metadata__"]["alphagp_sha256"]
-    meta = json.loads(table["__metadata__"]["alphagp"])
-    meta["format_version"] = 1
-    content = meta["content"]
-    content["x_mean"], content["x_scale"] = content.pop("mean"), content.pop("scale")
-    table["__metadata__"]["alphagp"] = json.dumps(meta)
-    blob = json.dumps(table).encode()
-    blob += b" " * (-len(blob) % 8)
-    (tmp_path / "old.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + raw[8 + n:])
+
+    def format_1(meta):
+        meta["format_version"] = 1
+        content = meta["content"]
+        content["x_mean"], content["x_scale"] = content.pop("mean"), content.pop("scale")
+    (tmp_path / "old.safetensors").write_bytes(rewrite_model_header(raw, format_1, keep_checksum=False))
     with pytest.warns(UncheckedModelFileWarning):
         old = DeepGPRegressor.load(tmp_path / "old.safetensors")
     np.testing.assert_array_equal(old.predict(X), reg.predict(X))

@@ -14,6 +14,8 @@ from alphagp.data import load_bundled
 from alphagp.serialization import FORMAT_VERSION, ModelFileError
 from alphagp.training import CheckpointMismatchError, CheckpointResumed
 
+from conftest import rewrite_model_header
+
 FAST = dict(n_inducing=8, max_iter=6, random_state=0)
 
 
@@ -159,18 +161,6 @@ def test_checkpoint_is_a_data_only_file(thyroid, tmp_path):
 
 
 # ---------------------------------------------------------------------- checksums, concurrency, crafted sizes
-def _rewrite_header(raw: bytes, edit) -> bytes:
-    """``raw`` with its alphagp header passed through ``edit`` (the checksum is left as it was)."""
-    n = struct.unpack("<Q", raw[:8])[0]
-    table = json.loads(raw[8:8 + n])
-    meta = json.loads(table["__metadata__"]["alphagp"])
-    edit(meta)
-    table["__metadata__"]["alphagp"] = json.dumps(meta)
-    blob = json.dumps(table).encode()
-    blob += b" " * (-len(blob) % 8)
-    return struct.pack("<Q", len(blob)) + blob + raw[8 + n:]
-
-
 def test_a_flipped_byte_or_an_edited_header_is_refused(thyroid, tmp_path):
     X, y = thyroid
     good = tmp_path / "model.safetensors"
@@ -191,7 +181,7 @@ def test_a_flipped_byte_or_an_edited_header_is_refused(thyroid, tmp_path):
              "dtype changed": lambda m: m["content"]["params"].update(dtype="float32"),
              "a digit of the history": lambda m: m["content"]["history"][0].update(objective=1.0)}
     for what, edit in edits.items():
-        damaged.write_bytes(_rewrite_header(raw, edit))
+        damaged.write_bytes(rewrite_model_header(raw, edit))
         with pytest.raises(ModelFileError, match="damaged or was edited"):
             GPClassifier.load(damaged)
             pytest.fail(f"{what}: loaded")
@@ -307,22 +297,14 @@ def test_a_format_1_file_without_a_checksum_loads_with_a_warning(thyroid, tmp_pa
     clf = GPClassifier(**FAST).fit(X, y)
     clf.save(tmp_path / "new.safetensors")
     raw = (tmp_path / "new.safetensors").read_bytes()
-    n = struct.unpack("<Q", raw[:8])[0]
-    table = json.loads(raw[8:8 + n])
-    del table["__metadata__"]["alphagp_sha256"]
-    meta = json.loads(table["__metadata__"]["alphagp"])
-    meta["format_version"] = 1
-    table["__metadata__"]["alphagp"] = json.dumps(meta)
-    blob = json.dumps(table).encode()
-    blob += b" " * (-len(blob) % 8)
-    (tmp_path / "old.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + raw[8 + n:])
+
+    def format_1(meta):
+        meta["format_version"] = 1
+    (tmp_path / "old.safetensors").write_bytes(rewrite_model_header(raw, format_1, keep_checksum=False))
     with pytest.warns(UncheckedModelFileWarning, match="before files carried a checksum"):
         old = GPClassifier.load(tmp_path / "old.safetensors")
     np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
-    meta["format_version"] = 2                               # a format-2 file must carry its checksum
-    table["__metadata__"]["alphagp"] = json.dumps(meta)
-    blob = json.dumps(table).encode()
-    blob += b" " * (-len(blob) % 8)
-    (tmp_path / "stripped.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + raw[8 + n:])
+    # a format-2 file must carry its checksum
+    (tmp_path / "stripped.safetensors").write_bytes(rewrite_model_header(raw, lambda meta: None, keep_checksum=False))
     with pytest.raises(ModelFileError, match="damaged or was edited"):
         GPClassifier.load(tmp_path / "stripped.safetensors")
