@@ -7,7 +7,7 @@ each method's test probabilities and the average of two Gibbs chains, and the ch
 difference from each other (Monte Carlo error). A second sampler targets the posterior under
 the paper's factorised likelihood (eq. 33), the posterior EP approximates, which separates
 EP's own error from that of the likelihood's form. The sampler is the test suite's own
-(tests/gibbs_reference.py, NumPy and SciPy only). One JSON line per (seed, method) goes to
+(alphagp.testing.gibbs_reference, NumPy and SciPy only). One JSON line per (seed, method) goes to
 benchmarks/results/exact_posterior.jsonl.
 
     python benchmarks/exact_posterior.py --seeds 0 1 2 3 4
@@ -16,18 +16,14 @@ benchmarks/results/exact_posterior.jsonl.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from alphagp import GPClassifier
+from alphagp.testing import gibbs_reference as gibbs
 
 from common import append_row, base_row
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import gibbs_reference as gibbs
 
 METHODS = {"EP": dict(method="ep"), "SEP": dict(method="sep"), "EP alpha=0.5": dict(method="ep", alpha=0.5),
            "SEP alpha=0.5": dict(method="sep", alpha=0.5)}

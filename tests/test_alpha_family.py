@@ -10,8 +10,8 @@ from alphagp import GPClassifier
 from alphagp.data import load_bundled
 from alphagp.kernels import ARDKernel
 from alphagp.methods import METHODS, build_method
+from alphagp.testing import dense_reference as ref
 
-import dense_reference as ref
 from conftest import Interrupt, interrupt_at
 
 ROBUST = ["rep", "pep", "apep", "arpep", "rpapep", "vi"]

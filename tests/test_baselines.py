@@ -11,8 +11,7 @@ from alphagp import GPClassifier
 from alphagp.data import load_bundled
 from alphagp.kernels import ARDKernel
 from alphagp.methods import build_method
-
-import dense_reference as ref
+from alphagp.testing import dense_reference as ref
 
 
 def _model(name, n=10, C=3, M=4, seed=0):

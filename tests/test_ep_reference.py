@@ -8,8 +8,7 @@ from alphagp import GPClassifier
 from alphagp.data import load_bundled
 from alphagp.kernels import ARDKernel
 from alphagp.methods import ScalableEP
-
-import dense_reference as ref
+from alphagp.testing import dense_reference as ref
 
 
 def _kernel_arrays(model):

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from alphagp import GPClassifier
-
-import gibbs_reference as gibbs
+from alphagp.testing import gibbs_reference as gibbs
 
 NOISE, LENGTHSCALE, AMPLITUDE = 0.05, 1.0, 1.0
 

@@ -9,8 +9,7 @@ from alphagp import GPClassifier
 from alphagp.data import load_bundled
 from alphagp.kernels import ARDKernel
 from alphagp.methods import build_method
-
-import dense_reference as ref
+from alphagp.testing import dense_reference as ref
 
 
 def _setup(n=9, C=3, M=None, seed=0):

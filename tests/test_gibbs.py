@@ -10,8 +10,7 @@ from alphagp.data import load_bundled
 from alphagp.diagnostics import effective_sample_size
 from alphagp.kernels import ARDKernel
 from alphagp.methods import build_method
-
-import gibbs_reference as gref
+from alphagp.testing import gibbs_reference as gref
 
 
 def _sampler(Z, noise, n_data, epsilon, **params):

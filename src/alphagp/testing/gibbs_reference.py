@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 from scipy.stats import norm
 
-from dense_reference import se_kernel
+from .dense_reference import se_kernel
 
 
 class Problem(NamedTuple):
