@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from alphagp.kernels import ARDKernel
-from alphagp.methods import ScalableEP
+from alphagp.methods import EP, SEP
 from alphagp.optim import make_optimizer
 
 from common import append_row, base_row
@@ -43,7 +43,7 @@ def median_time(fn, repeats: int) -> float:
 
 
 def make_step(C, M, B, D, N, shared, tied):
-    """A random EP (``tied=False``) or SEP problem of this shape, with one inducing set and kernel
+    """A random EP or (``tied``) SEP problem of this shape, with one inducing set and kernel
     for all classes when ``shared``; returns the model, the batch's rows ``[B, D]`` and
     ``step()``: local update, objective, backward and Adam step."""
     g = torch.Generator().manual_seed(0)
@@ -51,7 +51,7 @@ def make_step(C, M, B, D, N, shared, tied):
     y = torch.randint(0, C, (B,), generator=g)
     idx = torch.arange(B) if B == N else torch.randperm(N, generator=g)[:B].sort().values
     Z = torch.randn(1 if shared else C, M, D, generator=g, dtype=torch.float64)
-    model = ScalableEP(Z, ARDKernel(C, D, shared=shared), n_data=N, tied=tied, damping=1.0 if B < N else 0.5)
+    model = (SEP if tied else EP)(Z, ARDKernel(C, D, shared=shared), n_data=N, damping=1.0 if B < N else 0.5)
     opt = make_optimizer("adam", model.parameters(), 1e-3)  # as the trainer makes it
 
     def step():

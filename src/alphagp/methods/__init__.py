@@ -17,7 +17,7 @@ from torch import nn
 
 from .augmented import AugmentedGibbs, AugmentedVI
 from .base import Capabilities, SiteMethod, SparseGPMethod
-from .ep import ScalableEP
+from .ep import EP, SEP, ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
 from .gfitc import GFITC
 from .gibbs import GibbsSampler
@@ -38,9 +38,8 @@ class MethodSpec:
 
 #: name -> :class:`MethodSpec`
 METHODS: dict[str, MethodSpec] = {
-    "ep": MethodSpec(ScalableEP, "scalable EP, Heaviside likelihood, one factor per (point, class)",
-                     {"tied": False}),
-    "sep": MethodSpec(ScalableEP, "stochastic EP: EP with tied factors, memory independent of N", {"tied": True}),
+    "ep": MethodSpec(EP, "scalable EP, Heaviside likelihood, one factor per (point, class)"),
+    "sep": MethodSpec(SEP, "stochastic EP: EP with tied factors, memory independent of N"),
     "rep": MethodSpec(PowerEP, "EP with the robust-max likelihood, one factor per point (thesis 5.2.1)",
                       {"alpha": 1.0}),
     "pep": MethodSpec(PowerEP, "power EP, robust-max likelihood (alpha paper 3.1)", defaults={"alpha": 0.5}),
@@ -169,9 +168,11 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
 __all__ = [
     "APEP",
     "ARPEP",
+    "EP",
     "GFITC",
     "METHODS",
     "RPAPEP",
+    "SEP",
     "AugmentedGibbs",
     "AugmentedVI",
     "Capabilities",

@@ -14,7 +14,7 @@ happen on scalars ("h-space"); u-space is only touched to rebuild q.
 Storage (buffers, so ``state_dict`` holds the whole approximation):
 
 * ``site_precision``, ``site_natural`` ``[C, M, M]``, ``[C, M]``: the sum of all sites' natural
-  parameters in u-space. For SEP (``tied=True``) this is the tied factor raised to the number
+  parameters in u-space. For SEP (:class:`SEP`) this is the tied factor raised to the number
   of factors n = N (C - 1), and nothing else is stored: memory O(C M^2), independent of N
   (section 2.3.1).
 * EP only: ``factor_c1``, ``factor_c2`` ``[N, C, 2]`` (C1, C2 of factor (i, k) on the winning
@@ -43,7 +43,6 @@ with B = I + L' Lambda L and b = L' eta.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import ClassVar
 
 import torch
@@ -57,55 +56,27 @@ from .site_updates import damped, heaviside_pair_sites
 
 
 class ScalableEP(SiteMethod):
-    """EP (``tied=False``) or SEP (``tied=True``) with power ``alpha`` for multi-class GPC.
+    """What EP (:class:`EP`) and SEP (:class:`SEP`) with power ``alpha`` share for multi-class GPC:
+    the tilted moments, the objective and the damped site update; the subclasses keep q's sites
+    (per point, or one tied factor) and compute the cavities from them.
 
-    Args:
+    Args (of both subclasses):
         inducing_points: ``[C, M, D]`` initial inducing inputs.
         kernel: an :class:`ARDKernel` for the C latent functions.
         n_data: N, the number of training points (sizes the EP site storage and the
             mini-batch scaling).
         alpha: power of power EP in (0, 1]; 1 is EP.
         damping: rho in (0, 1]; new site = rho * update + (1 - rho) * old (Appendix E).
-        tied: stochastic EP, one tied factor (memory independent of N).
         likelihood: defaults to :class:`HeavisideLikelihood`.
-        site_storage: allocate EP's per-point site arrays (``[N, C, ...]``, training state).
-            ``False`` builds a model that can predict but not train (a model file saved
-            without training state); SEP has no per-point arrays either way.
     """
-
-    #: Buffers needed to continue training but not to predict (EP's per-point sites: O(N C M)).
-    TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
     REFUSES: ClassVar[dict[str, str]] = {
         "epsilon": "EP and SEP use the Heaviside likelihood of the scalable-EP paper, which has no labelling-error "
                    "probability epsilon; the robust-max likelihood is method='rep' or 'pep'"}
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
-                 alpha: float = 1.0, damping: float = 0.5, tied: bool = False,
-                 likelihood: HeavisideLikelihood | None = None, site_storage: bool = True):
-        self.tied = bool(tied)
-        self.site_storage = bool(site_storage) or self.tied
-        super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,
-                         per_point=not self.tied and self.site_storage)
-        if not self.tied and self.site_storage:
-            n_data, C = self.n_data, self.n_classes
-            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
-            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
-
     def config(self) -> dict:
         """The constructor's scalar arguments; with the registry name and the state's shapes they rebuild it."""
         return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """SEP is data-parallel (the tied factor's update is a sum over the batch); EP's per-point
-        sites are not sharded."""
-        return replace(super().capabilities, data_parallel=self.tied)
-
-    # ------------------------------------------------------------------ site bookkeeping
-    def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
-        """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
-        return per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
 
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):
@@ -119,45 +90,11 @@ class ScalableEP(SiteMethod):
         u-space sum the cavities start from) and (EP) ``rest``, the running u-space sum without
         the batch's old sites.
 
-        q restricted to the batch: SEP uses the tied sum; EP the running sum minus the batch's
-        stored contribution, plus the batch's sites re-expressed along the current v_i
-        (eq. 25-27 in batch mode). ``whitened``: that (B, b) when already known at this L (the
-        objective after an update: SEP's B updated in place, EP's rest unchanged by the update);
-        ``with_g=False`` skips SEP's g terms (the site update needs only the marginals).
+        ``whitened``: that (B, b) when already known at this L (the objective after an update:
+        SEP's B updated in place, EP's rest unchanged by the update); ``with_g=False`` skips SEP's
+        g terms (the site update needs only the marginals).
         """
-        if self.tied:  # only the cavity's marginals are needed; q enters through g(q)
-            Bm, b = whitened_sites(L, self.site_precision, self.site_natural, whitened)
-            shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
-            eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-            m_cav, v_cav, g_cav = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
-            improper = (v_cav <= 0).T                                   # [B, C], per class
-            m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
-            m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
-            cav = {"rest": None, "whitened": (Bm, b), "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav),
-                   "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None])}
-            if with_g:
-                g_q = whitened_log_normaliser(Bm, b)
-                cav.update(g_q=g_q, g_diff=(g_cav - g_q).sum() * torch.ones_like(m_cav))
-            return cav
-        prec, nat = self._point_sites(y, idx)                        # [B, C]
-        rest = self._rest_of_sum(prec, nat, idx) if whitened is None else whitened[0]
-        Bm, b = whitened_sites(L, *rest, None if whitened is None else whitened[1])
-        mean, var, g_q = projected_marginals(Bm, b, Psi, prec.T, nat.T)
-        mean, var = mean.T, var.clamp_min(MIN_VARIANCE).T           # [B, C]
-        tau, nu = 1.0 / var, mean / var
-        c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
-        a = self.alpha
-        tau_w = tau.gather(1, y[:, None]) - a * c1[..., 0]
-        tau_l = tau - a * c1[..., 1]
-        improper = (tau_w <= 0) | (tau_l <= 0)                       # removing the site leaves no Gaussian
-        tau_w, tau_l = tau_w.clamp_min(MIN_VARIANCE), tau_l.clamp_min(MIN_VARIANCE)
-        nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
-        nu_l = nu - a * c2[..., 1]
-        g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
-        g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
-                  + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        return {"g_q": g_q, "rest": rest, "whitened": (Bm, b), "g_diff": g_diff, "improper": improper,
-                "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
+        raise NotImplementedError
 
     def _tilted(self, cav, s, y):
         """log Z_{i,k} and derivatives for every factor, ``[B, C]`` each."""
@@ -224,23 +161,116 @@ class ScalableEP(SiteMethod):
                                                 keep.sum())))  # over the global batch
         self.n_improper_cavities += int(counts[0])
         self.n_skipped_updates += int(counts[1])
+        return self._apply_sites(L, Psi, y, idx, cav, new_c1, new_c2, keep, int(counts[2]))
+
+    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept: int):
+        """Damp the batch's valid new sites ``[B, C, 2]`` into q's sites (``keep`` ``[B, C, 1]``,
+        ``n_kept`` of them in the global batch); returns ``whitened`` for the objective."""
+        raise NotImplementedError
+
+
+class EP(ScalableEP):
+    """Scalable EP: one rank-one factor per (point, class), memory O(N C M).
+
+    Args: as :class:`ScalableEP`, and ``site_storage``: allocate the per-point site arrays
+    (``[N, C, ...]``, training state); ``False`` builds a model that can predict but not train
+    (a model file saved without training state).
+    """
+
+    #: Buffers needed to continue training but not to predict (the per-point sites: O(N C M)).
+    TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
+
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
+                 damping: float = 0.5, likelihood: HeavisideLikelihood | None = None, site_storage: bool = True):
+        self.site_storage = bool(site_storage)
+        super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,
+                         per_point=self.site_storage)
+        if self.site_storage:
+            n_data, C = self.n_data, self.n_classes
+            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
+            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
+
+    def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
+        """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
+        return per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
+
+    def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (SEP's option)
+        """q restricted to the batch: the running sum minus the batch's stored contribution, plus
+        the batch's sites re-expressed along the current v_i (eq. 25-27 in batch mode); see
+        :meth:`ScalableEP._cavities`."""
+        prec, nat = self._point_sites(y, idx)                        # [B, C]
+        rest = self._rest_of_sum(prec, nat, idx) if whitened is None else whitened[0]
+        Bm, b = whitened_sites(L, *rest, None if whitened is None else whitened[1])
+        mean, var, g_q = projected_marginals(Bm, b, Psi, prec.T, nat.T)
+        mean, var = mean.T, var.clamp_min(MIN_VARIANCE).T           # [B, C]
+        tau, nu = 1.0 / var, mean / var
+        c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
+        a = self.alpha
+        tau_w = tau.gather(1, y[:, None]) - a * c1[..., 0]
+        tau_l = tau - a * c1[..., 1]
+        improper = (tau_w <= 0) | (tau_l <= 0)                       # removing the site leaves no Gaussian
+        tau_w, tau_l = tau_w.clamp_min(MIN_VARIANCE), tau_l.clamp_min(MIN_VARIANCE)
+        nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
+        nu_l = nu - a * c2[..., 1]
+        g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
+        g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
+                  + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
+        return {"g_q": g_q, "rest": rest, "whitened": (Bm, b), "g_diff": g_diff, "improper": improper,
+                "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
+
+    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):  # noqa: ARG002 (SEP's count)
         rho = self.damping
-        if self.tied:
-            prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
-                                         self.n_classes)
-            gram, vec = self._scaled_gram(Psi, prec), self._weighted_sum(Psi, nat)   # whitened, at this L
-            self.reducer.sum_(gram)
-            self.reducer.sum_(vec)
-            batch_prec, batch_nat = self._to_u_space(L, gram, vec)
-            frac = rho * int(counts[2]) / self._n_factors  # the share of the tied factor replaced
-            self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
-            self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
-            Bm_old, b_old = cav["whitened"]
-            eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-            Bm = torch.add(eye, Bm_old - eye, alpha=1.0 - frac).add_(gram, alpha=rho)
-            return Bm, b_old.mul(1.0 - frac).add_(vec, alpha=rho)
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
         self.factor_c1[idx] = damped(new_c1, old_c1, keep, rho)
         self.factor_c2[idx] = damped(new_c2, old_c2, keep, rho)
         self._store_batch_sites(L, Psi, idx, cav["rest"], *self._point_sites(y, idx))
         return cav["rest"], cav["whitened"]
+
+
+class SEP(ScalableEP):
+    """Stochastic EP: one tied factor per class, memory O(C M^2) independent of N (section 2.3.1).
+
+    Args: as :class:`ScalableEP`.
+    """
+
+    #: the tied factor's update is a sum over the batch
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True)
+
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
+                 damping: float = 0.5, likelihood: HeavisideLikelihood | None = None):
+        self.site_storage = True                                   # nothing per point to leave out
+        super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,
+                         per_point=False)
+
+    def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (EP's rows)
+        """The tied sum scaled (B - I and b scale); only the cavity's marginals are needed, q enters
+        through g(q); see :meth:`ScalableEP._cavities`."""
+        Bm, b = whitened_sites(L, self.site_precision, self.site_natural, whitened)
+        shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
+        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        m_cav, v_cav, g_cav = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
+        improper = (v_cav <= 0).T                                   # [B, C], per class
+        m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
+        m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
+        cav = {"rest": None, "whitened": (Bm, b), "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav),
+               "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None])}
+        if with_g:
+            g_q = whitened_log_normaliser(Bm, b)
+            cav.update(g_q=g_q, g_diff=(g_cav - g_q).sum() * torch.ones_like(m_cav))
+        return cav
+
+    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):  # noqa: ARG002 (EP's rows)
+        rho = self.damping
+        prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
+                                     self.n_classes)
+        gram, vec = self._scaled_gram(Psi, prec), self._weighted_sum(Psi, nat)   # whitened, at this L
+        self.reducer.sum_(gram)
+        self.reducer.sum_(vec)
+        batch_prec, batch_nat = self._to_u_space(L, gram, vec)
+        frac = rho * n_kept / self._n_factors  # the share of the tied factor replaced
+        self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
+        self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
+        Bm_old, b_old = cav["whitened"]
+        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        Bm = torch.add(eye, Bm_old - eye, alpha=1.0 - frac).add_(gram, alpha=rho)
+        return Bm, b_old.mul(1.0 - frac).add_(vec, alpha=rho)
