@@ -249,7 +249,7 @@ def test_logistic_softmax_monte_carlo_expectations_match_quadrature():
     y = torch.tensor([0, 1])
     nodes, weights = np.polynomial.hermite_e.hermegauss(60)
     weights = weights / weights.sum()
-    lik = LogisticSoftmaxLikelihood(n_samples=20_000, n_predictive_samples=4096)
+    lik = LogisticSoftmaxLikelihood(n_mc_samples=20_000, n_predictive_samples=4096)
     f = np.array([[0.3, -2.0, 1.0]])
     sig = 1 / (1 + np.exp(-f))
     assert np.allclose(np.exp(lik.log_link(torch.as_tensor(f)).numpy()), sig / sig.sum(), atol=1e-14)   # eq. 5

@@ -45,3 +45,14 @@ def test_refused_arguments(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_device_agrees_with_the_cpu(name, device):
     testing.check_device(name, device)
+
+
+def test_a_registry_line_gives_power_ep_another_likelihood(monkeypatch, tmp_path):
+    """Power EP with the softmax likelihood is one registry line (its tilted moments by autodiff
+    through the likelihood's log E[p^alpha]), and it keeps the contract."""
+    from alphagp.methods import MethodSpec, PowerEP
+    monkeypatch.setitem(METHODS, "pep_softmax", MethodSpec(PowerEP, "power EP, softmax likelihood", "softmax",
+                                                           defaults={"alpha": 0.5}))
+    testing.check_fit_predict("pep_softmax")
+    testing.check_round_trip("pep_softmax", tmp_path)
+    testing.check_objective_gradient("pep_softmax")

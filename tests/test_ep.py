@@ -4,6 +4,7 @@ import torch
 from scipy.stats import norm
 
 from alphagp.kernels import ARDKernel
+from alphagp.likelihoods import HeavisideLikelihood
 from alphagp.methods import EP, SEP
 
 from conftest import gp_prior_problem
@@ -15,7 +16,7 @@ def _tiny(n=12, C=3, M=4, alpha=1.0, tied=False, damping=0.5, seed=0):
     y = torch.tensor(np.arange(n) % C)
     Z = torch.tensor(g.standard_normal((C, M, 2)))
     kern = ARDKernel(C, 2, lengthscale=1.2, amplitude=1.5, noise=0.3)
-    model = (SEP if tied else EP)(Z, kern, n_data=n, alpha=alpha, damping=damping)
+    model = (SEP if tied else EP)(Z, kern, HeavisideLikelihood(), n_data=n, alpha=alpha, damping=damping)
     return model, X, y, torch.arange(n)
 
 

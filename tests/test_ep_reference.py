@@ -7,6 +7,7 @@ import torch
 from alphagp import GPClassifier
 from alphagp.data import load_bundled
 from alphagp.kernels import ARDKernel
+from alphagp.likelihoods import HeavisideLikelihood
 from alphagp.methods import EP, SEP
 from alphagp.testing import dense_reference as ref
 
@@ -42,7 +43,7 @@ def _tiny_problem(n=8, C=3, M=None, seed=0, tied=False, alpha=1.0, damping=0.5):
     kernel = ARDKernel(C, 2, lengthscale=g.uniform(0.7, 1.5, (C, 2)), amplitude=g.uniform(1.0, 2.0, C),
                        noise=g.uniform(0.1, 0.3, C))
     kernel.requires_grad_(False)
-    model = (SEP if tied else EP)(torch.tensor(Z), kernel, n_data=n, alpha=alpha, damping=damping)
+    model = (SEP if tied else EP)(torch.tensor(Z), kernel, HeavisideLikelihood(), n_data=n, alpha=alpha, damping=damping)
     model.inducing_points.requires_grad_(False)
     return model, X, y
 

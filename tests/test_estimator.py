@@ -209,7 +209,9 @@ def test_early_stopping_stops_where_the_objective_flattened(thyroid):
     (dict(method="pep", method_params={"alpha": 0.5}), r"may not set \['alpha'\].*GPClassifier parameters"),
     (dict(method="laplace", method_params={"newton_iterations": -1}), "'newton_iterations' parameter"),
     (dict(method="gfitc", method_params={"ep_iterations": 0}), "'ep_iterations' parameter"),
-    (dict(method="vi", method_params={"n_mc_samples": 2.5}), "'n_mc_samples' parameter"),
+    (dict(method="vi_softmax", method_params={"n_mc_samples": 2.5}), "'n_mc_samples' parameter"),
+    # robust-max VI has no Monte Carlo draws: the count is refused, not ignored
+    (dict(method="vi", method_params={"n_mc_samples": 10}), r"unknown key\(s\) \['n_mc_samples'\] for method='vi'"),
 ])
 def test_bad_parameters_get_a_clear_error_at_fit(thyroid, params, message):
     X, y = thyroid

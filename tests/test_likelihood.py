@@ -20,7 +20,7 @@ def test_tilted_moments_match_monte_carlo(alpha):
     lik = HeavisideLikelihood()
     mean_d, var_d, s = 0.4, 1.7, 0.3
     t = lambda x: torch.tensor([x], dtype=torch.float64)
-    log_z, g1, g2 = (x.item() for x in lik.tilted(t(mean_d), t(var_d), t(s), alpha))
+    log_z, g1, g2 = (x.item() for x in lik.pair_factor_tilted(t(mean_d), t(var_d), t(s), alpha))
     Z, m, v = _mc_tilted(mean_d, var_d, s, alpha)
     # moments from derivatives: E[d] = mu + var g1, Var[d] = var + var^2 g2
     assert np.exp(log_z) == pytest.approx(Z, rel=3e-3)
@@ -34,8 +34,8 @@ def test_quadrature_and_closed_form_agree_at_alpha_one():
     mean_d = torch.randn(20, generator=g, dtype=torch.float64) * 2
     var_d = torch.rand(20, generator=g, dtype=torch.float64) + 0.1
     s = torch.rand(20, generator=g, dtype=torch.float64) + 0.2
-    closed = lik.tilted(mean_d, var_d, s, 1.0)
-    quad = lik.tilted(mean_d, var_d, s, 1.0 - 1e-12)
+    closed = lik.pair_factor_tilted(mean_d, var_d, s, 1.0)
+    quad = lik.pair_factor_tilted(mean_d, var_d, s, 1.0 - 1e-12)
     for a, b in zip(closed, quad):
         assert torch.allclose(a, b, atol=1e-6)
 
@@ -73,7 +73,7 @@ def test_robust_max_tilted_moments_and_expected_log_lik_match_monte_carlo(alpha)
     var = np.array([0.8, 1.5, 0.4, 1.1])
     y = 0
     t = lambda a: torch.tensor(a[None], dtype=torch.float64)
-    log_z, g_m, g_v = lik.tilted(t(mean), t(var), torch.tensor([y]), alpha)
+    log_z, g_m, g_v = lik.tilted_derivatives(t(mean), t(var), torch.tensor([y]), alpha)
     Z, ell, m, v = _mc_robust(mean, var, y, eps, alpha)
     assert np.exp(log_z.item()) == pytest.approx(Z, rel=2e-3)
     g_m, g_v = g_m.numpy()[0], g_v.numpy()[0]
@@ -104,7 +104,7 @@ def test_robust_max_stays_finite_and_accurate_for_means_40_sd_apart():
     assert log_p[0, 0].item() == pytest.approx(np.log(1e-3 / 3), rel=1e-6)
     for y in range(3):
         for alpha in (1.0, 0.5):
-            log_z, g_m, g_v = lik.tilted(mean, var, torch.full((2,), y), alpha)
+            log_z, g_m, g_v = lik.tilted_derivatives(mean, var, torch.full((2,), y), alpha)
             assert torch.all(torch.isfinite(log_z)) and torch.all(torch.isfinite(g_m)) and torch.all(torch.isfinite(g_v))
     # without the floor (epsilon = 0), log P stays finite and matches the two-class closed form
     # log Phi(d / sqrt(2)) where the third class is out of reach (Phi(46/1) = 1 to double precision)

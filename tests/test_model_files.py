@@ -308,3 +308,35 @@ def test_a_format_1_file_without_a_checksum_loads_with_a_warning(thyroid, tmp_pa
     (tmp_path / "stripped.safetensors").write_bytes(rewrite_model_header(raw, lambda meta: None, keep_checksum=False))
     with pytest.raises(ModelFileError, match="damaged or was edited"):
         GPClassifier.load(tmp_path / "stripped.safetensors")
+
+
+def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
+    """VI files once named their likelihood and stored Monte Carlo arguments that robust-max VI never
+    used; they load as they predicted, and a likelihood other than the method's is refused."""
+    import warnings
+
+    from alphagp.serialization import UncheckedModelFileWarning
+    X, y = thyroid
+    for method, likelihood, extra in (("vi", "robust_max", {"n_mc_samples": 50, "seed": 0}),
+                                      ("vi_softmax", "softmax", {})):
+        clf = GPClassifier(method=method, batch_size=100, **FAST).fit(X, y)
+        clf.save(tmp_path / "new.safetensors")
+        raw = (tmp_path / "new.safetensors").read_bytes()
+
+        def older(meta, likelihood=likelihood, extra=extra):
+            meta["format_version"] = 1
+            meta["content"]["method"]["config"].update(likelihood=likelihood, **extra)
+        (tmp_path / "old.safetensors").write_bytes(rewrite_model_header(raw, older, keep_checksum=False))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UncheckedModelFileWarning)
+            old = GPClassifier.load(tmp_path / "old.safetensors")
+        np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
+
+    def wrong(meta):
+        meta["format_version"] = 1
+        meta["content"]["method"]["config"]["likelihood"] = "robust_max"
+    (tmp_path / "wrong.safetensors").write_bytes(rewrite_model_header(raw, wrong, keep_checksum=False))
+    with pytest.raises(ModelFileError, match="has the 'softmax' likelihood; the file names 'robust_max'"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", UncheckedModelFileWarning)
+        GPClassifier.load(tmp_path / "wrong.safetensors")

@@ -58,11 +58,12 @@ def test_memory_mapped_training_equals_in_memory(tmp_path):
 
 def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
     from alphagp.kernels import ARDKernel
+    from alphagp.likelihoods import HeavisideLikelihood
     from alphagp.methods import SEP
     from alphagp.training import Trainer
     g = np.random.default_rng(0)
     X, y = g.standard_normal((30, 2)), np.arange(30) % 3
-    model = SEP(torch.tensor(g.standard_normal((3, 4, 2))), ARDKernel(3, 2), n_data=30)
+    model = SEP(torch.tensor(g.standard_normal((3, 4, 2))), ARDKernel(3, 2), HeavisideLikelihood(), n_data=30)
     trainer = Trainer(model, max_iter=3, batch_size=10, optimizer="adam", learning_rate=0.02,
                       learning_rate_decay=0.5)
     trainer.fit(X, y)
@@ -73,11 +74,12 @@ def test_learning_rate_decays_exponentially_per_epoch_and_only_for_adam():
 
 def test_resumed_fit_follows_the_new_learning_rate_and_keeps_adams_state(tmp_path):
     from alphagp.kernels import ARDKernel
+    from alphagp.likelihoods import HeavisideLikelihood
     from alphagp.methods import SEP
     from alphagp.training import Trainer
     g = np.random.default_rng(0)
     X, y = g.standard_normal((30, 2)), np.arange(30) % 3
-    model = SEP(torch.tensor(g.standard_normal((3, 4, 2))), ARDKernel(3, 2), n_data=30)
+    model = SEP(torch.tensor(g.standard_normal((3, 4, 2))), ARDKernel(3, 2), HeavisideLikelihood(), n_data=30)
     path = tmp_path / "fit.ckpt"
     Trainer(model, max_iter=2, batch_size=10, optimizer="adam", learning_rate=0.02,
             learning_rate_decay=0.5, checkpoint=path).fit(X, y)

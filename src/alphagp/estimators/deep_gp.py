@@ -315,9 +315,8 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
         chunks = self._output_chunks(X)
-        likelihood, noise = self.model_.likelihood, self.model_.output_noise
         with torch_threads(self.n_jobs):
-            parts = [likelihood.sample_probabilities(mean, var, noise).mean(0) for mean, var in chunks]
+            parts = [self.model_.output_probabilities(mean, var).mean(0) for mean, var in chunks]
         return torch.cat(parts).numpy().astype(np.float64)
 
     def predict(self, X) -> np.ndarray:

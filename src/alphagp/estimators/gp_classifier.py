@@ -11,7 +11,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..data.streaming import StandardizedRows
@@ -19,7 +19,8 @@ from ..distributed import broadcast_state, ensure_process_group
 from ..inducing import init_inducing_points
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
-from ..methods import METHODS, build_method, check_method_params, method_spec, method_table
+from ..methods import (METHODS, build_method, check_method_params, method_config, method_parameters, method_spec,
+                       method_table)
 from ..metrics import all_metrics
 from ..numerics import CholeskyError
 from ..parallel import torch_threads
@@ -43,6 +44,19 @@ def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarra
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"kernel_params[{name!r}] must be finite and positive, got {arr.tolist()}")
     return arr
+
+
+def _registered_config(name: str, config: dict) -> dict:
+    """A method's stored arguments as :func:`build_method` takes them. Files written before the
+    likelihood registry (VI's) name the likelihood, which must be the registered one, and carry
+    Monte Carlo arguments that robust-max VI never used; both are dropped."""
+    if "likelihood" not in config:
+        return config
+    if config["likelihood"] != method_spec(name).likelihood:
+        raise ValueError(f"method {name!r} has the {method_spec(name).likelihood!r} likelihood; "
+                         f"the file names {config['likelihood']!r}")
+    taken = method_parameters(name)
+    return {k: v for k, v in config.items() if k != "likelihood" and (k in taken or k not in ("n_mc_samples", "seed"))}
 
 
 class GPClassifier(ClassifierMixin, GPEstimatorBase):
@@ -173,7 +187,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "method": [StrOptions(set(METHODS))],
+        "method": [str],          # a registered name, checked at fit against the registry of that moment
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"}), None],
         "alpha_grid": ["array-like", None],
@@ -260,6 +274,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def _check_params(self, n_features: int, n_classes: int) -> None:
         """The parameter checks that need the data's shape (the rest is ``_validate_params``)."""
         self._device()
+        if self.method not in METHODS:
+            raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be a str among {sorted(METHODS)}. "
+                                        f"Got {self.method!r} instead.")
         check_method_params(self.method, self.method_params, reserved=("alpha", "epsilon", "damping"))
         if self.n_jobs == 0:
             raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
@@ -468,7 +485,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if not include_training_state:
             state = {k: v for k, v in state.items() if k not in self.model_.TRAINING_STATE}
         return {"classes": classes_to_plain(self.classes_),
-                "method": {"name": self.method, "config": self.model_.config(),
+                "method": {"name": self.method, "config": method_config(self.method, self.model_),
                            "training_state": include_training_state},
                 "state": state, "optimize_inducing": bool(self.optimize_inducing_),
                 "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}}
@@ -489,7 +506,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Z = state["inducing_points"]
         kernel = ARDKernel(len(self.classes_), Z.shape[2], shared=bool(self.shared_hyperparameters), dtype=Z.dtype)
         return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                            **method["config"]), state
+                            **_registered_config(method["name"], method["config"])), state
 
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())

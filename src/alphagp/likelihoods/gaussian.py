@@ -20,22 +20,48 @@ import math
 import torch
 
 from ..numerics import LOG_2PI
+from .base import Likelihood
 
 
-class GaussianLikelihood:
-    """Gaussian noise on a single regression output."""
+class GaussianLikelihood(Likelihood):
+    """Gaussian noise on a single regression output: ``mean``, ``var`` ``[N, 1]``, targets ``y`` ``[N]``.
 
-    def log_tilted(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor, y: torch.Tensor,
-                   alpha: float) -> torch.Tensor:
-        """log int N(y | f, noise)^alpha N(f | mean, var) df ``[S, N]`` for ``mean``, ``var`` ``[S, N, 1]``
-        (one row per propagated sample), ``noise`` ``[1]`` and targets ``y`` ``[N]``."""
-        m, v, s2 = mean[..., 0], var[..., 0], noise[0]
+    Args:
+        variance: sigma^2, a float or a one-element tensor (a deep GP's last-layer noise, which
+            :meth:`with_output_noise` puts here).
+    """
+
+    N_LATENT = 1
+
+    def __init__(self, variance: float | torch.Tensor = 1.0):
+        self.variance = variance
+
+    def _noise(self, like: torch.Tensor) -> torch.Tensor:
+        return torch.as_tensor(self.variance, dtype=like.dtype, device=like.device).reshape(-1)[0]
+
+    def log_prob(self, f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """log N(y | f, sigma^2) ``[..., N]`` for ``f`` ``[..., N, 1]``."""
+        s2 = self._noise(f)
+        return -0.5 * (LOG_2PI + torch.log(s2) + (y - f[..., 0]).square() / s2)
+
+    def log_expected_power(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
+                           alpha: float) -> torch.Tensor:
+        """log int N(y | f, sigma^2)^alpha N(f | mean, var) df ``[N]`` (closed form, module docstring)."""
+        m, v, s2 = mean[..., 0], var[..., 0], self._noise(mean)
         return (-0.5 * alpha * (LOG_2PI + torch.log(s2)) + 0.5 * torch.log(s2) - 0.5 * torch.log(alpha * v + s2)
                 - 0.5 * (y - m).square() / (v + s2 / alpha))
 
-    def log_density(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """log p(y | sample) = log N(y | mean, var + noise) ``[S, N]`` (the tilted normaliser at alpha = 1)."""
-        return self.log_tilted(mean, var, noise, y, 1.0)
+    def expected_log_lik(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
+                         generator: torch.Generator | None = None,
+                         rows: tuple[int, slice] | None = None) -> torch.Tensor:
+        """E[log N(y | f, sigma^2)] = log N(y | mean, sigma^2) - var / (2 sigma^2) ``[N]`` (``generator``,
+        ``rows``: not used)."""
+        del generator, rows
+        return self.log_prob(mean, y) - 0.5 * var[..., 0] / self._noise(mean)
+
+    def with_output_noise(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor):
+        """The last layer's unit noise ``[1]`` is this likelihood's variance; the latent moments stay."""
+        return GaussianLikelihood(noise), mean, var
 
     @staticmethod
     def mixture_moments(mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor):

@@ -7,32 +7,42 @@ p(y | f) = prod_{k != y} Theta(f^y - f^k) is approximated by prod_{k != y} phi^k
 where h^c = v^c' u^c is the conditional mean of f^c given the inducing values and s^c its
 FITC conditional variance (eq. 4-5, additive noise included). Each factor depends on the
 inducing values only through the scalar difference d = h^y - h^k, so the power-EP tilted
-distribution phi^alpha * cavity needs a 1-D integral over d only.
+distribution phi^alpha * cavity needs a 1-D integral over d only. The exact likelihood (for
+predictions, eq. 65-68) is the robust-max likelihood with epsilon = 0.
 """
 
 from __future__ import annotations
 
+from numbers import Integral
+from typing import ClassVar
+
 import torch
+from sklearn.utils._param_validation import Interval
 
-from ..numerics import gauss_hermite, inverse_mills, log_ndtr, log_prob_largest
+from ..numerics import gauss_hermite, inverse_mills, log_ndtr
+from .robust_max import RobustMaxLikelihood
 
 
-class HeavisideLikelihood:
-    """Tilted moments (power ``alpha``) and predictive probabilities of the Heaviside likelihood.
+class HeavisideLikelihood(RobustMaxLikelihood):
+    """The Heaviside (arg-max) likelihood: the robust-max likelihood with ``epsilon = 0``, plus the
+    tilted moments of one pairwise factor of its product-of-Phi approximation (EP and SEP's sites).
 
     Args:
-        n_quadrature: Gauss-Hermite points for alpha != 1 tilted moments and for predictions.
+        n_quadrature: Gauss-Hermite points for alpha != 1 pair-factor moments and for predictions.
     """
 
-    def __init__(self, n_quadrature: int = 48):
-        self.n_quadrature = n_quadrature
+    PARAMETERS: ClassVar[dict] = {"n_quadrature": [Interval(Integral, 1, None, closed="left")]}
 
-    def tilted(self, mean_d: torch.Tensor, var_d: torch.Tensor, s: torch.Tensor, alpha: float):
-        """log Z and its first two derivatives w.r.t. the cavity mean of d.
+    def __init__(self, n_quadrature: int = 48):
+        super().__init__(0.0, n_quadrature)
+
+    def pair_factor_tilted(self, mean_d: torch.Tensor, var_d: torch.Tensor, s: torch.Tensor, alpha: float):
+        """log Z of one pairwise factor and its first two derivatives w.r.t. the cavity mean of d.
 
         Z = int Phi(d / sqrt(s))^alpha N(d | mean_d, var_d) dd. For alpha = 1 it is the
         closed form Phi(mean_d / sqrt(s + var_d)) (eq. 34, 39-42); otherwise Gauss-Hermite
-        quadrature in log space (power-EP paper, eq. A.22).
+        quadrature in log space (power-EP paper, eq. A.22). ``s = 0`` is the exact Heaviside
+        factor Theta(d) (GFITC).
 
         Args (all the same shape):
             mean_d, var_d: cavity mean and variance of d = h^y - h^k.
@@ -57,20 +67,3 @@ class HeavisideLikelihood:
         g1 = (e1 - mean_d) / var_d
         g2 = (var - var_d) / (var_d * var_d)
         return log_Z, g1, g2
-
-    def class_log_probs(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
-        """Unnormalised log class probabilities by 1-D quadrature (eq. 65-68).
-
-        p(y=c) = int prod_{k != c} Phi((f - m_k) / sqrt(v_k)) N(f | m_c, v_c) df.
-
-        Args:
-            mean, var: ``[N, C]`` marginal means and variances of the latent functions
-                (additive noise included in ``var``).
-        Returns:
-            ``[N, C]`` log probabilities; their exponentials sum to one up to quadrature error.
-        """
-        return log_prob_largest(mean, var, None, self.n_quadrature)
-
-    def predict_proba(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
-        """``[N, C]`` class probabilities: :meth:`class_log_probs` renormalised to sum to one."""
-        return torch.softmax(self.class_log_probs(mean, var), dim=-1)

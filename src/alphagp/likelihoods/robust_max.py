@@ -22,30 +22,41 @@ so probabilities of 1e-300 and below stay finite.
 The first expectation is the tilted normaliser Z of power EP (alpha paper eq. 8, A.22; REP at
 alpha = 1, thesis eq. 5.20); the second is the expected log-likelihood of sparse VI (eq. 15 of
 the EP paper, eq. 5 of the alpha paper), its alpha -> 0 limit. Tilted moments come from the
-derivatives of log Z in the Gaussians' means and variances, computed here by autodiff through
-the quadrature.
+derivatives of log Z in the Gaussians' means and variances, by autodiff through the quadrature
+(:meth:`~alphagp.likelihoods.base.Likelihood.tilted_derivatives`).
 """
 
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
+from typing import ClassVar
 
 import torch
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..numerics import log1mexp, log_prob_largest
+from .base import CategoricalLikelihood
+
+DEFAULT_EPSILON = 1e-3  # Hensman et al. (2015), used by all three papers
 
 
-class RobustMaxLikelihood:
+class RobustMaxLikelihood(CategoricalLikelihood):
     """Robust-max likelihood with labelling-error probability ``epsilon``.
 
     Args:
-        epsilon: in [0, 1); 1e-3 is the value of Hensman et al. (2015) used by the papers.
+        epsilon: in [0, 1); ``None`` is 1e-3, the value of Hensman et al. (2015) used by the papers.
         n_quadrature: Gauss-Hermite points of the 1-D integral.
         errors_to: ``"any"`` (a wrong label is drawn from all C classes: the EP and alpha
             papers) or ``"other"`` (from the C - 1 other classes: the deep-GP paper).
     """
 
-    def __init__(self, epsilon: float = 1e-3, n_quadrature: int = 48, errors_to: str = "any"):
+    PARAMETERS: ClassVar[dict] = {"epsilon": [Interval(Real, 0, 1, closed="left"), None],
+                                  "n_quadrature": [Interval(Integral, 1, None, closed="left")],
+                                  "errors_to": [StrOptions({"any", "other"})]}
+
+    def __init__(self, epsilon: float | None = None, n_quadrature: int = 48, errors_to: str = "any"):
+        epsilon = DEFAULT_EPSILON if epsilon is None else epsilon
         if not 0.0 <= epsilon < 1.0:
             raise ValueError(f"epsilon must lie in [0, 1), got {epsilon}")
         if errors_to not in ("any", "other"):
@@ -54,7 +65,7 @@ class RobustMaxLikelihood:
         self.n_quadrature = int(n_quadrature)
         self.errors_to = errors_to
 
-    def _log_levels(self, n_classes: int) -> tuple[float, float]:
+    def log_levels(self, n_classes: int) -> tuple[float, float]:
         """log a and log b: log p(y | f) where f^y is the largest, and elsewhere."""
         e = self.epsilon
         if self.errors_to == "other":
@@ -65,32 +76,28 @@ class RobustMaxLikelihood:
                            alpha: float) -> torch.Tensor:
         """log E[p(y | f)^alpha] ``[N]`` (alpha in (0, 1]), differentiable in ``mean`` and ``var`` ``[N, C]``."""
         log_p = log_prob_largest(mean, var, y, self.n_quadrature)
-        log_a, log_b = self._log_levels(mean.shape[-1])
+        log_a, log_b = self.log_levels(mean.shape[-1])
         if self.epsilon == 0.0:  # Theta^alpha = Theta
             return log_p
         return torch.logaddexp(alpha * log_a + log_p, alpha * log_b + log1mexp(log_p))
 
-    def expected_log_lik(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """E[log p(y | f)] ``[N]``, the alpha -> 0 limit used by VI; needs ``epsilon > 0``."""
+    def log_prob(self, f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """log a where f^y is the largest of ``f`` ``[..., N, C]``, log b elsewhere; ``[..., N]``."""
+        log_a, log_b = self.log_levels(f.shape[-1])
+        largest = f.gather(-1, y.expand(*f.shape[:-1])[..., None])[..., 0] >= f.max(-1).values
+        return torch.where(largest, log_a, log_b).to(f.dtype)
+
+    def expected_log_lik(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
+                         generator: torch.Generator | None = None,
+                         rows: tuple[int, slice] | None = None) -> torch.Tensor:
+        """E[log p(y | f)] ``[N]``, the alpha -> 0 limit used by VI; needs ``epsilon > 0``
+        (exact by quadrature: ``generator`` and ``rows`` are not used)."""
+        del generator, rows
         if self.epsilon == 0.0:
             raise ValueError("the expected log-likelihood of the Heaviside likelihood is -inf; VI needs epsilon > 0")
         P = torch.exp(log_prob_largest(mean, var, y, self.n_quadrature))
-        log_a, log_b = self._log_levels(mean.shape[-1])
+        log_a, log_b = self.log_levels(mean.shape[-1])
         return P * log_a + (1.0 - P) * log_b
-
-    def tilted(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, alpha: float):
-        """log Z = log E[p(y | f)^alpha] and its derivatives in the means and variances.
-
-        Returns ``(log_Z [N], dlogZ_dmean [N, C], dlogZ_dvar [N, C])``; the tilted distribution's
-        means are ``mean + var * dlogZ_dmean`` and variances ``var - var^2 (dlogZ_dmean^2 -
-        2 dlogZ_dvar)`` (alpha paper A.14-A.15). Not differentiable itself (detached).
-        """
-        with torch.enable_grad():
-            m = mean.detach().requires_grad_(True)
-            v = var.detach().requires_grad_(True)
-            log_z = self.log_expected_power(m, v, y, alpha)
-            g_m, g_v = torch.autograd.grad(log_z.sum(), (m, v))
-        return log_z.detach(), g_m, g_v
 
     def class_log_probs(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """``[N, C]`` log p(y = c) = log(a P_c + b (1 - P_c)); a P + b (1 - P) = (1 - epsilon) P + epsilon / C
@@ -98,25 +105,9 @@ class RobustMaxLikelihood:
         log_p = log_prob_largest(mean, var, None, self.n_quadrature)
         if self.epsilon == 0.0:
             return log_p
-        log_a, log_b = self._log_levels(mean.shape[-1])
+        log_a, log_b = self.log_levels(mean.shape[-1])
         return torch.logaddexp(log_a + log_p, log_b + log1mexp(log_p))
 
     def predict_proba(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """``[N, C]`` class probabilities, renormalised to sum to one (quadrature error)."""
         return torch.softmax(self.class_log_probs(mean, var), dim=-1)
-
-    # ------------------------------------------------------------------ deep-GP output layer
-    def log_tilted(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor, y: torch.Tensor,
-                   alpha: float) -> torch.Tensor:
-        """log E[p(y | f)^alpha] for f ~ N(mean, var + noise): ``mean``, ``var`` ``[S, N, C]`` (one
-        row per propagated sample), ``noise`` ``[C]``, ``y`` ``[N]`` class indices; returns ``[S, N]``."""
-        S, N, C = mean.shape
-        log_z = self.log_expected_power(mean.reshape(S * N, C), (var + noise).reshape(S * N, C),
-                                        y.repeat(S), alpha)
-        return log_z.reshape(S, N)
-
-    def sample_probabilities(self, mean: torch.Tensor, var: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-        """``[S, N, C]`` class probabilities given each propagated sample (``[S, N, C]`` inputs)."""
-        S, N, C = mean.shape
-        log_p = self.class_log_probs(mean.reshape(S * N, C), (var + noise).reshape(S * N, C))
-        return torch.softmax(log_p, -1).reshape(S, N, C)

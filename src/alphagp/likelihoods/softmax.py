@@ -17,8 +17,16 @@ f^c ~ N(mean_c, var_c) are C-dimensional integrals, estimated by sampling:
 
 from __future__ import annotations
 
+import math
+from abc import abstractmethod
+from numbers import Integral
+from typing import ClassVar
+
 import torch
+from sklearn.utils._param_validation import Interval
 from torch.nn.functional import logsigmoid
+
+from .base import CategoricalLikelihood
 
 _PREDICT_CHUNK = 256
 
@@ -30,29 +38,31 @@ def normal_qmc_draws(n: int, dim: int, seed: int, dtype=torch.float64, device=No
     return torch.special.ndtri(u).to(dtype=dtype, device=device)
 
 
-class MonteCarloLikelihood:
+class MonteCarloLikelihood(CategoricalLikelihood):
     """A categorical likelihood given by log-probabilities ``log_link(f)`` ``[..., C]``.
 
     Args:
-        n_samples: Monte Carlo draws per point in ``expected_log_lik``.
-        n_predictive_samples: quasi-Monte Carlo points in ``predict_proba``.
-        seed: scrambling seed of the predictive points.
+        n_mc_samples: Monte Carlo draws per point in ``expected_log_lik``.
+        n_predictive_samples: quasi-Monte Carlo points in ``predict_proba`` and ``log_expected_power``.
+        seed: the seed of a method's Monte Carlo draws and the scrambling seed of the predictive points.
     """
 
-    #: ``expected_log_lik`` is random: callers pass a generator for reproducible draws
     STOCHASTIC = True
+    PARAMETERS: ClassVar[dict] = {"n_mc_samples": [Interval(Integral, 1, None, closed="left")],
+                                  "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],
+                                  "seed": [Interval(Integral, 0, None, closed="left")]}
 
-    def __init__(self, n_samples: int = 50, n_predictive_samples: int = 1024, seed: int = 0):
-        if n_samples < 1 or n_predictive_samples < 1:
-            raise ValueError(f"need at least one sample, got n_samples={n_samples}, "
+    def __init__(self, n_mc_samples: int = 50, n_predictive_samples: int = 1024, seed: int = 0):
+        if n_mc_samples < 1 or n_predictive_samples < 1:
+            raise ValueError(f"need at least one sample, got n_mc_samples={n_mc_samples}, "
                              f"n_predictive_samples={n_predictive_samples}")
-        self.n_samples = int(n_samples)
+        self.n_mc_samples = int(n_mc_samples)
         self.n_predictive_samples = int(n_predictive_samples)
         self.seed = int(seed)
 
+    @abstractmethod
     def log_link(self, f: torch.Tensor) -> torch.Tensor:
         """``[..., C]`` log p(y = c | f) for latent values ``f`` ``[..., C]``."""
-        raise NotImplementedError
 
     def log_prob(self, f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """``[..., N]`` log p(y | f) for ``f`` ``[..., N, C]`` and labels ``y`` ``[N]``."""
@@ -67,14 +77,24 @@ class MonteCarloLikelihood:
         ``rows``: ``(n, part)``: draw for ``n`` rows and use those of ``part`` (a process's share of a
         batch split across processes then sees the draws of one process)."""
         n, part = rows if rows is not None else (mean.shape[0], slice(None))
-        eps = torch.randn(self.n_samples, n, mean.shape[-1], dtype=mean.dtype, generator=generator)[:, part]
+        eps = torch.randn(self.n_mc_samples, n, mean.shape[-1], dtype=mean.dtype, generator=generator)[:, part]
         eps = eps.to(mean.device)
         f = mean + var.sqrt() * eps
         return self.log_prob(f, y).mean(0)
 
+    def _predictive_draws(self, mean: torch.Tensor) -> torch.Tensor:
+        return normal_qmc_draws(self.n_predictive_samples, mean.shape[-1], self.seed, mean.dtype, mean.device)
+
+    def log_expected_power(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
+                           alpha: float) -> torch.Tensor:
+        """log E[p(y | f)^alpha] ``[N]`` by randomised quasi-Monte Carlo over the predictive points
+        (deterministic, differentiable, consistent but biased for few points: log of a mean)."""
+        f = mean + var.sqrt() * self._predictive_draws(mean)[:, None, :]             # [S, N, C]
+        return torch.logsumexp(alpha * self.log_prob(f, y), 0) - math.log(f.shape[0])
+
     def predict_proba(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """``[N, C]`` E[p(y = c | f)] under f ~ N(mean, diag(var)) by randomised quasi-Monte Carlo."""
-        eps = normal_qmc_draws(self.n_predictive_samples, mean.shape[-1], self.seed, mean.dtype, mean.device)
+        eps = self._predictive_draws(mean)
         sd = var.sqrt()
         total = torch.zeros_like(mean)
         for start in range(0, len(eps), _PREDICT_CHUNK):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sklearn.utils._param_validation import validate_parameter_constraints
 from torch import nn
 
+from ..likelihoods import likelihood_class
 from .augmented import AugmentedGibbs, AugmentedVI
 from .base import Capabilities, SiteMethod, SparseGPMethod
 from .ep import EP, SEP, ScalableEP
@@ -28,44 +29,64 @@ from .pep import PowerEP
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A registered method: its class, arguments the name fixes, and defaults for unset ones."""
+    """A registered method: its class, a one-line summary, its likelihood, arguments the name fixes,
+    and defaults for unset ones.
+
+    ``likelihood`` names an entry of :data:`~alphagp.likelihoods.LIKELIHOODS`; ``build_method``
+    constructs it with the arguments named in ``likelihood_args`` (``epsilon`` from the estimator,
+    the others from ``method_params``; a name the method's constructor also declares goes to both)
+    and hands it to the method.
+    """
 
     cls: type
     summary: str
+    likelihood: str
+    likelihood_args: tuple[str, ...] = ()
     fixed: dict = field(default_factory=dict)
     defaults: dict = field(default_factory=dict)
 
 
+_EPSILON = ("epsilon",)
+_MONTE_CARLO = ("n_mc_samples", "seed")
+
 #: name -> :class:`MethodSpec`
 METHODS: dict[str, MethodSpec] = {
-    "ep": MethodSpec(EP, "scalable EP, Heaviside likelihood, one factor per (point, class)"),
-    "sep": MethodSpec(SEP, "stochastic EP: EP with tied factors, memory independent of N"),
+    "ep": MethodSpec(EP, "scalable EP, Heaviside likelihood, one factor per (point, class)", "heaviside"),
+    "sep": MethodSpec(SEP, "stochastic EP: EP with tied factors, memory independent of N", "heaviside"),
     "rep": MethodSpec(PowerEP, "EP with the robust-max likelihood, one factor per point (thesis 5.2.1)",
-                      {"alpha": 1.0}),
-    "pep": MethodSpec(PowerEP, "power EP, robust-max likelihood (alpha paper 3.1)", defaults={"alpha": 0.5}),
-    "apep": MethodSpec(APEP, "approximate power EP: tied factor fitted by gradients (alpha paper 3.2)"),
-    "arpep": MethodSpec(ARPEP, "approximate reparameterised power EP, free Gaussian q (alpha paper 3.3)"),
-    "rpapep": MethodSpec(RPAPEP, "refined-prior approximate power EP (alpha paper 3.4)"),
+                      "robust_max", _EPSILON, fixed={"alpha": 1.0}),
+    "pep": MethodSpec(PowerEP, "power EP, robust-max likelihood (alpha paper 3.1)", "robust_max", _EPSILON,
+                      defaults={"alpha": 0.5}),
+    "apep": MethodSpec(APEP, "approximate power EP: tied factor fitted by gradients (alpha paper 3.2)",
+                       "robust_max", _EPSILON),
+    "arpep": MethodSpec(ARPEP, "approximate reparameterised power EP, free Gaussian q (alpha paper 3.3)",
+                        "robust_max", _EPSILON),
+    "rpapep": MethodSpec(RPAPEP, "refined-prior approximate power EP (alpha paper 3.4)", "robust_max", _EPSILON),
     "gfitc": MethodSpec(GFITC, "EP on the exact Heaviside factors with the FITC prior, batch only "
-                        "(Naish-Guzman & Holden 2008)", {"alpha": 1.0}),
+                        "(Naish-Guzman & Holden 2008)", "heaviside", fixed={"alpha": 1.0}),
     "gibbs": MethodSpec(GibbsSampler, "Gibbs sampling of the posterior at hyper-parameters from an EP (rep) fit "
-                        "(alpha paper, Appendix C)", {"alpha": 1.0}),
+                        "(alpha paper, Appendix C)", "robust_max", _EPSILON, fixed={"alpha": 1.0}),
     "laplace": MethodSpec(LaplaceSoftmax, "Laplace approximation, softmax likelihood, hyper-parameters from an EP "
-                          "(rep) fit (alpha paper, Appendix C)", {"alpha": 1.0}),
+                          "(rep) fit (alpha paper, Appendix C)", "robust_max", _EPSILON, fixed={"alpha": 1.0}),
     "label_regression": MethodSpec(LabelRegression, "exact sparse GP regression on one-hot labels, batch only "
-                                   "(alpha paper, Appendix C)"),
+                                   "(alpha paper, Appendix C)", "heaviside"),
     "vi": MethodSpec(SparseVI, "sparse variational inference, robust-max likelihood (Hensman et al. 2015)",
-                     {"likelihood": "robust_max"}),
+                     "robust_max", _EPSILON),
     "vi_softmax": MethodSpec(SparseVI, "sparse VI, softmax likelihood, Monte Carlo expectations "
-                             "(logistic-softmax paper 5.1)", {"likelihood": "softmax"}),
+                             "(logistic-softmax paper 5.1)", "softmax", _MONTE_CARLO),
     "vi_logistic_softmax": MethodSpec(SparseVI, "sparse VI, logistic-softmax likelihood without augmentation, "
-                                      "Monte Carlo expectations (logistic-softmax paper 5.2)",
-                                      {"likelihood": "logistic_softmax"}),
+                                      "Monte Carlo expectations (logistic-softmax paper 5.2)", "logistic_softmax",
+                                      _MONTE_CARLO),
     "augmented": MethodSpec(AugmentedVI, "logistic-softmax likelihood, conjugate augmentation, closed-form "
-                            "stochastic VI (Galy-Fajou et al. 2019, Alg. 1; class_batch_size: Alg. 2)"),
+                            "stochastic VI (Galy-Fajou et al. 2019, Alg. 1; class_batch_size: Alg. 2)",
+                            "logistic_softmax", ("n_predictive_samples", "seed")),
     "augmented_gibbs": MethodSpec(AugmentedGibbs, "augmented VI's hyper-parameters, then Gibbs sampling of the "
-                                  "augmented logistic-softmax model (Galy-Fajou et al. 2019, 4.3; small data)"),
+                                  "augmented logistic-softmax model (Galy-Fajou et al. 2019, 4.3; small data)",
+                                  "logistic_softmax", ("n_predictive_samples", "seed")),
 }
+
+#: the likelihood arguments the estimator sets (its own parameters), not ``method_params``
+_ESTIMATOR_LIKELIHOOD_ARGS = ("epsilon",)
 
 
 def method_spec(name: str) -> MethodSpec:
@@ -76,24 +97,40 @@ def method_spec(name: str) -> MethodSpec:
         raise ValueError(f"method must be one of {tuple(METHODS)}, got {name!r}") from None
 
 
-def _own_constraints(cls: type) -> dict:
-    """``OWN_PARAMETERS`` of ``cls`` and its bases, merged (a subclass's entries win)."""
+def _likelihood_constraints(spec: MethodSpec) -> dict:
+    """The constraints of the likelihood arguments ``spec`` lets through."""
+    parameters = likelihood_class(spec.likelihood).PARAMETERS
+    return {key: parameters[key] for key in spec.likelihood_args}
+
+
+def _own_constraints(spec: MethodSpec) -> dict:
+    """``OWN_PARAMETERS`` of the method's class and its bases (a subclass's entries win), and the
+    constraints of the likelihood arguments it lets through."""
     merged: dict = {}
-    for klass in reversed(cls.__mro__):
+    for klass in reversed(spec.cls.__mro__):
         merged.update(vars(klass).get("OWN_PARAMETERS", {}))
-    return merged
+    return {**_likelihood_constraints(spec), **merged}
+
+
+def _signature_defaults(*classes: type) -> dict:
+    """Keyword defaults of the constructors of ``classes`` and their bases (later ones win)."""
+    defaults: dict = {}
+    for cls in classes:
+        for klass in reversed(cls.__mro__):
+            if "__init__" in vars(klass):
+                for p in inspect.signature(klass.__init__).parameters.values():
+                    if p.default is not inspect.Parameter.empty:
+                        defaults[p.name] = p.default
+    return defaults
 
 
 def method_parameters(name: str) -> dict:
-    """The ``method_params`` that method ``name`` takes, with their defaults (from the constructors)."""
+    """The ``method_params`` that method ``name`` takes, with their defaults (from the constructors
+    of the method and of its likelihood)."""
     spec = method_spec(name)
-    defaults: dict = {}
-    for klass in reversed(spec.cls.__mro__):
-        if "__init__" in vars(klass):
-            for p in inspect.signature(klass.__init__).parameters.values():
-                if p.default is not inspect.Parameter.empty:
-                    defaults[p.name] = p.default
-    return {key: defaults.get(key) for key in _own_constraints(spec.cls) if key not in spec.fixed}
+    defaults = _signature_defaults(likelihood_class(spec.likelihood), spec.cls)
+    return {key: defaults.get(key) for key in _own_constraints(spec)
+            if key not in spec.fixed and key not in _ESTIMATOR_LIKELIHOOD_ARGS}
 
 
 def method_table() -> list[tuple[str, str, str]]:
@@ -118,7 +155,7 @@ def check_method_params(name: str, params: dict | None, reserved: tuple[str, ...
         valid = ", ".join(f"{k} (default {v!r})" for k, v in own.items()) or "none"
         raise ValueError(f"method_params has unknown key(s) {unknown} for method={name!r}; its parameters are: "
                          f"{valid}")
-    validate_parameter_constraints(_own_constraints(method_spec(name).cls), dict(params or {}),
+    validate_parameter_constraints(_own_constraints(method_spec(name)), dict(params or {}),
                                    caller_name=f"method {name!r} (method_params)")
 
 
@@ -127,13 +164,13 @@ _CONTEXT = ("n_data", "site_storage")
 
 
 def constructor_parameters(cls: type) -> set[str]:
-    """The keyword arguments ``cls`` accepts beyond ``(inducing_points, kernel)``: those of its
+    """The keyword arguments ``cls`` accepts beyond ``(inducing_points, kernel, likelihood)``: those of its
     ``__init__`` and, through ``**kwargs``, of the base classes it forwards them to."""
     accepted: set[str] = set()
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
-        parameters = list(inspect.signature(klass.__init__).parameters.values())[3:]   # self, inducing_points, kernel
+        parameters = list(inspect.signature(klass.__init__).parameters.values())[4:]  # self, Z, kernel, likelihood
         accepted |= {p.name for p in parameters if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
         if not any(p.kind == p.VAR_KEYWORD for p in parameters):
             break
@@ -141,28 +178,40 @@ def constructor_parameters(cls: type) -> set[str]:
 
 
 def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
-    """Construct method ``name`` with the arguments its constructor declares.
+    """Construct method ``name`` with its registered likelihood and the arguments its constructor declares.
 
-    ``None`` values in ``config`` mean "the method's default"; the context of :data:`_CONTEXT`
-    (``n_data``, ``site_storage``) goes only to constructors that declare it; any other value the
-    method does not take (``alpha``, ``epsilon``, ``damping`` where it has none) is a
-    ``ValueError`` with the method's reason (``REFUSES``). The method's own parameters are checked
-    against its ``OWN_PARAMETERS``, and the registry's fixed values against the given ones.
+    ``None`` values in ``config`` mean "the default"; the likelihood is built from the arguments
+    the registry lets through to it (``MethodSpec.likelihood_args``); the context of
+    :data:`_CONTEXT` (``n_data``, ``site_storage``) goes only to constructors that declare it; any
+    other value the method does not take (``alpha``, ``epsilon``, ``damping`` where it has none)
+    is a ``ValueError`` with the method's reason (``REFUSES``). The arguments are checked against
+    the method's ``OWN_PARAMETERS`` and the likelihood's ``PARAMETERS``, and the registry's fixed
+    values against the given ones.
     """
     spec = method_spec(name)
     config = {k: v for k, v in config.items() if v is not None}
-    validate_parameter_constraints(_own_constraints(spec.cls), config, caller_name=f"method {name!r}")
+    validate_parameter_constraints(_own_constraints(spec), config, caller_name=f"method {name!r}")
     for key, value in spec.fixed.items():
         if key in config and config[key] != value:
             raise ValueError(f"method {name!r} has {key}={value}; got {key}={config[key]}"
                              + ("; use method='pep' for alpha < 1" if key == "alpha" else ""))
     accepted = constructor_parameters(spec.cls)
     for key, value in config.items():
-        if key not in accepted and key not in _CONTEXT:
+        if key not in accepted and key not in _CONTEXT and key not in spec.likelihood_args:
             reason = spec.cls.REFUSES.get(key, f"its arguments are {sorted(accepted - set(_CONTEXT))}")
+            if key in _ESTIMATOR_LIKELIHOOD_ARGS and key not in spec.cls.REFUSES:
+                reason = f"{key} belongs to the robust-max likelihood, not to {spec.likelihood!r}"
             raise ValueError(f"method {name!r} has no {key} (got {value!r}): {reason}")
+    likelihood = likelihood_class(spec.likelihood)(**{k: config[k] for k in spec.likelihood_args if k in config})
     config = {k: v for k, v in {**spec.defaults, **config, **spec.fixed}.items() if k in accepted}
-    return spec.cls(inducing_points, kernel, **config)
+    return spec.cls(inducing_points, kernel, likelihood, **config)
+
+
+def method_config(name: str, model: nn.Module) -> dict:
+    """The arguments that rebuild ``model`` (built as method ``name``) with :func:`build_method`:
+    the method's ``config()`` and the likelihood arguments the registry lets through."""
+    likelihood = model.likelihood.config()
+    return {**{key: likelihood[key] for key in method_spec(name).likelihood_args}, **model.config()}
 
 
 __all__ = [
@@ -189,6 +238,7 @@ __all__ = [
     "build_method",
     "check_method_params",
     "constructor_parameters",
+    "method_config",
     "method_parameters",
     "method_spec",
     "method_table",

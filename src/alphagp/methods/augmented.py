@@ -60,8 +60,9 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         step_delay, step_forgetting: the natural-gradient step rho_t = (step_delay + t)^(-step_forgetting)
             on mini-batches (delay > 0, forgetting in (0.5, 1]).
         class_batch_size: classes per step (Algorithm 2); ``None`` uses all.
-        n_predictive_samples: quasi-Monte Carlo points of the predictive (section 4.2).
-        seed: seed of the class subsets and of the predictive points.
+        likelihood: the logistic-softmax likelihood; its ``n_predictive_samples`` quasi-Monte Carlo
+            points give the predictive (section 4.2).
+        seed: seed of the class subsets (the registry passes it to the likelihood's predictive points too).
     """
 
     CAPABILITIES = Capabilities(batch_optimizer="adam")
@@ -70,13 +71,12 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
                                       "step_forgetting": [Interval(Real, 0.5, 1, closed="right")],
                                       "class_batch_size": [Interval(Integral, 1, None, closed="left"), None],
-                                      "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],
                                       "seed": [Interval(Integral, 0, None, closed="left")]}
 
-    def __init__(self, inducing_points, kernel, n_data: int, step_delay: float = 1.0, step_forgetting: float = 0.51,
-                 class_batch_size: int | None = None, n_predictive_samples: int = 1024, seed: int = 0):
-        super().__init__(inducing_points, kernel,
-                         LogisticSoftmaxLikelihood(n_predictive_samples=n_predictive_samples, seed=seed))
+    def __init__(self, inducing_points, kernel, likelihood: LogisticSoftmaxLikelihood, n_data: int,
+                 step_delay: float = 1.0, step_forgetting: float = 0.51, class_batch_size: int | None = None,
+                 seed: int = 0):
+        super().__init__(inducing_points, kernel, likelihood)
         if not step_delay > 0 or not 0.5 < step_forgetting <= 1.0:
             raise ValueError(f"need step_delay > 0 and step_forgetting in (0.5, 1], got {step_delay}, {step_forgetting}")
         C = self.n_classes
@@ -85,14 +85,13 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         self.n_data = int(n_data)
         self.step_delay, self.step_forgetting = float(step_delay), float(step_forgetting)
         self.class_batch_size = None if class_batch_size in (None, C) else int(class_batch_size)
-        self.n_predictive_samples, self.seed = int(n_predictive_samples), int(seed)
+        self.seed = int(seed)
         self._register_stored_q(C, inducing_points.shape[1], inducing_points.dtype)
         self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
 
     def config(self) -> dict:
         return {"n_data": self.n_data, "step_delay": self.step_delay, "step_forgetting": self.step_forgetting,
-                "class_batch_size": self.class_batch_size, "n_predictive_samples": self.n_predictive_samples,
-                "seed": self.seed}
+                "class_batch_size": self.class_batch_size, "seed": self.seed}
 
     # ------------------------------------------------------------------ pieces of a step
     def step_size(self, full_batch: bool) -> float:
@@ -200,9 +199,9 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
     Args (beyond :class:`AugmentedVI`'s): n_samples, burn_in, thin; the sampler's seed is ``seed``.
     """
 
-    def __init__(self, inducing_points, kernel, n_data, n_samples: int = 1000, burn_in: int = 200, thin: int = 2,
-                 **kwargs):
-        super().__init__(inducing_points, kernel, n_data, **kwargs)
+    def __init__(self, inducing_points, kernel, likelihood, n_data, n_samples: int = 1000, burn_in: int = 200,
+                 thin: int = 2, **kwargs):
+        super().__init__(inducing_points, kernel, likelihood, n_data, **kwargs)
         self._register_draws(n_samples, burn_in, thin, self.n_classes, inducing_points.shape[1], inducing_points.dtype)
         self.noise_likelihood = LogisticSoftmaxLikelihood(n_predictive_samples=16, seed=self.seed)
 

@@ -20,7 +20,7 @@ Energy (eq. 15-17, tied):
 with sum_i over a mini-batch scaled by N / |B|. log Z_i is estimated by propagating S samples
 through the layers (eq. 18-19): at each layer the cavity's marginals m, v of every unit at the
 sampled inputs, then f = m + sqrt(v + sigma^2) eps; the last layer is integrated by the
-likelihood given its inputs (``log_tilted``), and log Z_i ~ logsumexp_s(log Z_{i,s}) - log S.
+likelihood given its inputs (``log_expected_power``), and log Z_i ~ logsumexp_s(log Z_{i,s}) - log S.
 Prediction (end of section 4.2) uses q instead of the cavity (alpha = 1) and S = 100 samples.
 
 All units of a layer share the layer's inputs, so the kernel quantities of a layer are one
@@ -41,7 +41,7 @@ from torch import nn
 
 from ..distributed import Reducer
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
-from ..likelihoods import GaussianLikelihood, ProbitLikelihood, RobustMaxLikelihood
+from ..likelihoods import likelihood_class
 from ..numerics import stable_cholesky, triangular_inverse
 from .base import MIN_VARIANCE, Capabilities, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
@@ -49,20 +49,19 @@ from .projection import projected_marginals, whitened_log_normaliser
 #: log of the factor's initial Cholesky diagonal: precision exp(-10) ~ 5e-5, so q starts near the prior
 #: (the authors' initialisation)
 INITIAL_LOG_DIAGONAL = -5.0
-#: the deep-GP paper's robust-max labelling-error probability, fixed
-DGP_EPSILON = 1e-3
+#: the deep-GP paper's settings of the registered likelihoods it uses: its robust-max likelihood
+#: draws a wrong label (probability 1e-3, the default) from the C - 1 other classes
+DGP_LIKELIHOOD_ARGS = {"robust_max": {"errors_to": "other"}}
+#: the likelihoods of a deep GP's last layer
+DGP_LIKELIHOODS = ("gaussian", "probit", "robust_max")
 
 
 def output_likelihood(name: str):
     """The likelihood of the last layer: ``"gaussian"``, ``"probit"`` (2 classes) or ``"robust_max"``
-    (C > 2 classes; a wrong label is one of the C - 1 others, epsilon = 1e-3)."""
-    if name == "gaussian":
-        return GaussianLikelihood()
-    if name == "probit":
-        return ProbitLikelihood()
-    if name == "robust_max":
-        return RobustMaxLikelihood(DGP_EPSILON, errors_to="other")
-    raise ValueError(f"likelihood must be 'gaussian', 'probit' or 'robust_max', got {name!r}")
+    (C > 2 classes), from :data:`~alphagp.likelihoods.LIKELIHOODS` with the paper's settings."""
+    if name not in DGP_LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {DGP_LIKELIHOODS}, got {name!r}")
+    return likelihood_class(name)(**DGP_LIKELIHOOD_ARGS.get(name, {}))
 
 
 class DGPLayer(nn.Module):
@@ -224,8 +223,17 @@ class DeepGP(nn.Module):
         and the g-terms of the energy."""
         alpha = self.alpha if alpha is None else alpha
         mean, var, global_terms = self.propagate(X, n_samples, 1.0 - alpha / self.n_data, generator)
-        log_t = self.likelihood.log_tilted(mean, var, self.layers[-1].kernel.noise, y, alpha)   # [S, n]
+        log_t = self.sample_log_normalisers(mean, var, y, alpha)
         return torch.logsumexp(log_t, 0) - math.log(log_t.shape[0]), global_terms
+
+    def sample_log_normalisers(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
+                               alpha: float) -> torch.Tensor:
+        """log E[p(y_i | f)^alpha] ``[S, n]`` for each propagated sample's last-layer moments ``mean``,
+        ``var`` ``[S, n, H_L]`` (noise-free) and the targets ``y`` ``[n]``: log Z_{i,s} of eq. 19."""
+        likelihood, mean, var = self.likelihood.with_output_noise(mean, var, self.layers[-1].kernel.noise)
+        S, n, H = mean.shape
+        return likelihood.log_expected_power(mean.reshape(S * n, H), var.reshape(S * n, H), y.repeat(S),
+                                             alpha).reshape(S, n)
 
     def energy(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """log Z_q (eq. 15-17) with the data term of the rows ``X`` ``[n, D]``, ``y`` ``[n]`` scaled by N / n."""
@@ -257,6 +265,13 @@ class DeepGP(nn.Module):
         generator = torch.Generator().manual_seed(self.seed if seed is None else int(seed))
         mean, var, _ = self.propagate(X, n_samples or self.n_predict_samples, 1.0, generator, shared_draws=True)
         return mean, var
+
+    def output_probabilities(self, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+        """``[S, n, C]`` class probabilities given each propagated sample's last-layer moments
+        ``mean``, ``var`` ``[S, n, H_L]`` (from :meth:`predict_output`; classification likelihoods)."""
+        likelihood, mean, var = self.likelihood.with_output_noise(mean, var, self.output_noise)
+        S, n, H = mean.shape
+        return likelihood.predict_proba(mean.reshape(S * n, H), var.reshape(S * n, H)).reshape(S, n, -1)
 
     @property
     def output_noise(self) -> torch.Tensor:

@@ -67,7 +67,7 @@ class ScalableEP(SiteMethod):
             mini-batch scaling).
         alpha: power of power EP in (0, 1]; 1 is EP.
         damping: rho in (0, 1]; new site = rho * update + (1 - rho) * old (Appendix E).
-        likelihood: defaults to :class:`HeavisideLikelihood`.
+        likelihood: a :class:`HeavisideLikelihood`, whose pairwise factors are the sites.
     """
 
     REFUSES: ClassVar[dict[str, str]] = {
@@ -100,7 +100,7 @@ class ScalableEP(SiteMethod):
         """log Z_{i,k} and derivatives for every factor, ``[B, C]`` each."""
         s_b = s.T                                                    # [B, C]
         s_d = s_b.gather(1, y[:, None]) + s_b
-        return self.likelihood.tilted(cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"], s_d, self.alpha)
+        return self.likelihood.pair_factor_tilted(cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"], s_d, self.alpha)
 
     @staticmethod
     def _factor_mask(y: torch.Tensor, n_classes: int) -> torch.Tensor:
@@ -180,11 +180,10 @@ class EP(ScalableEP):
     #: Buffers needed to continue training but not to predict (the per-point sites: O(N C M)).
     TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
-                 damping: float = 0.5, likelihood: HeavisideLikelihood | None = None, site_storage: bool = True):
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
+                 n_data: int, alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True):
         self.site_storage = bool(site_storage)
-        super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,
-                         per_point=self.site_storage)
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=self.site_storage)
         if self.site_storage:
             n_data, C = self.n_data, self.n_classes
             self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
@@ -236,11 +235,10 @@ class SEP(ScalableEP):
     #: the tied factor's update is a sum over the batch
     CAPABILITIES = Capabilities(damping=True, data_parallel=True)
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
-                 damping: float = 0.5, likelihood: HeavisideLikelihood | None = None):
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
+                 n_data: int, alpha: float = 1.0, damping: float = 0.5):
         self.site_storage = True                                   # nothing per point to leave out
-        super().__init__(inducing_points, kernel, likelihood or HeavisideLikelihood(), n_data, alpha, damping,
-                         per_point=False)
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=False)
 
     def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (EP's rows)
         """The tied sum scaled (B - I and b scale); only the cavity's marginals are needed, q enters

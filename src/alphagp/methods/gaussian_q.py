@@ -25,7 +25,7 @@ the g terms are log-normalisers, written relative to N(0, I) (their constants ca
 from __future__ import annotations
 
 from dataclasses import replace
-from numbers import Integral, Real
+from numbers import Real
 from typing import ClassVar
 
 import torch
@@ -34,13 +34,10 @@ from torch import nn
 
 from ..distributed import local_rows
 from ..kernels import ARDKernel
-from ..likelihoods import LogisticSoftmaxLikelihood, RobustMaxLikelihood, SoftmaxLikelihood
+from ..likelihoods import Likelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
-from .pep import DEFAULT_EPSILON
 from .projection import projected_marginals
-
-_VI_LIKELIHOODS = {"robust_max": None, "softmax": SoftmaxLikelihood, "logistic_softmax": LogisticSoftmaxLikelihood}
 
 
 class GaussianQMethod(SparseGPMethod):
@@ -48,10 +45,10 @@ class GaussianQMethod(SparseGPMethod):
 
     Args:
         inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`.
+        likelihood: a :class:`~alphagp.likelihoods.base.Likelihood` (the registry gives the
+            robust-max one; VI also takes the Monte Carlo softmax ones).
         n_data: N (mini-batch scaling, tied-factor counts).
         alpha: the power (``None`` for VI, the alpha -> 0 limit).
-        epsilon: robust-max labelling-error probability (``None``: 1e-3).
-        likelihood: another likelihood object (the softmax ones of :class:`SparseVI`).
     """
 
     #: the objective is a global term plus a sum over the batch, and q moves by gradients
@@ -61,10 +58,8 @@ class GaussianQMethod(SparseGPMethod):
                    "(ep, sep, rep, pep)"}
     NEEDS_ALPHA = True
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int,
-                 alpha: float | None = 0.5, epsilon: float | None = None, likelihood=None):
-        if likelihood is None:
-            likelihood = RobustMaxLikelihood(DEFAULT_EPSILON if epsilon is None else float(epsilon))
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int,
+                 alpha: float | None = 0.5):
         super().__init__(inducing_points, kernel, likelihood)
         if self.NEEDS_ALPHA:
             if alpha is None or not 0.0 < alpha <= 1.0:
@@ -82,7 +77,7 @@ class GaussianQMethod(SparseGPMethod):
         self.q_sqrt = nn.Parameter(torch.eye(M, dtype=dtype).expand(C, M, M).clone())
 
     def config(self) -> dict:
-        return {"n_data": self.n_data, "alpha": self.alpha, "epsilon": getattr(self.likelihood, "epsilon", None)}
+        return {"n_data": self.n_data, "alpha": self.alpha}
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """No closed-form step: the batch objective, for the optimiser."""
@@ -110,9 +105,10 @@ class SparseVI(GaussianQMethod):
     """Sparse variational inference (Hensman et al. 2015), with the robust-max likelihood by default.
 
     Args (beyond :class:`GaussianQMethod`'s):
-        likelihood: ``"robust_max"`` (1-D quadrature), ``"softmax"`` or ``"logistic_softmax"``
-            (logistic-softmax paper eq. 2 and 5; the expected log-likelihood by Monte Carlo with
-            ``n_mc_samples`` reparameterised draws per point, seeded by ``seed`` and the step
+        likelihood: the robust-max likelihood (1-D quadrature), or a Monte Carlo one
+            (:class:`~alphagp.likelihoods.SoftmaxLikelihood`, :class:`~alphagp.likelihoods.LogisticSoftmaxLikelihood`:
+            logistic-softmax paper eq. 2 and 5; the expected log-likelihood from the likelihood's
+            ``n_mc_samples`` reparameterised draws per point, seeded by its ``seed`` and the step
             count, so a resumed fit draws what an uninterrupted one would; the predictive by
             quasi-Monte Carlo): the non-augmented VI of that paper's sections 5.1-5.2.
         natural_gradient_rate: 0 (default) fits q by the optimiser with the hyper-parameters;
@@ -127,21 +123,11 @@ class SparseVI(GaussianQMethod):
     """
 
     NEEDS_ALPHA = False
-    OWN_PARAMETERS: ClassVar[dict] = {"natural_gradient_rate": [Interval(Real, 0, 1, closed="both")],
-                                      "n_mc_samples": [Interval(Integral, 1, None, closed="left")],
-                                      "seed": [Interval(Integral, 0, None, closed="left")]}
+    OWN_PARAMETERS: ClassVar[dict] = {"natural_gradient_rate": [Interval(Real, 0, 1, closed="both")]}
 
-    def __init__(self, inducing_points, kernel, n_data, alpha=None, natural_gradient_rate: float = 0.0,
-                 likelihood: str = "robust_max", n_mc_samples: int = 50, seed: int = 0, **kwargs):
-        if likelihood not in _VI_LIKELIHOODS:
-            raise ValueError(f"likelihood must be one of {tuple(_VI_LIKELIHOODS)}, got {likelihood!r}")
-        if likelihood != "robust_max":
-            if kwargs.get("epsilon") is not None:
-                raise ValueError(f"epsilon belongs to the robust-max likelihood, not to {likelihood!r}")
-            kwargs["likelihood"] = _VI_LIKELIHOODS[likelihood](n_samples=n_mc_samples, seed=seed)
-        super().__init__(inducing_points, kernel, n_data, alpha=alpha, **kwargs)
-        self.likelihood_name, self.n_mc_samples, self.seed = likelihood, int(n_mc_samples), int(seed)
-        if getattr(self.likelihood, "STOCHASTIC", False):   # the Monte Carlo draws' step counter (checkpointed)
+    def __init__(self, inducing_points, kernel, likelihood, n_data, alpha=None, natural_gradient_rate: float = 0.0):
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=alpha)
+        if self.likelihood.STOCHASTIC:   # the Monte Carlo draws' step counter (checkpointed)
             self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
         if not 0.0 <= natural_gradient_rate <= 1.0:
             raise ValueError(f"natural_gradient_rate must lie in [0, 1], got {natural_gradient_rate}")
@@ -151,8 +137,7 @@ class SparseVI(GaussianQMethod):
             self.q_sqrt.requires_grad_(False)
 
     def config(self) -> dict:
-        return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate,
-                "likelihood": self.likelihood_name, "n_mc_samples": self.n_mc_samples, "seed": self.seed}
+        return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate}
 
     @property
     def capabilities(self) -> Capabilities:
@@ -161,8 +146,8 @@ class SparseVI(GaussianQMethod):
 
     def _expected_log_lik(self, mean, var, s, y, idx):
         extra = {}
-        if getattr(self.likelihood, "STOCHASTIC", False):   # Monte Carlo draws fixed by (seed, step)
-            extra["generator"] = torch.Generator().manual_seed(self.seed * 1_000_003 + int(self.n_steps))
+        if self.likelihood.STOCHASTIC:   # Monte Carlo draws fixed by (seed, step)
+            extra["generator"] = torch.Generator().manual_seed(self.likelihood.seed * 1_000_003 + int(self.n_steps))
             extra["rows"] = local_rows(self.reducer, len(y))
         ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, **extra)
         return ell.sum() * self._data_scale(idx)

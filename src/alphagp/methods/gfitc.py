@@ -49,7 +49,8 @@ class GFITC(StoredQ, SparseGPMethod):
 
     Args:
         inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
-        alpha: must be 1 (EP); epsilon: must be ``None`` (exact Heaviside likelihood).
+        likelihood: a :class:`HeavisideLikelihood` (its pair factors at s = 0 are the exact factors).
+        alpha: must be 1 (EP).
         damping: rho of the parallel EP updates.
         site_storage: keep the sites ``[N, C, 2]`` (needed to continue training).
         ep_iterations, ep_tol: at most this many EP sweeps per evaluation; stop earlier when no
@@ -65,13 +66,14 @@ class GFITC(StoredQ, SparseGPMethod):
     REFUSES: ClassVar[dict[str, str]] = {
         "epsilon": "GFITC uses the exact Heaviside likelihood, which has no labelling-error probability epsilon"}
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
-                 damping: float = 0.5, site_storage: bool = True, ep_iterations: int = 100, ep_tol: float = 1e-3):
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
+                 n_data: int, alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True,
+                 ep_iterations: int = 100, ep_tol: float = 1e-3):
         if alpha != 1.0:
             raise ValueError(f"GFITC runs EP (alpha = 1), got alpha={alpha}")
         if not 0.0 < damping <= 1.0:
             raise ValueError(f"damping must lie in (0, 1], got {damping}")
-        super().__init__(inducing_points, kernel, HeavisideLikelihood())
+        super().__init__(inducing_points, kernel, likelihood)
         C, M = self.n_classes, inducing_points.shape[1]
         dtype = inducing_points.dtype
         self.n_data, self.damping, self.alpha = int(n_data), float(damping), 1.0
@@ -124,7 +126,7 @@ class GFITC(StoredQ, SparseGPMethod):
     def _tilted(self, cav):
         """log Z of Theta(f^y - f^k) under the cavity and its derivatives in the cavity mean of d."""
         mean_d, var_d = cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"]
-        return self.likelihood.tilted(mean_d, var_d, torch.zeros_like(var_d), 1.0)
+        return self.likelihood.pair_factor_tilted(mean_d, var_d, torch.zeros_like(var_d), 1.0)
 
     @torch.no_grad()
     def _ep_sweep(self, Psi, s, y) -> float:

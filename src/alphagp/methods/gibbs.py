@@ -32,6 +32,7 @@ import torch
 from sklearn.utils._param_validation import Interval
 
 from ..diagnostics import effective_sample_size
+from ..likelihoods import RobustMaxLikelihood
 from ..numerics import stable_cholesky
 from .draws import KeptDraws
 from .pep import PowerEP
@@ -67,11 +68,11 @@ class GibbsSampler(KeptDraws, PowerEP):
     TRAINING_STATE = PowerEP.TRAINING_STATE
     OWN_PARAMETERS: ClassVar[dict] = {"seed": [Interval(Integral, 0, None, closed="left")]}
 
-    def __init__(self, inducing_points, kernel, n_data, alpha=1.0, damping=0.5, epsilon=None, site_storage=True,
-                 n_samples: int = 1000, burn_in: int = 1000, thin: int = 5, seed: int = 0):
+    def __init__(self, inducing_points, kernel, likelihood: RobustMaxLikelihood, n_data, alpha=1.0, damping=0.5,
+                 site_storage=True, n_samples: int = 1000, burn_in: int = 1000, thin: int = 5, seed: int = 0):
         if alpha != 1.0:
             raise ValueError(f"the Gibbs baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
-        super().__init__(inducing_points, kernel, n_data, alpha=1.0, damping=damping, epsilon=epsilon,
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=1.0, damping=damping,
                          site_storage=site_storage)
         self._register_draws(n_samples, burn_in, thin, self.n_classes, inducing_points.shape[1], inducing_points.dtype)
         self.seed = int(seed)
@@ -98,7 +99,7 @@ class GibbsSampler(KeptDraws, PowerEP):
         sd = torch.sqrt(s.T)                                                      # [N, C]
         f = torch.where(onehot, 1.0, -1.0).to(Psi.dtype)                          # consistent with y
         w = torch.zeros(C, M, dtype=Psi.dtype, device=device)
-        log_a, log_b = self.likelihood._log_levels(C)
+        log_a, log_b = self.likelihood.log_levels(C)
         for kept in self._sweeps():
             right = f.argmax(1) == y
             z = ~right | (torch.rand(N, generator=g, dtype=Psi.dtype).to(device) < p_error_if_right)

@@ -22,7 +22,7 @@ from typing import ClassVar
 import torch
 
 from ..kernels import ARDKernel
-from ..likelihoods import HeavisideLikelihood
+from ..likelihoods import Likelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky
 from .base import Capabilities, SparseGPMethod, StoredQ
 
@@ -32,6 +32,8 @@ class LabelRegression(StoredQ, SparseGPMethod):
 
     Args:
         inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
+        likelihood: the classification likelihood that predicts from the regression's latent
+            marginals (the registry gives the Heaviside likelihood: the largest output wins).
     """
 
     #: batch only: the exact sparse-GP marginal likelihood is not a sum over points
@@ -39,8 +41,8 @@ class LabelRegression(StoredQ, SparseGPMethod):
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
         ("alpha", "epsilon", "damping"), "label regression is exact GP regression on one-hot labels")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int):
-        super().__init__(inducing_points, kernel, HeavisideLikelihood())
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int):
+        super().__init__(inducing_points, kernel, likelihood)
         C, M = self.n_classes, inducing_points.shape[1]
         self.n_data, self.alpha = int(n_data), 1.0
         self._register_stored_q(C, M, inducing_points.dtype)

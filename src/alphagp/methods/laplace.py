@@ -40,12 +40,12 @@ class LaplaceSoftmax(PowerEP):
                                       "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],
                                       "seed": [Interval(Integral, 0, None, closed="left")]}
 
-    def __init__(self, inducing_points, kernel, n_data, alpha=1.0, damping=0.5, epsilon=None, site_storage=True,
+    def __init__(self, inducing_points, kernel, likelihood, n_data, alpha=1.0, damping=0.5, site_storage=True,
                  newton_iterations: int = 100, newton_tol: float = 1e-8, n_predictive_samples: int = 2000,
                  seed: int = 0):
         if alpha != 1.0:
             raise ValueError(f"the Laplace baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
-        super().__init__(inducing_points, kernel, n_data, alpha=1.0, damping=damping, epsilon=epsilon,
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=1.0, damping=damping,
                          site_storage=site_storage)
         C, M = self.n_classes, inducing_points.shape[1]
         self.newton_iterations, self.newton_tol = int(newton_iterations), float(newton_tol)

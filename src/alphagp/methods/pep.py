@@ -32,13 +32,11 @@ from __future__ import annotations
 import torch
 
 from ..kernels import ARDKernel
-from ..likelihoods import RobustMaxLikelihood
+from ..likelihoods import Likelihood
 from ..numerics import gaussian_log_normaliser
 from .base import MIN_VARIANCE, SiteMethod, whitened_sites
 from .projection import projected_marginals
 from .site_updates import damped, valid_sites
-
-DEFAULT_EPSILON = 1e-3  # Hensman et al. (2015), used by all three papers
 
 
 class PowerEP(SiteMethod):
@@ -47,29 +45,27 @@ class PowerEP(SiteMethod):
     Args:
         inducing_points: ``[C, M, D]`` initial inducing inputs.
         kernel: an :class:`ARDKernel` for the C latent functions.
+        likelihood: any deterministic :class:`~alphagp.likelihoods.base.Likelihood` (the registry
+            gives the robust-max one): the site updates use its ``tilted_derivatives``.
         n_data: N (sizes the site storage and the mini-batch scaling).
         alpha: power in (0, 1]; 1 is EP (REP).
         damping: rho in (0, 1].
-        epsilon: labelling-error probability of the robust-max likelihood (``None``: 1e-3).
         site_storage: allocate the per-point sites ``[N, C]`` and directions ``[N, C, M]``
             (``False``: a model that predicts but cannot train).
     """
 
     TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, n_data: int, alpha: float = 1.0,
-                 damping: float = 0.5, epsilon: float | None = None, site_storage: bool = True):
-        epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
+    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int,
+                 alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True):
         self.site_storage = bool(site_storage)
-        super().__init__(inducing_points, kernel, RobustMaxLikelihood(epsilon), n_data, alpha, damping,
-                         per_point=self.site_storage)
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=self.site_storage)
         if self.site_storage:
             self.register_buffer("factor_c1", torch.zeros(n_data, self.n_classes, dtype=inducing_points.dtype))
             self.register_buffer("factor_c2", torch.zeros(n_data, self.n_classes, dtype=inducing_points.dtype))
 
     def config(self) -> dict:
-        return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping,
-                "epsilon": self.likelihood.epsilon}
+        return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
 
     def _cavities(self, L, Psi, idx):
         """Cavity means and variances of h_i^c ``[B, C]``, and the g terms of the energy.
@@ -105,7 +101,7 @@ class PowerEP(SiteMethod):
         with torch.no_grad():
             L0, Psi0 = L.detach(), Psi.detach()
             cav = self._cavities(L0, Psi0, idx)
-            _, g_m, g_v = self.likelihood.tilted(cav["mean"], cav["var"] + s.detach().T, y, self.alpha)
+            _, g_m, g_v = self.likelihood.tilted_derivatives(cav["mean"], cav["var"] + s.detach().T, y, self.alpha)
             self._update_sites(L0, Psi0, idx, cav, g_m, g_v)
         return self._objective(L, Psi, s, y, idx)
 

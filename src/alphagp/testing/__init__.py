@@ -26,6 +26,7 @@ and its own parameters (:func:`~alphagp.methods.method_parameters`), never from 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -161,12 +162,19 @@ def check_bad_input(name: str) -> None:
 
 
 def check_refused_arguments(name: str) -> None:
-    cls = method_spec(name).cls
+    """Every estimator-level argument a method does not use is refused with its reason, and a
+    likelihood argument the registry lets through reaches the likelihood."""
+    spec = method_spec(name)
     for key, value in (("alpha", 0.5), ("epsilon", 0.01), ("damping", 0.7)):
-        if key in constructor_parameters(cls):
+        build = partial(build_method, name, torch.zeros(3, 4, 2, dtype=torch.float64), ARDKernel(3, 2), n_data=10)
+        if key in spec.likelihood_args:
+            model = build(**{key: value})
+            assert model.likelihood.config()[key] == value, f"{name}: {key}={value} did not reach the likelihood"
+            continue
+        if key in constructor_parameters(spec.cls):
             continue
         try:
-            build_method(name, torch.zeros(3, 4, 2, dtype=torch.float64), ARDKernel(3, 2), n_data=10, **{key: value})
+            build(**{key: value})
         except ValueError as err:
             assert f"has no {key}" in str(err), f"{name}: unclear refusal of {key}: {err}"
         else:
