@@ -61,6 +61,13 @@ def log_det_from_cholesky(L: torch.Tensor) -> torch.Tensor:
     return 2.0 * torch.log(torch.diagonal(L, dim1=-2, dim2=-1)).sum(-1)
 
 
+def whitened_log_normaliser_from_cholesky(LB: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """g - g(N(0, I)) = 1/2 c'c - 1/2 log|B| ``[...]`` of the Gaussian with precision B = LB LB'
+    ``[..., M, M]`` and natural mean b, from ``LB`` and ``c = LB^{-1} b`` ``[..., M]`` (the log-normaliser
+    g(theta) = 1/2 b' B^{-1} b - 1/2 log|B| + const of every energy; alpha paper eq. 8-10)."""
+    return 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+
+
 @lru_cache(maxsize=16)
 def _hermgauss(n: int) -> tuple[np.ndarray, np.ndarray]:
     x, w = np.polynomial.hermite.hermgauss(n)

@@ -19,8 +19,15 @@ from ..distributed import broadcast_state, ensure_process_group
 from ..inducing import init_inducing_points
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
-from ..methods import (METHODS, build_method, check_method_params, method_config, method_parameters, method_spec,
-                       method_table)
+from ..methods import (
+    METHODS,
+    build_method,
+    check_method_params,
+    method_config,
+    method_parameters,
+    method_spec,
+    method_table,
+)
 from ..metrics import all_metrics
 from ..numerics import CholeskyError
 from ..parallel import torch_threads

@@ -35,7 +35,7 @@ from torch import nn
 from ..distributed import local_rows
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
-from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
+from ..numerics import stable_cholesky, triangular_inverse, whitened_log_normaliser_from_cholesky
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 from .projection import projected_marginals
 
@@ -224,7 +224,7 @@ class RPAPEP(GaussianQMethod):
         eye = torch.eye(M, dtype=R.dtype, device=R.device)
         LB = stable_cholesky(r * P + a * eye)                   # cavity times prior^alpha
         c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]
-        g_prior_term = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+        g_prior_term = whitened_log_normaliser_from_cholesky(LB, c)
         shared = g_q.sum() + (N * (g_cav - g_q).sum() + (g_prior_term - g_q).sum()) / a
         return self.reducer.share(shared) + log_z.sum() * self._data_scale(idx) / a
 
@@ -252,7 +252,7 @@ class APEP(GaussianQMethod):
         Bm, b = self._natural()
         LB = stable_cholesky(Bm)
         c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
-        g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+        g_q = whitened_log_normaliser_from_cholesky(LB, c)
         mean, var, g_cav = projected_marginals(*self._natural(1.0 - a / N), Psi)
         log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, a)
         shared = g_q.sum() + N * (g_cav - g_q).sum() / a

@@ -39,7 +39,12 @@ from sklearn.utils._param_validation import Interval
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import gaussian_log_normaliser, log_det_from_cholesky, stable_cholesky, triangular_inverse
+from ..numerics import (
+    gaussian_log_normaliser,
+    stable_cholesky,
+    triangular_inverse,
+    whitened_log_normaliser_from_cholesky,
+)
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
 from .site_updates import damped, heaviside_pair_sites
 
@@ -104,7 +109,7 @@ class GFITC(StoredQ, SparseGPMethod):
         mean_h, var_h = (c[:, None, :] @ A)[:, 0].T, A.square().sum(1).T          # [N, C]
         mean_f = (mean_h + S * nu) / denom
         var_f = (var_h / denom + S) / denom
-        g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))                  # [C]
+        g_q = whitened_log_normaliser_from_cholesky(LB, c)                  # [C]
         per_point = -0.5 * torch.log(denom) + 0.5 * nu * nu * S / denom
         return {"Bm": Bm, "b": b, "mean_f": mean_f, "var_f": var_f.clamp_min(MIN_VARIANCE), "g_q": g_q,
                 "per_point": per_point}

@@ -23,7 +23,7 @@ import torch
 
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
-from ..numerics import log_det_from_cholesky, stable_cholesky
+from ..numerics import stable_cholesky, whitened_log_normaliser_from_cholesky
 from .base import Capabilities, SparseGPMethod, StoredQ
 
 
@@ -64,7 +64,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
         t, Bm, b = self._posterior(Psi, s, y)
         LB = stable_cholesky(Bm)
         c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
-        g_q = 0.5 * ((c * c).sum(-1) - log_det_from_cholesky(LB))
+        g_q = whitened_log_normaliser_from_cholesky(LB, c)
         return g_q.sum() - (0.5 * torch.log(2 * math.pi * s) + 0.5 * t * t / s).sum(), Bm, b
 
     def _objective(self, _L, Psi, s, y, idx):
