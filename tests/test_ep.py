@@ -60,7 +60,7 @@ def test_update_objective_equals_a_fresh_objective_at_the_new_sites(tied, batch)
     idx = torch.as_tensor(np.sort(rng.choice(12, batch, replace=False)))
     params = list(model.parameters())
     model.zero_grad()
-    reused = model.local_update(X[idx], y[idx], idx)
+    reused = model.local_update(X[idx], y[idx], idx).total(model.n_data, len(idx))
     reused.backward()
     grads = [p.grad.clone() for p in params]
     model.zero_grad()

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from alphagp.objective import ObjectiveTerms
 from alphagp.optim import SignAdaptiveSGD
 
 
@@ -106,7 +107,7 @@ class ScriptedObjective(torch.nn.Module):
     def local_update(self, X, y, idx):
         value = self.values[min(int(self.calls), len(self.values) - 1)]
         self.calls += 1
-        return value + self.weight  # a gradient of 1: every optimiser step moves the weight
+        return ObjectiveTerms.batch_only(value + self.weight)  # a gradient of 1: every optimiser step moves the weight
 
 
 def _fit_scripted(values, **kwargs):
@@ -167,7 +168,7 @@ def test_a_non_finite_gradient_stops_before_the_optimiser_step():
 
     class InfiniteGradient(ScriptedObjective):
         def local_update(self, X, y, idx):
-            return torch.sqrt(self.weight)  # d sqrt(w) / dw is infinite at w = 0
+            return ObjectiveTerms.batch_only(torch.sqrt(self.weight))  # d sqrt(w) / dw is infinite at w = 0
 
     method = InfiniteGradient([0.0])
     trainer = Trainer(method, max_iter=1, optimizer="adam", learning_rate=0.5)

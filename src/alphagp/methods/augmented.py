@@ -36,6 +36,7 @@ from torch.nn.functional import one_hot
 
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
+from ..objective import ObjectiveTerms
 from .augmentation import augmented_point_terms, local_updates
 from .base import Capabilities, SparseGPMethod, StoredQ, whitened_sites
 from .draws import KeptDraws
@@ -130,8 +131,8 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         local = local_updates(mean.T.detach(), second.T.detach(), onehot, self.n_classes)
         if step:
             self._global_step(L.detach(), Psi.detach(), onehot, local, idx, classes)
-        data = augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes).sum() * self._data_scale(idx)
-        return data - self.n_classes / Bm.shape[0] * _whitened_kl(Bm, b).sum()
+        data = augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes).sum()
+        return ObjectiveTerms(-(self.n_classes / Bm.shape[0] * _whitened_kl(Bm, b).sum()), data)
 
     def _objective(self, L, Psi, s, y, idx):
         return self._elbo(L, Psi, s, y, idx, None)
@@ -159,11 +160,11 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         (Wine at amplitude 50: ELBO -157.4 against -154.7, test NLL 0.51 against 0.19); at small
         amplitudes both reach the same fixed point and the prior's bound is the higher one."""
         L, Psi, s = self._features(X)
-        at_prior = self._elbo(L, Psi, s, y, idx, None)
+        at_prior = self._elbo(L, Psi, s, y, idx, None).total(self.n_data, idx.numel())
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         identity = eye - torch.cholesky_inverse(L)                       # u-space factor: q precision I
         self.site_precision, prior_precision = identity.clone(), self.site_precision
-        if not self._elbo(L, Psi, s, y, idx, None) > at_prior:
+        if not self._elbo(L, Psi, s, y, idx, None).total(self.n_data, idx.numel()) > at_prior:
             self.site_precision = prior_precision
 
     def local_update(self, X, y, idx):

@@ -165,7 +165,8 @@ class SparseGPMethod(nn.Module):
         return self.CAPABILITIES
 
     def _data_scale(self, idx: torch.Tensor) -> float:
-        """N / |B| for the global batch of which ``idx`` ``[b]`` is this process's share."""
+        """N / |B| for the global batch of which ``idx`` ``[b]`` is this process's share (for
+        closed-form steps; the objective's scaling is the trainer's)."""
         return self.n_data / self.reducer.batch_size(idx.numel())
 
     def after_fit(self, X, y) -> None:
@@ -178,8 +179,10 @@ class SparseGPMethod(nn.Module):
                 "n_improper_cavities": int(self.n_improper_cavities)}
 
     def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """The method's objective on the batch, scaled to the data set, at the current q."""
-        return self._objective(*self._features(X), y, idx)
+        """The method's objective on the batch ``idx`` (all of it in this process), scaled to the data
+        set, at the current q: :meth:`_objective`'s terms combined by
+        :meth:`~alphagp.objective.ObjectiveTerms.total`."""
+        return self._objective(*self._features(X), y, idx).total(self.n_data, idx.numel())
 
     @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

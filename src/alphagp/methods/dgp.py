@@ -39,7 +39,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import pdist
 from torch import nn
 
-from ..distributed import Reducer
+from ..objective import ObjectiveTerms
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
 from ..numerics import stable_cholesky, triangular_inverse
@@ -163,7 +163,6 @@ class DeepGP(nn.Module):
         self.n_data, self.alpha = int(n_data), float(alpha)
         self.n_samples, self.n_predict_samples, self.seed = int(n_samples), int(n_predict_samples), int(seed)
         self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
-        self.reducer = Reducer()
 
     def config(self) -> dict:
         """Plain-data arguments that rebuild this model (:meth:`from_config`) before loading its state."""
@@ -235,11 +234,15 @@ class DeepGP(nn.Module):
         return likelihood.log_expected_power(mean.reshape(S * n, H), var.reshape(S * n, H), y.repeat(S),
                                              alpha).reshape(S, n)
 
-    def energy(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """log Z_q (eq. 15-17) with the data term of the rows ``X`` ``[n, D]``, ``y`` ``[n]`` scaled by N / n."""
+    def energy_terms(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> ObjectiveTerms:
+        """log Z_q's terms (eq. 15-17): the global terms, and the data term of the rows ``X`` ``[n, D]``,
+        ``y`` ``[n]`` (1 / alpha times the sum of log Z-hat_i)."""
         log_z, global_terms = self.log_z_hat(X, y, self.n_samples, generator)
-        scale = self.n_data / self.reducer.batch_size(X.shape[0])
-        return self.reducer.share(global_terms) + scale / self.alpha * log_z.sum()
+        return ObjectiveTerms(global_terms, log_z.sum() / self.alpha)
+
+    def energy(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """log Z_q (eq. 15-17) with the data term of the rows ``X`` ``[n, D]`` scaled by N / n."""
+        return self.energy_terms(X, y, generator).total(self.n_data, X.shape[0])
 
     def forward(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """The module's output is its energy (:meth:`energy`), so ``torch.func.functional_call`` differentiates it."""
@@ -249,9 +252,10 @@ class DeepGP(nn.Module):
         """The energy on a batch with the draws of the current step."""
         return self.energy(X, y, self._generator(int(self.n_steps)))
 
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """No closed-form step: the batch energy (then the step counter advances, so each step draws anew)."""
-        value = self.objective(X, y, idx)
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, _idx: torch.Tensor) -> ObjectiveTerms:
+        """No closed-form step: the batch energy's terms (then the step counter advances, so each step
+        draws anew)."""
+        value = self.energy_terms(X, y, self._generator(int(self.n_steps)))
         self.n_steps += 1
         return value
 

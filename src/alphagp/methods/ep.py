@@ -50,6 +50,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import gaussian_log_normaliser
+from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SiteMethod, per_point_totals, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
 from .site_updates import damped, heaviside_pair_sites
@@ -107,8 +108,8 @@ class ScalableEP(SiteMethod):
         """``[B, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
         return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
 
-    def _objective(self, L, Psi, s, y, idx, whitened=None) -> torch.Tensor:
-        """log Z_q estimated from the batch and scaled to the full data set (eq. 9, 12, A.23).
+    def _objective(self, L, Psi, s, y, idx, whitened=None) -> ObjectiveTerms:
+        """log Z_q's terms on the batch (eq. 9, 12, A.23).
 
         g(q) - g(prior) plus, over the batch's factors, (log Z_ik + g(cavity) - g(q)) / alpha,
         at the current sites; differentiable w.r.t. the kernel quantities (L, Psi, s).
@@ -117,17 +118,17 @@ class ScalableEP(SiteMethod):
         cav = self._cavities(L, Psi, y, idx, whitened)
         log_z, _, _ = self._tilted(cav, s, y)
         data = torch.where(self._factor_mask(y, self.n_classes), log_z + cav["g_diff"], 0.0).sum()
-        return self.reducer.share(cav["g_q"].sum()) + data / self.alpha * self._data_scale(idx)
+        return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha)
 
     # ------------------------------------------------------------------ method interface
     @property
     def _n_factors(self) -> int:
         return self.n_data * (self.n_classes - 1)
 
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """Parallel damped (power) EP update of all factors of the batch (Appendix D-E).
 
-        Returns :meth:`objective` of the batch at the updated sites, reusing this update's
+        Returns the objective's terms of the batch at the updated sites, reusing this update's
         kernel quantities, so the hyper-parameters and the sites are updated together
         ("inner" updates, section 2.3) with one kernel evaluation per step.
         """

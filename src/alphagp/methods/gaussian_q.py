@@ -35,6 +35,7 @@ from torch import nn
 from ..distributed import local_rows
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
+from ..objective import ObjectiveTerms
 from ..numerics import stable_cholesky, triangular_inverse, whitened_log_normaliser_from_cholesky
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 from .projection import projected_marginals
@@ -79,9 +80,9 @@ class GaussianQMethod(SparseGPMethod):
     def config(self) -> dict:
         return {"n_data": self.n_data, "alpha": self.alpha}
 
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """No closed-form step: the batch objective, for the optimiser."""
-        return self.objective(X, y, idx)
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
+        """No closed-form step: the batch objective's terms, for the optimiser."""
+        return self._objective(*self._features(X), y, idx)
 
     # ------------------------------------------------------------------ free Gaussian q
     def _sqrt(self) -> torch.Tensor:
@@ -144,18 +145,18 @@ class SparseVI(GaussianQMethod):
         """Not data-parallel with natural-gradient steps, which move q from the local batch alone."""
         return replace(super().capabilities, data_parallel=self.natural_gradient_rate == 0)
 
-    def _expected_log_lik(self, mean, var, s, y, idx):
+    def _expected_log_lik(self, mean, var, s, y, _idx):
         extra = {}
         if self.likelihood.STOCHASTIC:   # Monte Carlo draws fixed by (seed, step)
             extra["generator"] = torch.Generator().manual_seed(self.likelihood.seed * 1_000_003 + int(self.n_steps))
             extra["rows"] = local_rows(self.reducer, len(y))
         ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, **extra)
-        return ell.sum() * self._data_scale(idx)
+        return ell.sum()
 
     def _objective(self, L, Psi, s, y, idx):
-        """ELBO (EP paper eq. 15): sum_i E_q[log p(y_i | f_i)] * N/|B| - KL[q || p]."""
+        """ELBO (EP paper eq. 15): -KL[q || p] and sum_i E_q[log p(y_i | f_i)] (scaled by N/|B| in training)."""
         mean, var = self._latent_marginals(L, Psi)
-        return self._expected_log_lik(mean, var, s, y, idx) - self.reducer.share(self._kl())
+        return ObjectiveTerms(-self._kl(), self._expected_log_lik(mean, var, s, y, idx))
 
     def local_update(self, X, y, idx):
         L, Psi, s = self._features(X)
@@ -178,7 +179,8 @@ class SparseVI(GaussianQMethod):
             cov = eta2 - eta1[:, :, None] * eta1[:, None, :]
             mean = (eta1[:, None, :] @ Psi)[:, 0]
             var = ((cov @ Psi) * Psi).sum(1)
-            g1, g2 = torch.autograd.grad(self._expected_log_lik(mean, var, s, y, idx), (eta1, eta2))
+            scaled = self._expected_log_lik(mean, var, s, y, idx) * self._data_scale(idx)   # N/|B| sum_i E_q[log p]
+            g1, g2 = torch.autograd.grad(scaled, (eta1, eta2))
         eye = torch.eye(S.shape[-1], dtype=S.dtype, device=S.device)
         precision = torch.cholesky_inverse(stable_cholesky(S))
         while True:   # E_q[log p] is not concave for the robust-max likelihood: shorten steps that leave q improper
@@ -200,7 +202,7 @@ class ARPEP(GaussianQMethod):
     def _objective(self, L, Psi, s, y, idx):
         mean, var = self._latent_marginals(L, Psi)
         log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, self.alpha)
-        return log_z.sum() / self.alpha * self._data_scale(idx) - self.reducer.share(self._kl())
+        return ObjectiveTerms(-self._kl(), log_z.sum() / self.alpha)
 
 
 class RPAPEP(GaussianQMethod):
@@ -226,7 +228,7 @@ class RPAPEP(GaussianQMethod):
         c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]
         g_prior_term = whitened_log_normaliser_from_cholesky(LB, c)
         shared = g_q.sum() + (N * (g_cav - g_q).sum() + (g_prior_term - g_q).sum()) / a
-        return self.reducer.share(shared) + log_z.sum() * self._data_scale(idx) / a
+        return ObjectiveTerms(shared, log_z.sum() / a)
 
 
 class APEP(GaussianQMethod):
@@ -256,4 +258,4 @@ class APEP(GaussianQMethod):
         mean, var, g_cav = projected_marginals(*self._natural(1.0 - a / N), Psi)
         log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, a)
         shared = g_q.sum() + N * (g_cav - g_q).sum() / a
-        return self.reducer.share(shared) + log_z.sum() * self._data_scale(idx) / a
+        return ObjectiveTerms(shared, log_z.sum() / a)

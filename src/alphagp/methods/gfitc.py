@@ -45,6 +45,7 @@ from ..numerics import (
     triangular_inverse,
     whitened_log_normaliser_from_cholesky,
 )
+from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
 from .site_updates import damped, heaviside_pair_sites
 
@@ -161,7 +162,7 @@ class GFITC(StoredQ, SparseGPMethod):
         return post["g_q"].sum() + post["per_point"].sum() + log_c, post
 
     # ------------------------------------------------------------------ method interface
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """EP to convergence at the current kernel, then log Z_EP (differentiable, sites fixed)."""
         if not self.site_storage:
             raise RuntimeError("this GFITC model was loaded without its sites; it can predict but not train")
@@ -176,7 +177,7 @@ class GFITC(StoredQ, SparseGPMethod):
                     break
         log_z, post = self._log_z_ep(Psi, s, y)
         self._store_q(L.detach(), post["Bm"].detach(), post["b"].detach())
-        return log_z
+        return ObjectiveTerms.batch_only(log_z)
 
     def _objective(self, _L, Psi, s, y, _idx):
-        return self._log_z_ep(Psi, s, y)[0]
+        return ObjectiveTerms.batch_only(self._log_z_ep(Psi, s, y)[0])

@@ -24,6 +24,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
 from ..numerics import stable_cholesky, whitened_log_normaliser_from_cholesky
+from ..objective import ObjectiveTerms
 from .base import Capabilities, SparseGPMethod, StoredQ
 
 
@@ -68,11 +69,11 @@ class LabelRegression(StoredQ, SparseGPMethod):
         return g_q.sum() - (0.5 * torch.log(2 * math.pi * s) + 0.5 * t * t / s).sum(), Bm, b
 
     def _objective(self, _L, Psi, s, y, idx):
-        return self._log_marginal(Psi, s, y, idx)[0]
+        return ObjectiveTerms.batch_only(self._log_marginal(Psi, s, y, idx)[0])
 
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """The exact posterior at the current kernel (kept for prediction) and the log marginal likelihood."""
         L, Psi, s = self._features(X)
         objective, Bm, b = self._log_marginal(Psi, s, y, idx)
         self._store_q(L.detach(), Bm.detach(), b.detach())
-        return objective
+        return ObjectiveTerms.batch_only(objective)

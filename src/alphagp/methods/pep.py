@@ -34,6 +34,7 @@ import torch
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
 from ..numerics import gaussian_log_normaliser
+from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, SiteMethod, whitened_sites
 from .projection import projected_marginals
 from .site_updates import damped, valid_sites
@@ -87,14 +88,14 @@ class PowerEP(SiteMethod):
         return {"mean": nu_c / tau_c, "var": 1.0 / tau_c, "g_diff": g_diff, "improper": improper,
                 "g_q": g_q, "rest": rest}
 
-    def _objective(self, L, Psi, s, y, idx) -> torch.Tensor:
-        """log Z_q of eq. 8 / A.23 from the batch, scaled to the data set; sites held fixed."""
+    def _objective(self, L, Psi, s, y, idx) -> ObjectiveTerms:
+        """log Z_q's terms (eq. 8 / A.23) on the batch; sites held fixed."""
         cav = self._cavities(L, Psi, idx)
         log_z = self.likelihood.log_expected_power(cav["mean"], cav["var"] + s.T, y, self.alpha)
         data = (log_z + cav["g_diff"]).sum()
-        return self.reducer.share(cav["g_q"].sum()) + data / self.alpha * self._data_scale(idx)
+        return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha)
 
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """Parallel damped power-EP update of the batch's factors; returns the energy at the new sites."""
         self._require_training_state()
         L, Psi, s = self._features(X)

@@ -251,8 +251,13 @@ class Trainer:
             self._save()
 
     def _step(self, X, y, idx, n) -> float:
-        """Local update and optimiser step on one batch; returns the batch objective."""
-        objective = self.method.local_update(X, y, idx)
+        """Local update and optimiser step on one batch; returns the batch objective.
+
+        The method returns its objective's terms (:class:`~alphagp.objective.ObjectiveTerms`); the
+        objective is shared + N / |B| * data for the global batch B, with ``shared`` counted once
+        across the processes of a data-parallel step."""
+        terms = self.method.local_update(X, y, idx)
+        objective = self.reducer.share(terms.shared) + terms.data * (n / self.reducer.batch_size(len(idx)))
         if self.optimizer is not None:
             self.optimizer.zero_grad(set_to_none=True)
             (-objective / n).backward()
