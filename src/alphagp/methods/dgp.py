@@ -39,10 +39,10 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import pdist
 from torch import nn
 
-from ..objective import ObjectiveTerms
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
 from ..numerics import stable_cholesky, triangular_inverse
+from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
 

@@ -35,8 +35,8 @@ from torch import nn
 from ..distributed import local_rows
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
-from ..objective import ObjectiveTerms
 from ..numerics import stable_cholesky, triangular_inverse, whitened_log_normaliser_from_cholesky
+from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 from .projection import projected_marginals
 
@@ -199,7 +199,7 @@ class SparseVI(GaussianQMethod):
 class ARPEP(GaussianQMethod):
     """Approximate reparameterised power EP (alpha paper section 3.3, eq. 9)."""
 
-    def _objective(self, L, Psi, s, y, idx):
+    def _objective(self, L, Psi, s, y, _idx):
         mean, var = self._latent_marginals(L, Psi)
         log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, self.alpha)
         return ObjectiveTerms(-self._kl(), log_z.sum() / self.alpha)
@@ -208,7 +208,7 @@ class ARPEP(GaussianQMethod):
 class RPAPEP(GaussianQMethod):
     """Refined-prior approximate power EP (alpha paper section 3.4, eq. 10)."""
 
-    def _objective(self, L, Psi, s, y, idx):
+    def _objective(self, L, Psi, s, y, _idx):
         a, N = self.alpha, self.n_data
         r = 1.0 - a / (N + 1)                                   # cavity = q^r
         R = self._sqrt()
@@ -249,7 +249,7 @@ class APEP(GaussianQMethod):
         mean, var, _ = projected_marginals(*self._natural(), Psi)
         return mean, var
 
-    def _objective(self, _L, Psi, s, y, idx):
+    def _objective(self, _L, Psi, s, y, _idx):
         a, N = self.alpha, self.n_data
         Bm, b = self._natural()
         LB = stable_cholesky(Bm)
