@@ -64,8 +64,8 @@ def test_two_processes_equal_one(tmp_path, method):
 def test_methods_with_per_point_sites_refuse(monkeypatch):
     from alphagp.distributed import Reducer
     monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls: cls(2, 0)))
-    monkeypatch.setattr("alphagp.estimators.gp_classifier.ensure_process_group", lambda device: None)
-    monkeypatch.setattr("alphagp.estimators.gp_classifier.broadcast_state", lambda module: None)
+    monkeypatch.setattr("alphagp.estimators.base.ensure_process_group", lambda device: None)
+    monkeypatch.setattr("alphagp.estimators.base.broadcast_state", lambda module: None)
     monkeypatch.setattr(torch.distributed, "broadcast", lambda tensor, src: None)
     X, y, _ = _data()
     with pytest.raises(ValueError, match="per-point sites are not sharded"):
@@ -90,3 +90,41 @@ def test_after_a_fit_the_objective_is_the_one_process_objective():
     halves = [model.objective(Xs[i], torch.as_tensor(y)[i], i).item() for i in torch.tensor_split(idx, 2)]
     # each half's estimate scales its rows by N / |half|: their mean is the full-batch value
     assert np.isclose(np.mean(halves), full, rtol=1e-10)
+
+
+def _deep_worker(rank, init_file, family, out_dir):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
+    try:
+        cls, X, target, X_test = _deep_problem(family)
+        model = cls(distributed=True, **_DEEP).fit(X, target)
+        np.save(os.path.join(out_dir, f"predict{rank}.npy"), _deep_predict(model, X_test))
+        np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in model.history_])
+    finally:
+        dist.destroy_process_group()
+
+
+_DEEP = dict(n_layers=2, n_inducing=5, n_samples=3, n_predict_samples=10, batch_size=50, max_iter=3, random_state=0)
+
+
+def _deep_problem(family):
+    from alphagp import DeepGPClassifier, DeepGPRegressor
+    X, y, X_test = _data()
+    return (DeepGPRegressor, X, X[:, 0] * X[:, 1], X_test) if family == "regressor" else (DeepGPClassifier, X, y, X_test)
+
+
+def _deep_predict(model, X_test):
+    return model.predict(X_test) if hasattr(model, "y_mean_") else model.predict_proba(X_test)
+
+
+@pytest.mark.parametrize("family", ["regressor", "classifier"])
+def test_deep_gps_on_two_processes_equal_one(tmp_path, family):
+    """Each process propagates its share of a batch with those rows' draws of the global batch."""
+    mp.spawn(_deep_worker, args=(str(tmp_path / "init"), family, str(tmp_path)), nprocs=WORLD, join=True)
+    cls, X, target, X_test = _deep_problem(family)
+    single = cls(**_DEEP).fit(X, target)
+    for rank in range(WORLD):
+        np.testing.assert_allclose(np.load(tmp_path / f"predict{rank}.npy"), _deep_predict(single, X_test),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(np.load(tmp_path / f"history{rank}.npy"),
+                                   [h["objective"] for h in single.history_], rtol=1e-9)

@@ -12,10 +12,11 @@ from typing import ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import serialization
 from ..data.streaming import StandardizedRows, column_mean_std
+from ..distributed import broadcast_state, ensure_process_group
 from ..labels import plain
 from ..training import Trainer, TrainingState
 
@@ -33,6 +34,30 @@ class GPEstimatorBase(BaseEstimator):
     MODEL_KIND: ClassVar[str] = ""
     SCHEDULE_PARAMS: ClassVar[tuple[str, ...]] = ("max_iter", "learning_rate", "learning_rate_decay", "tol",
                                                   "n_iter_no_change", "checkpoint", "verbose", "n_jobs")
+
+    # ------------------------------------------------------------------ checks
+    def _device(self) -> torch.device:
+        """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""
+        if self.device is None:
+            return torch.device("cpu")
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError) as err:
+            raise ValueError(f"device must name a torch device such as 'cpu' or 'cuda', got {self.device!r}") from err
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} was asked for but this PyTorch build sees no CUDA device "
+                             f"(torch {torch.__version__}); use device='cpu'")
+        return device
+
+    def _validate(self, X, y="no_validation", reset=False, **checks):
+        """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with a
+        clearer message for non-numeric features."""
+        try:
+            return validate_data(self, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True, **checks)
+        except ValueError as err:
+            if "could not convert" in str(err):
+                raise ValueError(f"{type(self).__name__} needs numeric features: {err}") from err
+            raise
 
     # ------------------------------------------------------------------ fit
     def _standardize(self, X, standardize: bool = True) -> StandardizedRows:
@@ -52,6 +77,15 @@ class GPEstimatorBase(BaseEstimator):
                           stacklevel=4)
             return n
         return m
+
+    def _share_start(self, model, seed: int) -> int:
+        """A data-parallel fit's start: the first process's model state and seed (returned) for all."""
+        device = self._device()
+        ensure_process_group(device)
+        broadcast_state(model)
+        seed_t = torch.tensor([seed], device=device)
+        torch.distributed.broadcast(seed_t, 0)
+        return int(seed_t)
 
     def _checkpoint_settings(self) -> dict:
         """The settings a checkpoint records and a resumed fit must match: the parameters but the

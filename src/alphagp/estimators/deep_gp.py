@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..data.streaming import column_mean_std
-from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels
+from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import DeepGP, initial_layers
 from ..metrics import all_metrics
 from ..parallel import torch_threads
@@ -69,6 +69,15 @@ class _DeepGPBase(GPEstimatorBase):
     dtype : {"float64", "float32"}
     n_jobs : int or None
         Threads PyTorch uses (``None``: 1, ``-1``: all cores).
+    device : str, torch.device or None
+        Where the model's tensors live and its arithmetic runs (``None``: the CPU), as for
+        :class:`~alphagp.GPClassifier`; the Monte Carlo draws are made on the CPU, so a fit
+        draws the same on every device.
+    distributed : bool
+        Data-parallel training across the processes of a ``torch.distributed`` group (as for
+        :class:`~alphagp.GPClassifier`): each process propagates its share of every mini-batch
+        with the draws of those rows in the global batch, so the fit equals a one-process fit
+        up to rounding.
     verbose : bool
         Progress output.
     random_state : int or None
@@ -100,18 +109,21 @@ class _DeepGPBase(GPEstimatorBase):
         "checkpoint": [str, os.PathLike, None],
         "dtype": [StrOptions(set(DTYPES))],
         "n_jobs": [Integral, None],
+        "device": [str, torch.device, None],
+        "distributed": ["boolean"],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
     LIKELIHOOD_NOISE = 1e-2
-    SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples")
+    SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples", "device", "distributed")
 
     def __init__(self, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
                  first_layer_kernel: str = "rbf", alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, batch_size: int | None = 100,
                  max_iter: int = 200, learning_rate: float = 1e-3, learning_rate_decay: float = 1.0,
                  tol: float | None = None, n_iter_no_change: int = 10, checkpoint: str | None = None,
-                 dtype: str = "float64", n_jobs: int | None = None, verbose: bool = False, random_state=None):
+                 dtype: str = "float64", n_jobs: int | None = None, device=None, distributed: bool = False,
+                 verbose: bool = False, random_state=None):
         self.n_layers = n_layers
         self.n_hidden = n_hidden
         self.n_inducing = n_inducing
@@ -128,6 +140,8 @@ class _DeepGPBase(GPEstimatorBase):
         self.checkpoint = checkpoint
         self.dtype = dtype
         self.n_jobs = n_jobs
+        self.device = device
+        self.distributed = distributed
         self.verbose = verbose
         self.random_state = random_state
 
@@ -141,16 +155,12 @@ class _DeepGPBase(GPEstimatorBase):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ fit
-    def _validate(self, X):
-        """``X`` for prediction: float64, finite, with the fitted number of features."""
-        return validate_data(self, X, dtype=np.float64, reset=False)
-
     def fit(self, X, y, callbacks=None):
         """Fit the deep GP to ``X`` ``[N, D]`` and ``y`` ``[N]``; ``callbacks`` as for
         :class:`~alphagp.training.Trainer` (called with the training state after each epoch)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
-                             y_numeric=isinstance(self, RegressorMixin))
+        X, y = self._validate(X, y, reset=True, ensure_min_samples=2, y_numeric=isinstance(self, RegressorMixin))
+        device = self._device()
         targets, n_outputs, likelihood = self._prepare_targets(y)
         n, d = X.shape
         m = self._inducing_count(n)
@@ -163,9 +173,12 @@ class _DeepGPBase(GPEstimatorBase):
                                     dtype=DTYPES[self.dtype])
             seed = int(rng.integers(2**31 - 1))
             self.model_ = DeepGP(layers, likelihood, n, alpha=self.alpha, n_samples=self.n_samples,
-                                 n_predict_samples=self.n_predict_samples, seed=seed)
+                                 n_predict_samples=self.n_predict_samples, seed=seed).to(device)
+            if self.distributed:  # the first process's start, draws and batch order for all
+                seed = self._share_start(self.model_, seed)
+                self.model_.seed = seed
             self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
-                        callbacks=callbacks, seed=seed)
+                        callbacks=callbacks, seed=seed, distributed=bool(self.distributed))
         return self
 
     def _checkpoint_settings(self) -> dict:
@@ -179,7 +192,7 @@ class _DeepGPBase(GPEstimatorBase):
         ``n_predict_samples`` may be changed after fit."""
         check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
         X = self._validate(X)
-        Xs = torch.as_tensor((X - self.mean_) / self.scale_, dtype=DTYPES[self.dtype])
+        Xs = torch.as_tensor((X - self.mean_) / self.scale_, dtype=DTYPES[self.dtype], device=self._device())
         S = int(self.n_predict_samples)
         chunk = max(1, _PREDICT_ROWS // S)
 
@@ -193,9 +206,13 @@ class _DeepGPBase(GPEstimatorBase):
         return chunks()
 
     def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
-        """All of :meth:`_output_chunks`: means and noise-free variances ``[S, n, H_L]``."""
+        """All of :meth:`_output_chunks` on the CPU: means and noise-free variances ``[S, n, H_L]``."""
         parts = list(self._output_chunks(X))
-        return torch.cat([p[0] for p in parts], 1), torch.cat([p[1] for p in parts], 1)
+        return torch.cat([p[0] for p in parts], 1).cpu(), torch.cat([p[1] for p in parts], 1).cpu()
+
+    def _output_noise(self) -> torch.Tensor:
+        """The last layer's noise ``[H_L]`` on the CPU."""
+        return self.model_.output_noise.cpu()
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> None:
@@ -204,10 +221,11 @@ class _DeepGPBase(GPEstimatorBase):
         self._write(path)
 
     @classmethod
-    def load(cls, path):
-        """Read an estimator written by :meth:`save`; raises
-        :class:`~alphagp.serialization.ModelFileError` for another kind of file or a damaged one."""
-        return cls._read(path)
+    def load(cls, path, device=None):
+        """Read an estimator written by :meth:`save`, onto ``device`` (``None``: the device it was
+        fitted with); raises :class:`~alphagp.serialization.ModelFileError` for another kind of
+        file or a damaged one."""
+        return cls._read(path, **({} if device is None else {"device": plain(device)}))
 
     def _file_content(self) -> dict:
         return {"model": {"config": self.model_.config(), "state": self.model_.state_dict()},
@@ -216,6 +234,9 @@ class _DeepGPBase(GPEstimatorBase):
     def _model_from_file(self, content: dict):
         model = content["model"]
         return DeepGP.from_config(model["config"], dtype=DTYPES[self.dtype]), model["state"]
+
+    def _restore(self, _content: dict) -> None:
+        self.model_.to(self._device())
 
 
 class DeepGPRegressor(RegressorMixin, _DeepGPBase):
@@ -245,13 +266,14 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         return {"y_mean": self.y_mean_, "y_scale": self.y_scale_}
 
     def _restore(self, content: dict) -> None:
+        super()._restore(content)
         self.y_mean_, self.y_scale_ = float(content["y_mean"]), float(content["y_scale"])
 
     def predict(self, X, return_std: bool = False):
         """Predictive mean ``[n]`` (and standard deviation with ``return_std``) of y: the moments of the
         mixture of the samples' Gaussians N(m_s, v_s + sigma^2), in the units of ``y``."""
         mean, var = self._output_samples(X)
-        mu, v = self.model_.likelihood.mixture_moments(mean, var, self.model_.output_noise)
+        mu, v = self.model_.likelihood.mixture_moments(mean, var, self._output_noise())
         mu = mu.double().numpy() * self.y_scale_ + self.y_mean_
         return (mu, np.sqrt(v.double().clamp_min(0).numpy()) * self.y_scale_) if return_std else mu
 
@@ -262,7 +284,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         if y.shape != (mean.shape[1],):
             raise ValueError(f"y must have shape [{mean.shape[1]}], got {list(y.shape)}")
         ys = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=mean.dtype)
-        log_p = self.model_.likelihood.mixture_log_density(mean, var, self.model_.output_noise, ys)
+        log_p = self.model_.likelihood.mixture_log_density(mean, var, self._output_noise(), ys)
         return log_p.double().numpy() - math.log(self.y_scale_)
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
@@ -272,7 +294,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         S, n = mean.shape[:2]
         component = rng.integers(S, size=(n, n_samples))
         m = mean[..., 0].numpy().T[np.arange(n)[:, None], component]
-        sd = np.sqrt(var[..., 0].numpy().T[np.arange(n)[:, None], component] + float(self.model_.output_noise[0]))
+        sd = np.sqrt(var[..., 0].numpy().T[np.arange(n)[:, None], component] + float(self._output_noise()[0]))
         return (m + sd * rng.standard_normal((n, n_samples))) * self.y_scale_ + self.y_mean_
 
     def evaluate(self, X, y) -> dict[str, float]:
@@ -310,13 +332,14 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         return {"classes": classes_to_plain(self.classes_)}
 
     def _restore(self, content: dict) -> None:
+        super()._restore(content)
         self.classes_ = classes_from_plain(content["classes"])
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
         chunks = self._output_chunks(X)
         with torch_threads(self.n_jobs):
-            parts = [self.model_.output_probabilities(mean, var).mean(0) for mean, var in chunks]
+            parts = [self.model_.output_probabilities(mean, var).mean(0).cpu() for mean, var in chunks]
         return torch.cat(parts).numpy().astype(np.float64)
 
     def predict(self, X) -> np.ndarray:

@@ -2,68 +2,26 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..data.streaming import StandardizedRows
-from ..distributed import broadcast_state, ensure_process_group
-from ..inducing import init_inducing_points
-from ..kernels import ARDKernel
-from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
-from ..methods import (
-    METHODS,
-    build_method,
-    check_method_params,
-    method_config,
-    method_parameters,
-    method_spec,
-    method_table,
-)
+from ..labels import encode_known_labels, encode_labels, plain
+from ..methods import method_table
 from ..metrics import all_metrics
-from ..numerics import CholeskyError
 from ..parallel import torch_threads
+from . import sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase
 
-DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
-DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
 MODEL_KIND = "alphagp.GPClassifier"
-_KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
-# Feature scale against the kernel's: warn when the typical distance between two points is this
-# many lengthscales (or this fraction of one) with ``standardize=False``.
-_FAR_SCALE = 100.0
-
-
-def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.shape not in allowed_shapes:
-        shapes = " or ".join(str(list(s)) for s in allowed_shapes)
-        raise ValueError(f"kernel_params[{name!r}] must have shape {shapes}, got {list(arr.shape)}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"kernel_params[{name!r}] must be finite and positive, got {arr.tolist()}")
-    return arr
-
-
-def _registered_config(name: str, config: dict) -> dict:
-    """A method's stored arguments as :func:`build_method` takes them. Files written before the
-    likelihood registry (VI's) name the likelihood, which must be the registered one, and carry
-    Monte Carlo arguments that robust-max VI never used; both are dropped."""
-    if "likelihood" not in config:
-        return config
-    if config["likelihood"] != method_spec(name).likelihood:
-        raise ValueError(f"method {name!r} has the {method_spec(name).likelihood!r} likelihood; "
-                         f"the file names {config['likelihood']!r}")
-    taken = method_parameters(name)
-    return {k: v for k, v in config.items() if k != "likelihood" and (k in taken or k not in ("n_mc_samples", "seed"))}
 
 
 class GPClassifier(ClassifierMixin, GPEstimatorBase):
@@ -264,50 +222,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.verbose = verbose
         self.random_state = random_state
 
-    # ------------------------------------------------------------------ validation
-    def _device(self) -> torch.device:
-        """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""
-        if self.device is None:
-            return torch.device("cpu")
-        try:
-            device = torch.device(self.device)
-        except (RuntimeError, TypeError) as err:
-            raise ValueError(f"device must name a torch device such as 'cpu' or 'cuda', got {self.device!r}") from err
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={self.device!r} was asked for but this PyTorch build sees no CUDA device "
-                             f"(torch {torch.__version__}); use device='cpu'")
-        return device
-
-    def _check_params(self, n_features: int, n_classes: int) -> None:
-        """The parameter checks that need the data's shape (the rest is ``_validate_params``)."""
-        self._device()
-        if self.method not in METHODS:
-            raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be a str among {sorted(METHODS)}. "
-                                        f"Got {self.method!r} instead.")
-        check_method_params(self.method, self.method_params, reserved=("alpha", "epsilon", "damping"))
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
-        unknown = set(self.kernel_params or {}) - set(_KERNEL_PARAMS)
-        if unknown:
-            raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(_KERNEL_PARAMS)}")
-        groups = 1 if self.shared_hyperparameters else n_classes
-        kp = self.kernel_params or {}
-        if "lengthscale" in kp:
-            _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), (1, n_features),
-                                                                (groups, n_features)])
-        for name in ("amplitude", "noise"):
-            if name in kp:
-                _positive_finite(name, kp[name], [(), (1,), (groups,)])
-
-    def _validate(self, X, y="no_validation", reset=False):
-        """scikit-learn's validation, with a clearer message for non-numeric features."""
-        try:
-            return validate_data(self, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True)
-        except ValueError as err:
-            if "could not convert" in str(err):
-                raise ValueError(f"GPClassifier needs numeric features: {err}") from err
-            raise
-
     def _encode(self, y) -> np.ndarray:
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""
         return encode_known_labels(y, self.classes_)
@@ -328,116 +242,29 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
-        n, d = X.shape
-        C = len(self.classes_)
-        self._check_params(d, C)
+        sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
         if self.alpha == "auto":
             self.alpha_, self.alpha_scores_ = select_alpha(self, X, y)
-        with torch_threads(self.n_jobs), self._explain_numerical_failure():
-            self._fit(X, y_idx, n, d, C, callbacks)
+        with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
+            Xs = self._standardize(X, self.standardize)
+            rng = np.random.default_rng(self.random_state)
+            self.model_, mini = sparse_model.build_model(self, X, Xs, len(self.classes_), rng)
+            seed = int(rng.integers(2**31 - 1))
+            if self.distributed:  # the first process's random start and batch order for all
+                seed = self._share_start(self.model_, seed)
+            self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini)
+            self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
+            self._train(self.model_, Xs, y_idx, callbacks=callbacks, seed=seed, distributed=bool(self.distributed),
+                        **sparse_model.optimizer_settings(self, self.model_, mini))
+            self.model_.after_fit(Xs, y_idx)
+        self._set_diagnostics()
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
-
-    @contextlib.contextmanager
-    def _explain_numerical_failure(self):
-        """Adds the likely cause to a failed factorisation or a non-finite objective when it is
-        float32 (about 7 significant digits), above all with unstandardised features."""
-        try:
-            yield
-        except (CholeskyError, FloatingPointError) as err:
-            if self.dtype != "float32":
-                raise
-            cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
-                     "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
-                     if not self.standardize else "float32: try dtype='float64'")
-            raise type(err)(f"{err} Likely cause: {cause}.") from err
-
-    def _fit(self, X, y_idx, n, d, C, callbacks) -> None:
-        dtype = DTYPES[self.dtype]
-        Xs = self._standardize(X, self.standardize)
-        rng = np.random.default_rng(self.random_state)
-        Z = self._initial_inducing(Xs, C, n, rng)
-        kernel = ARDKernel(C, d, shared=self.shared_hyperparameters, dtype=dtype,
-                           **{k: np.asarray(v, dtype=np.float64) for k, v in (self.kernel_params or {}).items()})
-        if not self.standardize:
-            self._warn_if_far_from_kernel_scale(X, kernel)
-        kernel.requires_grad_(bool(self.optimize_hyperparameters))
-        mini = self.batch_size is not None and self.batch_size < n
-        method_cls = method_spec(self.method).cls
-        if mini and not method_cls.CAPABILITIES.mini_batches:
-            raise ValueError(f"method={self.method!r} is batch only: its objective is not a sum over data "
-                             f"points, so it cannot use mini-batches; use batch_size=None or another method")
-        damping = self.damping
-        if damping is None and method_cls.CAPABILITIES.damping:
-            damping = 1.0 if mini else 0.5
-        alpha = self.alpha_ if self.alpha == "auto" else self.alpha
-        self.model_ = build_method(self.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n,
-                                   alpha=alpha, epsilon=self.epsilon, damping=damping, **(self.method_params or {}))
-        device = self._device()
-        self.model_.to(device)
-        seed = int(rng.integers(2**31 - 1))
-        if self.distributed:  # the first process's random start and batch order for all
-            ensure_process_group(device)
-            broadcast_state(self.model_)
-            seed_t = torch.tensor([seed], device=device)
-            torch.distributed.broadcast(seed_t, 0)
-            seed = int(seed_t)
-        self.optimize_inducing_ = self._learn_inducing(mini)
-        self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
-        optimizer = "adam" if mini else self.model_.capabilities.batch_optimizer
-        learning_rate = self.learning_rate
-        if learning_rate is None:
-            learning_rate = DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
-        self._train(self.model_, Xs, y_idx, optimizer=optimizer, learning_rate=learning_rate, callbacks=callbacks,
-                    seed=seed, distributed=bool(self.distributed))
-        self.model_.after_fit(Xs, y_idx)
-        self._set_diagnostics()
-
-    def _learn_inducing(self, mini: bool) -> bool:
-        """Resolve ``optimize_inducing`` for the built model; warn where it is known to diverge."""
-        safe = not mini or self.model_.capabilities.inducing_on_mini_batches
-        if self.optimize_inducing == "auto":
-            return safe
-        if self.optimize_inducing and not safe:
-            warnings.warn(f"method={self.method!r} keeps per-point sites, which go stale when the inducing "
-                          "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
-                          "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
-                          UserWarning, stacklevel=4)
-        return bool(self.optimize_inducing)
 
     def _set_diagnostics(self) -> None:
         self.diagnostics_ = self.model_.diagnostics()
         self.n_skipped_updates_ = self.diagnostics_["n_skipped_updates"]
         self.n_improper_cavities_ = self.diagnostics_["n_improper_cavities"]
-
-    def _warn_if_far_from_kernel_scale(self, X, kernel: ARDKernel) -> None:
-        """Warn when unstandardised features put typical points very many (or a tiny fraction of)
-        lengthscales apart: the kernel matrix is then near the identity (or all ones) and the fit
-        learns little."""
-        rows = np.unique(np.linspace(0, len(X) - 1, min(len(X), 10_000)).astype(np.int64))
-        var = np.asarray(X[rows], dtype=np.float64).var(0)
-        ls2 = kernel.lengthscale.detach().double().square().numpy()            # [G, D]
-        distance = float(np.sqrt(np.median(2.0 * (var / ls2).sum(-1))))
-        if not 1.0 / _FAR_SCALE <= distance <= _FAR_SCALE:
-            warnings.warn(f"with standardize=False, two typical training points lie {distance:.3g} initial "
-                          "lengthscales apart; the kernel sees the data at the wrong scale and the fit may "
-                          "learn little. Use standardize=True or set kernel_params['lengthscale'] to the "
-                          "features' scale", UserWarning, stacklevel=4)
-
-    def _initial_inducing(self, Xs, C, n, rng) -> np.ndarray:
-        if self.inducing_points is not None:
-            Z = np.asarray(self.inducing_points, dtype=np.float64)
-            if Z.ndim == 2:
-                Z = Z[None] if self.shared_hyperparameters else np.broadcast_to(Z, (C, *Z.shape))
-            if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != Xs.shape[1] or (
-                    Z.shape[0] == 1 and not self.shared_hyperparameters):
-                raise ValueError(f"inducing_points must have shape [M, {Xs.shape[1]}] or "
-                                 f"[{C}, M, {Xs.shape[1]}], got {Z.shape}")
-            if not np.all(np.isfinite(Z)):
-                raise ValueError("inducing_points contain NaN or inf")
-            return (Z - self.mean_) / self.scale_
-        return init_inducing_points(Xs, C, self._inducing_count(n), self.inducing_init, self.shared_hyperparameters,
-                                    rng)
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:
@@ -488,14 +315,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self._write(path, include_training_state=bool(include_training_state))
 
     def _file_content(self, include_training_state: bool = False) -> dict:
-        state = self.model_.state_dict()
-        if not include_training_state:
-            state = {k: v for k, v in state.items() if k not in self.model_.TRAINING_STATE}
-        return {"classes": classes_to_plain(self.classes_),
-                "method": {"name": self.method, "config": method_config(self.method, self.model_),
-                           "training_state": include_training_state},
-                "state": state, "optimize_inducing": bool(self.optimize_inducing_),
-                "alpha_scores": {str(k): v for k, v in getattr(self, "alpha_scores_", {}).items()}}
+        return sparse_model.file_content(self, include_training_state)
 
     @classmethod
     def load(cls, path, device=None) -> GPClassifier:
@@ -508,12 +328,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return cls._read(path, **({} if device is None else {"device": plain(device)}))
 
     def _model_from_file(self, content: dict):
-        self.classes_ = classes_from_plain(content["classes"])
-        state, method = content["state"], content["method"]
-        Z = state["inducing_points"]
-        kernel = ARDKernel(len(self.classes_), Z.shape[2], shared=bool(self.shared_hyperparameters), dtype=Z.dtype)
-        return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                            **_registered_config(method["name"], method["config"])), state
+        return sparse_model.model_from_file(self, content)
 
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())

@@ -39,6 +39,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import pdist
 from torch import nn
 
+from ..distributed import Reducer, local_rows
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
 from ..numerics import stable_cholesky, triangular_inverse
@@ -163,6 +164,8 @@ class DeepGP(nn.Module):
         self.n_data, self.alpha = int(n_data), float(alpha)
         self.n_samples, self.n_predict_samples, self.seed = int(n_samples), int(n_predict_samples), int(seed)
         self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
+        #: the process group's reducer in a data-parallel fit (set by the trainer): the draws' rows
+        self.reducer = Reducer()
 
     def config(self) -> dict:
         """Plain-data arguments that rebuild this model (:meth:`from_config`) before loading its state."""
@@ -180,7 +183,8 @@ class DeepGP(nn.Module):
         return cls(layers, **{k: v for k, v in config.items() if k not in ("architecture", "kernels")})
 
     #: the deep GP is trained by Adam on mini-batches, in one process
-    CAPABILITIES = Capabilities(batch_optimizer="adam")
+    #: the energy is global terms plus a sum over the batch, and the draws are made for the global batch
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -191,13 +195,15 @@ class DeepGP(nn.Module):
         return torch.Generator().manual_seed(self.seed * 1_000_003 + step)
 
     def propagate(self, X: torch.Tensor, n_samples: int, cavity_scale: float, generator: torch.Generator,
-                  shared_draws: bool = False):
+                  shared_draws: bool = False, rows: tuple[int, slice] | None = None):
         """Push ``n_samples`` samples of ``X`` ``[n, D]`` through the hidden layers (eq. 18-19).
 
         Each point, unit and sample gets its own standard-normal draw; with ``shared_draws`` all
         rows reuse the same ``[S, H]`` draws of a layer, which leaves each row's distribution as it
         is but makes a row's result independent of the other rows passed with it. Draws are made in
-        float64 and cast, so a float32 model sees the same draws as a float64 one.
+        float64 and cast, so a float32 model sees the same draws as a float64 one. ``rows``:
+        ``(n, part)``: draw for ``n`` rows and use those of ``part`` (a process's share of a global
+        batch then gets the draws it would get in one process).
 
         Returns the last layer's ``mean``, ``var`` ``[S, n, H_L]`` (noise-free; S = 1 for one layer,
         whose inputs are not random) and the sum over all units of the g-terms of the energy,
@@ -209,8 +215,9 @@ class DeepGP(nn.Module):
             global_terms = global_terms + (g_q + (self.n_data / self.alpha) * (g_c - g_q)).sum()
             if depth == len(self.layers) - 1:
                 break
-            shape = (n_samples, 1 if shared_draws else X.shape[0], layer.shape[0])
-            eps = torch.randn(shape, generator=generator, dtype=torch.float64).to(X.device, X.dtype)
+            n, part = (1, slice(None)) if shared_draws else rows or (X.shape[0], slice(None))
+            eps = torch.randn((n_samples, n, layer.shape[0]), generator=generator, dtype=torch.float64)[:, part]
+            eps = eps.to(X.device, X.dtype)
             F = mean + torch.sqrt(var + layer.kernel.noise) * eps
         if mean.dim() == 2:
             mean, var = mean[None], var[None]
@@ -219,9 +226,11 @@ class DeepGP(nn.Module):
     def log_z_hat(self, X: torch.Tensor, y: torch.Tensor, n_samples: int, generator: torch.Generator,
                   alpha: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """log Z-hat_i ``[n]`` (eq. 19) at the cavity of power ``alpha`` (default: the model's),
-        and the g-terms of the energy."""
+        and the g-terms of the energy. In a data-parallel step ``X`` is this process's share of
+        the global batch, and the draws are those of its rows in the global batch."""
         alpha = self.alpha if alpha is None else alpha
-        mean, var, global_terms = self.propagate(X, n_samples, 1.0 - alpha / self.n_data, generator)
+        mean, var, global_terms = self.propagate(X, n_samples, 1.0 - alpha / self.n_data, generator,
+                                                 rows=local_rows(self.reducer, X.shape[0]))
         log_t = self.sample_log_normalisers(mean, var, y, alpha)
         return torch.logsumexp(log_t, 0) - math.log(log_t.shape[0]), global_terms
 

@@ -1,0 +1,196 @@
+"""The work behind :class:`~alphagp.GPClassifier`: checks of its parameters against the data,
+the sparse GP model built from them (kernel, inducing inputs, the registered method with its
+defaults), the training settings the model's capabilities call for, and the model's part of a
+model file. The estimator holds the parameters and calls these in order; none of them branches
+on a method's name (the registry and the method's :class:`~alphagp.methods.Capabilities` decide).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import numpy as np
+import torch
+from sklearn.utils._param_validation import InvalidParameterError
+
+from ..inducing import init_inducing_points
+from ..kernels import ARDKernel
+from ..labels import classes_from_plain, classes_to_plain
+from ..methods import METHODS, build_method, check_method_params, method_config, method_parameters, method_spec
+from ..numerics import CholeskyError
+from .base import DTYPES
+
+DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
+DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
+KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
+# Feature scale against the kernel's: warn when the typical distance between two points is this
+# many lengthscales (or this fraction of one) with ``standardize=False``.
+_FAR_SCALE = 100.0
+
+
+# ---------------------------------------------------------------------- parameter checks
+def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape not in allowed_shapes:
+        shapes = " or ".join(str(list(s)) for s in allowed_shapes)
+        raise ValueError(f"kernel_params[{name!r}] must have shape {shapes}, got {list(arr.shape)}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"kernel_params[{name!r}] must be finite and positive, got {arr.tolist()}")
+    return arr
+
+
+def check_parameters(est, n_features: int, n_classes: int) -> None:
+    """The checks of ``est``'s parameters that need the registry or the data's shape (the rest is
+    scikit-learn's ``_validate_params``)."""
+    est._device()
+    if est.method not in METHODS:
+        raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be a str among {sorted(METHODS)}. "
+                                    f"Got {est.method!r} instead.")
+    check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
+    if est.n_jobs == 0:
+        raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
+    kp = est.kernel_params or {}
+    unknown = set(kp) - set(KERNEL_PARAMS)
+    if unknown:
+        raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(KERNEL_PARAMS)}")
+    groups = 1 if est.shared_hyperparameters else n_classes
+    if "lengthscale" in kp:
+        _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), (1, n_features), (groups, n_features)])
+    for name in ("amplitude", "noise"):
+        if name in kp:
+            _positive_finite(name, kp[name], [(), (1,), (groups,)])
+
+
+@contextlib.contextmanager
+def explain_numerical_failure(dtype: str, standardize: bool):
+    """Adds the likely cause to a failed factorisation or a non-finite objective when it is
+    float32 (about 7 significant digits), above all with unstandardised features."""
+    try:
+        yield
+    except (CholeskyError, FloatingPointError) as err:
+        if dtype != "float32":
+            raise
+        cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
+                 "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
+                 if not standardize else "float32: try dtype='float64'")
+        raise type(err)(f"{err} Likely cause: {cause}.") from err
+
+
+# ---------------------------------------------------------------------- the model
+def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
+    """Warn when unstandardised features put typical points very many (or a tiny fraction of)
+    lengthscales apart: the kernel matrix is then near the identity (or all ones) and the fit
+    learns little."""
+    rows = np.unique(np.linspace(0, len(X) - 1, min(len(X), 10_000)).astype(np.int64))
+    var = np.asarray(X[rows], dtype=np.float64).var(0)
+    ls2 = kernel.lengthscale.detach().double().square().numpy()            # [G, D]
+    distance = float(np.sqrt(np.median(2.0 * (var / ls2).sum(-1))))
+    if not 1.0 / _FAR_SCALE <= distance <= _FAR_SCALE:
+        warnings.warn(f"with standardize=False, two typical training points lie {distance:.3g} initial "
+                      "lengthscales apart; the kernel sees the data at the wrong scale and the fit may "
+                      "learn little. Use standardize=True or set kernel_params['lengthscale'] to the "
+                      "features' scale", UserWarning, stacklevel=5)
+
+
+def _initial_inducing(est, Xs, n_classes: int, rng: np.random.Generator) -> np.ndarray:
+    """``[C or 1, M, D]`` standardised inducing inputs: ``est.inducing_points`` checked and
+    standardised, or chosen from the rows by ``inducing_init``."""
+    C, d = n_classes, Xs.shape[1]
+    if est.inducing_points is None:
+        return init_inducing_points(Xs, C, est._inducing_count(len(Xs)), est.inducing_init,
+                                    est.shared_hyperparameters, rng)
+    Z = np.asarray(est.inducing_points, dtype=np.float64)
+    if Z.ndim == 2:
+        Z = Z[None] if est.shared_hyperparameters else np.broadcast_to(Z, (C, *Z.shape))
+    if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 and not est.shared_hyperparameters):
+        raise ValueError(f"inducing_points must have shape [M, {d}] or [{C}, M, {d}], got {Z.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("inducing_points contain NaN or inf")
+    return (Z - est.mean_) / est.scale_
+
+
+def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator):
+    """The registered method ``est.method`` on a new kernel and inducing inputs, with its damping
+    default (1 on mini-batches, 0.5 on the whole batch, where it damps), on ``est``'s device.
+    Returns ``(model, mini)``, ``mini`` whether training uses mini-batches."""
+    n, d = X.shape
+    dtype = DTYPES[est.dtype]
+    Z = _initial_inducing(est, Xs, n_classes, rng)
+    kernel = ARDKernel(n_classes, d, shared=est.shared_hyperparameters, dtype=dtype,
+                       **{k: np.asarray(v, dtype=np.float64) for k, v in (est.kernel_params or {}).items()})
+    if not est.standardize:
+        _warn_if_far_from_kernel_scale(X, kernel)
+    kernel.requires_grad_(bool(est.optimize_hyperparameters))
+    mini = est.batch_size is not None and est.batch_size < n
+    capabilities = method_spec(est.method).cls.CAPABILITIES
+    if mini and not capabilities.mini_batches:
+        raise ValueError(f"method={est.method!r} is batch only: its objective is not a sum over data "
+                         f"points, so it cannot use mini-batches; use batch_size=None or another method")
+    damping = est.damping
+    if damping is None and capabilities.damping:
+        damping = 1.0 if mini else 0.5
+    alpha = est.alpha_ if est.alpha == "auto" else est.alpha
+    model = build_method(est.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n, alpha=alpha,
+                         epsilon=est.epsilon, damping=damping, **(est.method_params or {}))
+    return model.to(est._device()), mini
+
+
+def learn_inducing(est, model, mini: bool) -> bool:
+    """``est.optimize_inducing`` resolved for the built model; warns where it is known to diverge."""
+    safe = not mini or model.capabilities.inducing_on_mini_batches
+    if est.optimize_inducing == "auto":
+        return safe
+    if est.optimize_inducing and not safe:
+        warnings.warn(f"method={est.method!r} keeps per-point sites, which go stale when the inducing "
+                      "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
+                      "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
+                      UserWarning, stacklevel=4)
+    return bool(est.optimize_inducing)
+
+
+def optimizer_settings(est, model, mini: bool) -> dict:
+    """The optimiser (Adam on mini-batches, else the method's batch optimiser) and its learning
+    rate (``est.learning_rate``, else that optimiser's default)."""
+    optimizer = "adam" if mini else model.capabilities.batch_optimizer
+    learning_rate = est.learning_rate
+    if learning_rate is None:
+        learning_rate = DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
+    return {"optimizer": optimizer, "learning_rate": learning_rate}
+
+
+# ---------------------------------------------------------------------- the model file
+def file_content(est, include_training_state: bool) -> dict:
+    """The classifier's part of its model file: classes, the method's name and arguments, its state
+    (without the per-point training state unless asked), and fitted choices."""
+    state = est.model_.state_dict()
+    if not include_training_state:
+        state = {k: v for k, v in state.items() if k not in est.model_.TRAINING_STATE}
+    return {"classes": classes_to_plain(est.classes_),
+            "method": {"name": est.method, "config": method_config(est.method, est.model_),
+                       "training_state": include_training_state},
+            "state": state, "optimize_inducing": bool(est.optimize_inducing_),
+            "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()}}
+
+
+def _registered_config(name: str, config: dict) -> dict:
+    """A method's stored arguments as :func:`build_method` takes them. Files written before the
+    likelihood registry (VI's) name the likelihood, which must be the registered one, and carry
+    Monte Carlo arguments that robust-max VI never used; both are dropped."""
+    if "likelihood" not in config:
+        return config
+    if config["likelihood"] != method_spec(name).likelihood:
+        raise ValueError(f"method {name!r} has the {method_spec(name).likelihood!r} likelihood; "
+                         f"the file names {config['likelihood']!r}")
+    taken = method_parameters(name)
+    return {k: v for k, v in config.items() if k != "likelihood" and (k in taken or k not in ("n_mc_samples", "seed"))}
+
+
+def model_from_file(est, content: dict):
+    """``(model, state)``: the method rebuilt from a file's ``content`` (sets ``est.classes_``)."""
+    est.classes_ = classes_from_plain(content["classes"])
+    state, method = content["state"], content["method"]
+    Z = state["inducing_points"]
+    kernel = ARDKernel(len(est.classes_), Z.shape[2], shared=bool(est.shared_hyperparameters), dtype=Z.dtype)
+    return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
+                        **_registered_config(method["name"], method["config"])), state
