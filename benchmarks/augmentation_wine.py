@@ -20,7 +20,6 @@ scatter of both against the sampler (the figure's layout) for the first seed.
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
@@ -32,7 +31,7 @@ from alphagp import GPClassifier
 from alphagp.data import load_benchmark
 from alphagp.metrics import all_metrics
 
-from common import RESULTS, append_row, base_row
+from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args
 
 METHODS = {"augmented": dict(max_iter=100),
            "vi_logistic_softmax": dict(max_iter=3000, method_params={"n_mc_samples": 100}),
@@ -53,13 +52,10 @@ def compare(value: np.ndarray, truth: np.ndarray) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="augmentation_wine.jsonl")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="augmentation_wine.jsonl")
     parser.add_argument("--plot", default=None, help="file name in benchmarks/results for the scatter of seed 0")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     warnings.simplefilter("ignore", UserWarning)
     X, y = load_benchmark("wine")
     for seed in range(args.seeds):

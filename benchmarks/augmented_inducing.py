@@ -15,30 +15,24 @@ training seconds.
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
 import numpy as np
-import torch
 
 from alphagp import GPClassifier
 from alphagp.metrics import all_metrics
 
-from common import append_row, base_row
-from uci import split
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args, split
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="augmented_inducing.jsonl")
     parser.add_argument("--M", nargs="+", type=int, default=[5, 10, 20, 50, 100, 200, 400])
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--split", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="augmented_inducing.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     X_tr, X_te, y_tr, y_te = split("shuttle", args.split)
     y_idx = np.searchsorted(np.unique(y_tr), y_te)
     for M in args.M:

@@ -15,7 +15,6 @@ the mixture of 100 propagated samples in the targets' units. Nothing is tuned. O
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import subprocess
@@ -24,14 +23,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 from dgp_synthetic import LEARNING_RATES, make_problem
 from dgp_uci import REGRESSION, split
 
 from alphagp import DeepGPRegressor
 from alphagp.methods.dgp import initial_layers
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 PEER = Path(__file__).parent / "peers"
 
@@ -75,16 +73,13 @@ def run_peer(X_tr, X_te, y_tr, y_te, settings, epochs, k, threads) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="dgp_gpytorch.jsonl")
     parser.add_argument("--problems", nargs="+", default=["heteroscedastic", "boston"],
                         choices=[*LEARNING_RATES, *REGRESSION])
     parser.add_argument("--alphas", nargs="+", type=float, default=[1e-3, 1.0])
     parser.add_argument("--splits", nargs="+", type=int, default=[0])
     parser.add_argument("--iterations", type=int, default=2000, help="UCI sets (the synthetic ones: 500 epochs)")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="dgp_gpytorch.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for name in args.problems:
         for k in args.splits:
             X_tr, X_te, y_tr, y_te, settings, epochs = problem_data(name, k)

@@ -12,26 +12,20 @@ benchmarks/results/dgp_mnist.jsonl.
 
 from __future__ import annotations
 
-import argparse
 import time
-
-import torch
 
 from alphagp import DeepGPClassifier
 from alphagp.data import load_mnist
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="dgp_mnist.jsonl")
     parser.add_argument("--alphas", nargs="+", type=float, default=[1e-3, 0.5, 1.0])
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="dgp_mnist.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     X_tr, y_tr, X_te, y_te = load_mnist("mnist")
     for alpha in args.alphas:
         clf = DeepGPClassifier(n_layers=args.layers, n_hidden=8, n_inducing=100, first_layer_kernel="polynomial",

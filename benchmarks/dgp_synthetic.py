@@ -14,15 +14,13 @@ samples of the predictive distribution (the paper's Fig. 5).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
-import torch
 
 from alphagp import DeepGPRegressor
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 ALPHAS = (1e-3, 0.5, 1.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9)   # Table 1's three first
 LEARNING_RATES = {"bimodal": 0.01, "heteroscedastic": 0.002}
@@ -42,16 +40,13 @@ def make_problem(name: str, n: int, rng: np.random.Generator) -> tuple[np.ndarra
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="dgp_synthetic.jsonl")
     parser.add_argument("--problems", nargs="+", default=["bimodal", "heteroscedastic"])
     parser.add_argument("--alphas", nargs="+", type=float, default=list(ALPHAS))
     parser.add_argument("--epochs", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--plot", default=None, help="PNG of predictive samples (needs matplotlib)")
-    parser.add_argument("--output", default="dgp_synthetic.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     draws = {}
     for problem in args.problems:
         rng = np.random.default_rng(args.seed)

@@ -16,18 +16,16 @@ test log-likelihood.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
 import numpy as np
-import torch
 from sklearn.model_selection import train_test_split
 
 from alphagp import DeepGPClassifier, DeepGPRegressor
 from alphagp.data import data_dir, load_benchmark, read_table
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 REGRESSION = {"boston": "BOSTON", "power_plant": "POWER", "concrete": "CONCRETE", "energy": "ENERGY",
               "kin8nm": "KIN8NM", "naval": "NAVAL", "wine_quality_red": "WINERED", "yacht": "YACHT"}
@@ -59,17 +57,14 @@ def split(name: str, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="dgp_uci.jsonl")
     parser.add_argument("--datasets", nargs="+", default=["boston", "kin8nm", "glass", "waveform_21"],
                         choices=list(PAPER_NAME))
     parser.add_argument("--layers", nargs="+", type=int, default=[2, 3])
     parser.add_argument("--alphas", nargs="+", type=float, default=[1e-3, 0.5, 1.0])
     parser.add_argument("--splits", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     parser.add_argument("--iterations", type=int, default=20_000)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="dgp_uci.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for name in args.datasets:
         regression = name in REGRESSION
         for k in args.splits:

@@ -12,7 +12,6 @@ must agree between the runs.
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 
@@ -24,7 +23,7 @@ import torch.multiprocessing as mp
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark, load_mnist
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 
 def _problem(name: str, n_train: int | None):
@@ -58,15 +57,14 @@ def _worker(rank: int, world: int, init_file: str, args, out: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=None, output="distributed.jsonl")
     parser.add_argument("--dataset", default="mnist")
     parser.add_argument("--n-train", type=int, default=None, help="first rows of the training set")
     parser.add_argument("--n-inducing", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--output", default="distributed.jsonl")
-    args = parser.parse_args()
+    args = parse_benchmark_args(parser)
     for world in args.processes:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "result.npy")

@@ -25,7 +25,6 @@ One JSON line per measurement to benchmarks/results/edges.jsonl.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -36,13 +35,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from alphagp import DeepGPRegressor, GPClassifier, serialization
 from alphagp.data import load_benchmark, load_bundled
 from alphagp.serialization import ModelFileError
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 OUTPUT = "edges.jsonl"
 _WRITER = """
@@ -218,13 +216,11 @@ def augmented_start(splits: int) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=1)
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the concurrent-load run")
     parser.add_argument("--flips", type=int, default=400, help="bytes flipped in each file")
     parser.add_argument("--splits", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         measured = [("concurrent", concurrent(folder, args.seconds))]

@@ -15,29 +15,23 @@ benchmarks/results/exact_posterior.jsonl.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-import torch
 
 from alphagp import GPClassifier
 from alphagp.testing import gibbs_reference as gibbs
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 METHODS = {"EP": dict(method="ep"), "SEP": dict(method="sep"), "EP alpha=0.5": dict(method="ep", alpha=0.5),
            "SEP alpha=0.5": dict(method="sep", alpha=0.5)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="exact_posterior.jsonl")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     parser.add_argument("--noise", type=float, default=0.05)
     parser.add_argument("--samples", type=int, default=1500)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="exact_posterior.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for seed in args.seeds:
         p = gibbs.draw_problem(seed, args.noise)
         n_train, n_test = len(p.y_train), len(p.X_test)

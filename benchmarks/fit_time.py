@@ -17,35 +17,28 @@ One JSON line per (data set, method, split) goes to benchmarks/results/fit_time.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
-import torch
 
 from alphagp import GPClassifier
 from alphagp.training import MetricsRecorder
 
-from common import append_row, base_row
-from report import first_reaching
-from uci import split
+from common import append_row, base_row, benchmark_parser, first_reaching, parse_benchmark_args, split
 
 R_SECONDS = {"satimage": 57.0, "vehicle": 17.0}                      # authors' R code, this kind of machine
 PAPER_NLL = {"satimage": {"ep": 0.31, "sep": 0.33}, "vehicle": {"ep": 0.34, "sep": 0.34}}  # Table 2, M = 5%
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="fit_time.jsonl")
     parser.add_argument("--datasets", nargs="+", default=["satimage", "vehicle"])
     parser.add_argument("--methods", nargs="+", default=["ep", "sep"])
     parser.add_argument("--fraction", type=float, default=0.05)
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--max-iter", type=int, default=250)
     parser.add_argument("--eval-every", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1, help="n_jobs of the fits (the library's default is 1)")
-    parser.add_argument("--output", default="fit_time.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for name in args.datasets:
         for seed in range(args.splits):
             Xtr, Xte, ytr, yte = split(name, seed)

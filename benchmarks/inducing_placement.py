@@ -18,7 +18,6 @@ inducing_placement_alpha.png``).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import matplotlib
@@ -26,11 +25,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from alphagp import GPClassifier
 
-from common import RESULTS, append_row, base_row
+from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args
 
 TRUE_KERNEL = {"lengthscale": 1.0, "amplitude": 1.0, "noise": 1e-2}
 
@@ -47,7 +45,7 @@ def problem(n_train: int, n_test: int, seed: int = 0):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="inducing_placement.jsonl")
     parser.add_argument("--methods", nargs="+", default=["gfitc", "ep", "sep", "rep", "pep:0.5", "vi"])
     parser.add_argument("--M", nargs="+", type=int, default=[1, 4, 16, 64])
     parser.add_argument("--n-train", type=int, default=500)
@@ -55,11 +53,8 @@ def main() -> None:
     parser.add_argument("--alphas", nargs="+", type=float, default=None,
                         help="columns are these alphas (at the first --M) instead of the values of M")
     parser.add_argument("--figure", default="inducing_placement.png", help="PNG in benchmarks/results")
-    parser.add_argument("--output", default="inducing_placement.jsonl", help="results file in benchmarks/results")
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    args = parse_benchmark_args(parser)
     columns = [(args.M[0], a) for a in args.alphas] if args.alphas else [(m, None) for m in args.M]
-    torch.set_num_threads(args.threads)
     X, y, X_test, y_test = problem(args.n_train, 2000)
     grid = np.linspace(-2.5, 2.5, 150)
     G1, G2 = np.meshgrid(grid, grid)

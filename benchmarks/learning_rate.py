@@ -9,25 +9,19 @@ quantity); test NLL and error are recorded alongside.
 
 from __future__ import annotations
 
-import argparse
 import time
-
-import torch
 
 from alphagp import GPClassifier
 
-from common import append_row, base_row
-from uci import split
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args, split
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=2)
     parser.add_argument("--datasets", nargs="+", default=["vehicle", "vowel", "wine", "new_thyroid"])
     parser.add_argument("--rates", nargs="+", type=float, default=[0.01, 0.03, 0.1])
     parser.add_argument("--splits", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for name in args.datasets:
         for rate in args.rates:
             for seed in range(args.splits):

@@ -21,13 +21,11 @@ confidence histograms of one seed at sigma^2 = 0.5 (Figure 3).
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 import warnings
 
 import numpy as np
-import torch
 from scipy.stats import multivariate_normal
 from sklearn.model_selection import train_test_split
 
@@ -35,7 +33,7 @@ from alphagp import GPClassifier
 from alphagp.calibration import plot_reliability, reliability_curve
 from alphagp.metrics import all_metrics
 
-from common import RESULTS, append_row, base_row
+from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args
 
 NOISE_LEVELS = [0.001, 1 / 6, 1 / 3, 0.5, 2 / 3, 5 / 6, 1.0]
 METHODS = {"softmax": "vi_softmax", "logistic-softmax": "vi_logistic_softmax", "robust-max": "vi", "heaviside": "ep",
@@ -54,16 +52,13 @@ def mixture(noise: float, seed: int, n: int = 500):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, output="likelihoods.jsonl")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--noise", nargs="+", type=float, default=NOISE_LEVELS)
     parser.add_argument("--likelihoods", nargs="+", default=list(METHODS))
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--output", default="likelihoods.jsonl")
     parser.add_argument("--plot", default=None, help="file name in benchmarks/results for the reliability "
                         "diagrams of seed 0 at sigma^2 = 0.5")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     curves = {}
     for noise in args.noise:
         for seed in range(args.seeds):

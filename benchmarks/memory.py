@@ -9,7 +9,6 @@ memory the process allocated itself, sampled every 5 ms from /proc/self/status).
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 D, C = 10, 3
 
@@ -79,12 +78,11 @@ def child(path: str, threads: int, batch: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = benchmark_parser(__doc__, threads=2)
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 1_000_000])
     parser.add_argument("--batch-size", type=int, default=1000)
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--child", default=None)
-    args = parser.parse_args()
+    args = parse_benchmark_args(parser)
     if args.child:
         child(args.child, args.threads, args.batch_size)
         return

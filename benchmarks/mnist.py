@@ -22,17 +22,16 @@ import copy
 import time
 
 import numpy as np
-import torch
 
 from alphagp import GPClassifier
 from alphagp.data import load_mnist
 from alphagp.methods import METHODS
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=2, output="mnist_validated.jsonl")
     minibatch = [name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.mini_batches]
     parser.add_argument("--method", default="sep", help=f"one of {minibatch}, optionally with ':alpha'")
     parser.add_argument("--n-inducing", type=int, default=200)
@@ -59,12 +58,9 @@ def main() -> None:
                         help="the last this many training images form the validation split")
     parser.add_argument("--eval-every", type=int, default=2)
     parser.add_argument("--last", type=int, default=5, help="evaluations averaged in the selected row")
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu", help="torch device of the model: cpu, cuda, cuda:1, ...")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default="mnist_validated.jsonl", help="results file in benchmarks/results")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     X, y, Xte, yte = load_mnist()
     Xtr, ytr, Xva, yva = X[:-args.validation], y[:-args.validation], X[-args.validation:], y[-args.validation:]
     method, _, alpha = args.method.partition(":")

@@ -8,13 +8,10 @@ of ``speed.py``, one JSON row per (configuration, method) with the operators' se
 
 from __future__ import annotations
 
-import argparse
-
-import torch
 from speed import CONFIGS, make_step, median_time
 from torch.profiler import ProfilerActivity, profile
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 
 def profile_step(C, M, B, D, N, shared, tied, steps: int, top: int) -> dict:
@@ -33,12 +30,10 @@ def profile_step(C, M, B, D, N, shared, tied, steps: int, top: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=2)
+    parser = benchmark_parser(__doc__, threads=2)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=15)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for name, (C, M, B, D, N, shared) in CONFIGS.items():
         for tied in (False, True):
             result = profile_step(C, M, B, D, N, shared, tied, args.steps, args.top)

@@ -42,89 +42,41 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
-from common import RESULTS
+from common import RESULTS, first_reaching
 
 NAMES = {"glass": "Glass", "new_thyroid": "New-thyroid", "satimage": "Satellite", "svmguide2": "Svmguide2",
          "vehicle": "Vehicle", "vowel": "Vowel", "waveform_21": "Waveform", "wine": "Wine"}
-# Paper (scalable EP, Tables 2 and 3): {fraction: {dataset: (EP, SEP)}}
-PAPER_NLL = {
-    0.05: {"glass": (0.78, 0.77), "new_thyroid": (0.11, 0.06), "satimage": (0.31, 0.33), "svmguide2": (0.63, 0.67),
-           "vehicle": (0.34, 0.34), "vowel": (0.25, 0.25), "waveform_21": (0.36, 0.39), "wine": (0.07, 0.08)},
-    0.10: {"glass": (0.74, 0.79), "new_thyroid": (0.06, 0.06), "satimage": (0.30, 0.34), "svmguide2": (0.67, 0.74),
-           "vehicle": (0.33, 0.34), "vowel": (0.19, 0.19), "waveform_21": (0.36, 0.41), "wine": (0.06, 0.07)},
-    0.20: {"glass": (0.75, 0.81), "new_thyroid": (0.06, 0.05), "satimage": (0.30, 0.36), "svmguide2": (0.65, 0.74),
-           "vehicle": (0.33, 0.34), "vowel": (0.16, 0.18), "waveform_21": (0.37, 0.45), "wine": (0.05, 0.06)},
-}
-PAPER_ERROR = {
-    0.05: {"glass": (0.31, 0.31), "new_thyroid": (0.04, 0.02), "satimage": (0.11, 0.12), "svmguide2": (0.20, 0.20),
-           "vehicle": (0.17, 0.16), "vowel": (0.09, 0.09), "waveform_21": (0.15, 0.16), "wine": (0.03, 0.03)},
-    0.10: {"glass": (0.29, 0.30), "new_thyroid": (0.02, 0.03), "satimage": (0.11, 0.12), "svmguide2": (0.20, 0.20),
-           "vehicle": (0.16, 0.16), "vowel": (0.05, 0.06), "waveform_21": (0.16, 0.16), "wine": (0.02, 0.03)},
-    0.20: {"glass": (0.28, 0.28), "new_thyroid": (0.02, 0.02), "satimage": (0.11, 0.12), "svmguide2": (0.19, 0.20),
-           "vehicle": (0.16, 0.16), "vowel": (0.03, 0.05), "waveform_21": (0.16, 0.17), "wine": (0.01, 0.03)},
-}
-PAPER_TIME = {0.05: (53.8, 48.5), 0.10: (102, 96.6), 0.20: (228, 216)}
+PAPER_TABLES = Path(__file__).resolve().parent / "paper_tables"
 
 
-# Paper (scalable EP, Tables 2 and 3, all four methods): {fraction: {dataset: (GFITC, EP, SEP, VI)}};
-# None where the extracted text lost the cell.
+def paper_table(name: str, quantity: str) -> dict:
+    """``{fraction: {dataset: (one value per method)}}`` (or ``{fraction: (...)}`` for times) of
+    ``paper_tables/<name>.json``; the methods are the file's ``methods``."""
+    table = json.loads((PAPER_TABLES / f"{name}.json").read_text())[quantity]
+    return {float(f): ({d: tuple(v) for d, v in row.items()} if isinstance(row, dict) else tuple(row))
+            for f, row in table.items()}
+
+
+# Scalable EP, Tables 2 and 3: {fraction: {dataset: (GFITC, EP, SEP, VI)}}; None where the
+# extracted text lost the cell
 METHODS4 = ("GFITC", "EP", "SEP", "VI")
-PAPER4_NLL = {
-    0.05: {"glass": (0.61, 0.78, 0.77, 2.45), "new_thyroid": (0.06, 0.11, 0.06, 0.09),
-           "satimage": (0.33, 0.31, 0.33, 0.61), "svmguide2": (0.63, 0.63, 0.67, 1.03),
-           "vehicle": (0.32, 0.34, 0.34, 0.76), "vowel": (0.16, 0.25, 0.25, 0.41),
-           "waveform_21": (0.42, 0.36, 0.39, 0.89), "wine": (0.08, 0.07, 0.08, 0.08)},
-    0.10: {"glass": (0.58, 0.74, 0.79, 2.18), "new_thyroid": (0.07, 0.06, 0.06, 0.05),
-           "satimage": (0.34, 0.30, 0.34, 0.58), "svmguide2": (0.67, 0.67, 0.74, 0.90),
-           "vehicle": (0.33, 0.33, 0.34, 0.72), "vowel": (0.14, 0.19, 0.19, 0.30),
-           "waveform_21": (0.42, 0.36, 0.41, 0.85), "wine": (0.07, 0.06, 0.07, 0.07)},
-    0.20: {"glass": (0.60, 0.75, 0.81, 2.30), "new_thyroid": (0.07, 0.06, 0.05, 0.05),
-           "satimage": (0.34, 0.30, 0.36, 0.53), "svmguide2": (0.67, 0.65, 0.74, 0.94),
-           "vehicle": (0.33, 0.33, 0.34, 0.63), "vowel": (0.12, 0.16, 0.18, 0.15),
-           "waveform_21": (0.43, 0.37, 0.45, 0.80), "wine": (0.07, 0.05, 0.06, None)},
-}
-PAPER4_ERROR = {
-    0.05: {"glass": (0.23, 0.31, 0.31, 0.35), "new_thyroid": (0.02, 0.04, 0.02, 0.03),
-           "satimage": (0.12, 0.11, 0.12, 0.12), "svmguide2": (0.20, 0.20, 0.20, 0.19),
-           "vehicle": (0.17, 0.17, 0.16, 0.17), "vowel": (0.05, 0.09, 0.09, 0.06),
-           "waveform_21": (0.17, 0.15, 0.16, 0.17), "wine": (0.03, 0.03, 0.03, 0.04)},
-    0.10: {"glass": (0.20, 0.29, 0.30, 0.35), "new_thyroid": (0.03, 0.02, 0.03, 0.03),
-           "satimage": (0.11, 0.11, 0.12, 0.12), "svmguide2": (0.19, 0.20, 0.20, 0.17),
-           "vehicle": (0.17, 0.16, 0.16, 0.15), "vowel": (0.03, 0.05, 0.06, 0.06),
-           "waveform_21": (0.17, 0.16, 0.16, 0.18), "wine": (0.04, 0.02, 0.03, 0.03)},
-    0.20: {"glass": (0.20, 0.28, 0.28, 0.36), "new_thyroid": (0.03, 0.02, 0.02, 0.03),
-           "satimage": (0.11, 0.11, 0.12, 0.11), "svmguide2": (0.20, 0.19, 0.20, 0.19),
-           "vehicle": (0.17, 0.16, 0.16, 0.15), "vowel": (0.03, 0.03, 0.05, 0.03),
-           "waveform_21": (0.17, 0.16, 0.17, 0.18), "wine": (0.04, 0.01, 0.03, 0.03)},
-}
-PAPER4_TIME = {0.05: (131, 53.8, 48.5, 157), 0.10: (264, 102, 96.6, 179), 0.20: (683, 228, 216, 248)}
+PAPER4_NLL = paper_table("scalable_ep_tables_2_3", "test_nll")
+PAPER4_ERROR = paper_table("scalable_ep_tables_2_3", "test_error")
+PAPER4_TIME = paper_table("scalable_ep_tables_2_3", "training_seconds")
+# the EP and SEP columns
+PAPER_NLL = {f: {d: v[1:3] for d, v in row.items()} for f, row in PAPER4_NLL.items()}
+PAPER_ERROR = {f: {d: v[1:3] for d, v in row.items()} for f, row in PAPER4_ERROR.items()}
+PAPER_TIME = {f: v[1:3] for f, v in PAPER4_TIME.items()}
 
-
-# Alpha paper, Appendix C (the table the text extraction captions "C.3, test error" holds negative
-# test log-likelihoods: values above 1 and the same Wine/Waveform numbers the issue quotes; the
-# table of test errors did not survive the extraction). {fraction: {dataset: (MCMC, Laplace,
-# label regression, PEP alpha -> 0, PEP 0.5, PEP 1)}}
+# Alpha paper, Appendix C (negative test log-likelihoods and times; see the file's ``source``):
+# {fraction: {dataset: (MCMC, Laplace, label regression, PEP alpha -> 0, PEP 0.5, PEP 1)}}
 BASELINES = ("GIBBS", "LAPLACE", "LABEL_REGRESSION", "PEP:0.001", "PEP:0.5", "PEP:1")
-PAPER_C_NLL = {
-    0.05: {"glass": (0.8, 0.8, 1.1, 2.05, 0.81, 0.9), "new_thyroid": (0.12, 0.26, 0.38, 0.11, 0.09, 0.35),
-           "satimage": (0.3, 0.5, 0.74, 0.51, 0.31, 0.3), "svmguide2": (0.53, 0.54, 0.7, 0.9, 0.57, 0.65),
-           "vehicle": (0.37, 0.6, 0.58, 0.57, 0.36, 0.37), "vowel": (0.27, 0.62, 0.7, 0.38, 0.17, 0.29),
-           "waveform_21": (0.37, 0.39, 0.59, 0.67, 0.4, 0.69), "wine": (0.08, 0.14, 0.09, 0.1, 0.08, 0.49)},
-    0.10: {"glass": (0.79, 0.78, 1.05, 1.97, 0.8, 0.8), "new_thyroid": (0.09, 0.15, 0.33, 0.1, 0.08, 0.31),
-           "satimage": (0.3, 0.36, 0.71, 0.5, 0.32, 0.29), "svmguide2": (0.54, 0.52, 0.73, 0.88, 0.6, 0.56),
-           "vehicle": (0.36, 0.59, 0.55, 0.54, 0.36, 0.36), "vowel": (0.21, 0.8, 0.55, 0.26, 0.14, 0.22),
-           "waveform_21": (0.37, 0.38, 0.59, 0.69, 0.43, 0.62), "wine": (0.07, 0.13, 0.1, 0.08, 0.07, 0.39)},
-    0.20: {"glass": (0.78, 0.77, 1.0, 1.94, 0.8, 0.79), "new_thyroid": (0.09, 0.15, 0.28, 0.16, 0.1, 0.27),
-           "satimage": (0.29, 0.4, 0.69, 0.48, 0.32, 0.29), "svmguide2": (0.55, 0.53, 0.77, 0.78, 0.59, 0.55),
-           "vehicle": (0.35, 0.6, 0.53, 0.53, 0.36, 0.35), "vowel": (0.2, 1.09, 0.37, 0.16, 0.13, 0.19),
-           "waveform_21": (0.38, 0.38, 0.61, 0.7, 0.46, 0.53), "wine": (0.07, 0.18, 0.1, 0.08, 0.07, 0.32)},
-}
-PAPER_C_TIME = {0.05: (5.02, 62.64, 131.61, 1684.83, 1625.81, 1495.37),
-                0.10: (9.87, 202.17, 153.83, 1865.4, 1814.39, 1724.34),
-                0.20: (22.89, 766.85, 224.41, 2169.13, 2138.39, 2073.18)}
+PAPER_C_NLL = paper_table("alpha_appendix_c", "test_nll")
+PAPER_C_TIME = paper_table("alpha_appendix_c", "training_seconds")
 
 
 def load(name: str) -> list[dict]:
@@ -365,11 +317,6 @@ def learning_rate_table() -> None:
     for (ds, rate), rows in sorted(groups.items(), key=lambda item: (order.index(item[0][0]), item[0][1])):
         print(f"| {NAMES[ds]} | {rate} | {len(rows)} | {np.mean([r['final_log_Zq'] for r in rows]):.1f} "
               f"| {mean_se([r['test_nll'] for r in rows])} | {mean_se([r['test_error'] for r in rows])} |")
-
-
-def first_reaching(curve: list[dict], target: float) -> dict | None:
-    """The first point of ``curve`` with ``test_nll <= target``."""
-    return next((p for p in curve if p["test_nll"] <= target), None)
 
 
 def time_to_nll_table(reference_seconds: float = 60.0) -> None:

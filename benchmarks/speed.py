@@ -13,7 +13,6 @@ a configuration with the per-class one by step time, not by ratio.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -23,7 +22,7 @@ from alphagp.kernels import ARDKernel
 from alphagp.methods import EP, SEP
 from alphagp.optim import make_optimizer
 
-from common import append_row, base_row
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 CONFIGS = {  # name: (C, M, batch, D, N, one inducing set and kernel shared by all classes)
     "mnist-minibatch": (10, 200, 200, 784, 60000, False),
@@ -76,10 +75,8 @@ def measure(C, M, B, D, N, shared, tied, repeats=15):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    parser = benchmark_parser(__doc__, threads=2)
+    parse_benchmark_args(parser)
     for name, (C, M, B, D, N, shared) in CONFIGS.items():
         for tied in (False, True):
             step, floor = measure(C, M, B, D, N, shared, tied)

@@ -13,7 +13,6 @@ split 0, 1,287 rows, 36 features, 6 classes, M = 64, 50 iterations).
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
@@ -22,8 +21,7 @@ from sklearn.datasets import load_digits
 
 from alphagp import GPClassifier
 
-from common import append_row, base_row
-from uci import split
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args, split
 
 BUSY = "import time\nend = time.time() + 600\nwhile time.time() < end:\n    pass\n"
 
@@ -45,12 +43,11 @@ def fit_seconds(X, y, n_jobs: int, settings: dict) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=None, output="threads.jsonl")
     parser.add_argument("--n-jobs", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--problems", nargs="+", default=["digits", "satellite"], choices=["digits", "satellite"])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--output", default="threads.jsonl")
-    args = parser.parse_args()
+    args = parse_benchmark_args(parser)
     for name in args.problems:
         X, y, settings = problem(name)
         fit_seconds(X, y, 1, {**settings, "max_iter": 1})  # warm-up: imports, allocator

@@ -25,7 +25,6 @@ own virtual environments (``benchmarks/peers/install_gpflow.sh``, ``install_gpyt
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -41,8 +40,7 @@ from alphagp.data import load_mnist
 from alphagp.data.streaming import column_mean_std
 from alphagp.inducing import init_inducing_points
 
-from common import append_row, base_row
-from uci import split
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args, split
 
 PEERS = Path(__file__).resolve().parent / "peers"
 LIBRARIES = ("alphagp-sep", "alphagp-ep", "alphagp-augmented", "gpflow", "gpytorch")
@@ -128,7 +126,7 @@ def run_peer(library: str, p: dict, args) -> tuple[list[dict], dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=None, output="tta.jsonl")
     parser.add_argument("--dataset", default="satimage")
     parser.add_argument("--split", type=int, default=0)
     parser.add_argument("--M", type=int, default=50, help="inducing points per set")
@@ -142,8 +140,7 @@ def main() -> None:
     parser.add_argument("--alphagp-inducing", choices=("shared", "per-class"), default="per-class",
                         help="shared: shared_hyperparameters=True, one kernel and one inducing set for all classes")
     parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
-    parser.add_argument("--output", default="tta.jsonl")
-    args = parser.parse_args()
+    args = parse_benchmark_args(parser)
     torch.set_num_threads(1)
     p = problem(args)
     run_id = f"{args.dataset}-{args.split}-{time.strftime('%Y%m%dT%H%M%S')}"

@@ -18,22 +18,16 @@ each method's default optimiser and rate; there is no target NLL at a fixed M):
 
 from __future__ import annotations
 
-import argparse
-
-import torch
-
 from alphagp import GPClassifier
 from alphagp.training import MetricsRecorder
 
-from common import append_row, base_row, class_index
-from report import first_reaching
-from uci import split
+from common import append_row, base_row, benchmark_parser, class_index, first_reaching, parse_benchmark_args, split
 
 PAPER_NLL = {"ep": 0.31, "sep": 0.33}  # Table 2, Satellite, M = 5%
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=2, output="time_to_nll.jsonl")
     parser.add_argument("--dataset", default="satimage")
     parser.add_argument("--fraction", type=float, default=0.05)
     parser.add_argument("--methods", nargs="+", default=["ep", "sep"])
@@ -44,10 +38,7 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--max-iter", type=int, default=250)
     parser.add_argument("--eval-every", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--output", default="time_to_nll.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for seed in range(args.splits):
         Xtr, Xte, ytr, yte = split(args.dataset, seed)
         sizes = args.inducing or [max(1, round(args.fraction * len(ytr)))]

@@ -20,37 +20,18 @@ iterations); ``training_seconds`` the training epochs alone.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
-import numpy as np
-import torch
 from sklearn.model_selection import train_test_split
 
 from alphagp import GPClassifier
-from alphagp.data import load_benchmark
 
-from common import append_row, base_row
-
-DATASETS = ["glass", "new_thyroid", "satimage", "svmguide2", "vehicle", "vowel", "waveform_21", "wine"]
-
-
-def split(name: str, seed: int):
-    X, y = load_benchmark(name)
-    rng = np.random.default_rng(seed)
-    if name == "vowel":
-        keep = y < 6
-        X, y = X[keep], y[keep]
-    if name == "waveform_21":
-        pick = rng.choice(len(y), 1000, replace=False)
-        X, y = X[pick], y[pick]
-    train_size = {"satimage": 0.2, "waveform_21": 0.3, "shuttle": 0.75}.get(name, 0.9)
-    return train_test_split(X, y, train_size=train_size, random_state=seed)
+from common import DATASETS, append_row, base_row, benchmark_parser, parse_benchmark_args, split
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=2, output="uci.jsonl")
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--methods", nargs="+", default=["ep", "sep"])
     parser.add_argument("--fractions", nargs="+", type=float, default=[0.05, 0.10, 0.20])
@@ -63,10 +44,7 @@ def main() -> None:
                         help='JSON object of method options, e.g. \'{"ep_tol": 1e-5}\'')
     parser.add_argument("--validation", type=float, default=None,
                         help="score on this stratified fraction of the training split instead of the test set")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--output", default="uci.jsonl")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_benchmark_args(parser)
     for name in args.datasets:
         for seed in range(args.first_split, args.first_split + args.splits):
             Xtr, Xte, ytr, yte = split(name, seed)

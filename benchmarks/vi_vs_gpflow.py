@@ -16,7 +16,6 @@ the data points' prior variances.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import tempfile
@@ -31,8 +30,7 @@ from alphagp.inducing import init_inducing_points
 from alphagp.kernels import ARDKernel
 from alphagp.training import MetricsRecorder
 
-from common import append_row, base_row, class_index
-from uci import DATASETS, split
+from common import DATASETS, append_row, base_row, benchmark_parser, class_index, parse_benchmark_args, split
 
 PEERS = Path(__file__).resolve().parent / "peers"
 EPSILON = 1e-3
@@ -61,7 +59,7 @@ def run_gpflow(problem: dict, python: Path) -> tuple[list[dict], dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, threads=None, output="vi_vs_gpflow.jsonl")
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--fraction", type=float, default=0.05)
     parser.add_argument("--splits", type=int, default=3)
@@ -69,8 +67,7 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--gpflow-python", type=Path, default=PEERS / ".venv-gpflow" / "bin" / "python")
-    parser.add_argument("--output", default="vi_vs_gpflow.jsonl")
-    args = parser.parse_args()
+    args = parse_benchmark_args(parser)
     if not args.gpflow_python.exists():
         raise SystemExit(f"{args.gpflow_python} not found: run bash benchmarks/peers/install_gpflow.sh first")
     torch.set_num_threads(1)
