@@ -22,6 +22,13 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture(scope="session")
+def thyroid():
+    """The bundled New-thyroid set ``(X [215, 5], y [215])``, three classes."""
+    from alphagp.data import load_bundled
+    return load_bundled("new_thyroid")
+
+
 def gp_prior_problem(n_train=400, n_test=400, n_classes=3, seed=0, lengthscale=1.0):
     """Section 4.2 of the scalable-EP paper: x uniform in [-2.5, 2.5]^2, latent functions drawn
     from the GP prior, labels by argmax. Returns X_train, y_train, X_test, y_test, F_test."""

@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from alphagp import GPClassifier
-from alphagp.data import load_bundled
 from alphagp.kernels import ARDKernel
 from alphagp.methods import METHODS, build_method
 from alphagp.testing import dense_reference as ref
@@ -187,11 +186,6 @@ def test_objective_gradients_match_finite_differences(name):
 
 
 # ---------------------------------------------------------------- through the estimator
-@pytest.fixture(scope="module")
-def thyroid():
-    return load_bundled("new_thyroid")
-
-
 @pytest.mark.parametrize("name", ROBUST)
 def test_every_robust_method_fits_end_to_end_and_round_trips(thyroid, tmp_path, name):
     from sklearn.model_selection import train_test_split

@@ -14,7 +14,7 @@ from scipy.optimize import minimize
 from alphagp.kernels import ARDKernel
 from alphagp.likelihoods import LogisticSoftmaxLikelihood
 from alphagp.methods import build_method
-from alphagp.methods.augmentation import LocalVariables, augmented_point_terms, local_updates, tanh_half_over_twice
+from alphagp.methods.polya_gamma import LocalVariables, augmented_point_terms, local_updates, tanh_half_over_twice
 
 C = 3
 
@@ -267,12 +267,6 @@ def test_logistic_softmax_monte_carlo_expectations_match_quadrature():
                                         generator=torch.Generator().manual_seed(9))
         assert abs(float(estimate) - expected) < 4 * float(draws.std()) / math.sqrt(20_000)
         assert np.abs(lik.predict_proba(mean[i:i + 1], var[i:i + 1]).numpy()[0] - proba).max() < 2e-3
-
-
-@pytest.fixture(scope="module")
-def thyroid():
-    from alphagp.data import load_bundled
-    return load_bundled("new_thyroid")
 
 
 @pytest.mark.parametrize("method, params", [

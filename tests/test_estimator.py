@@ -5,18 +5,11 @@ import pytest
 import torch
 
 from alphagp import GPClassifier
-from alphagp.data import load_bundled
 from alphagp.training import CheckpointResumed
 
 from conftest import Interrupt, interrupt_at
 
 FAST = dict(n_inducing=10, max_iter=15, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def thyroid():
-    X, y = load_bundled("new_thyroid")
-    return X, y
 
 
 def test_string_labels_and_probabilities(thyroid):

@@ -10,18 +10,12 @@ import pytest
 import torch
 
 from alphagp import GPClassifier
-from alphagp.data import load_bundled
 from alphagp.serialization import FORMAT_VERSION, ModelFileError
 from alphagp.training import CheckpointMismatchError, CheckpointResumed
 
 from conftest import rewrite_model_header
 
 FAST = dict(n_inducing=8, max_iter=6, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def thyroid():
-    return load_bundled("new_thyroid")
 
 
 class _Payload:

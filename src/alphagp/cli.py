@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .parallel import torch_threads
+from .threads import torch_threads
 
 DESCRIPTION = ("Scalable Gaussian-process classification with calibrated probabilities: fit a model on a "
                "CSV/TSV or LIBSVM file, predict, evaluate, or run the demo on bundled data.")

@@ -23,7 +23,7 @@ from ..data.streaming import column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import DeepGP, initial_layers
 from ..metrics import all_metrics
-from ..parallel import torch_threads
+from ..threads import torch_threads
 from .base import DTYPES, GPEstimatorBase
 
 #: model-file kinds of the two estimators

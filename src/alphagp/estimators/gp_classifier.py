@@ -16,7 +16,7 @@ from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import method_table
 from ..metrics import all_metrics
-from ..parallel import torch_threads
+from ..threads import torch_threads
 from . import sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase

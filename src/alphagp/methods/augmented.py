@@ -37,9 +37,9 @@ from torch.nn.functional import one_hot
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
 from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
-from .augmentation import augmented_point_terms, local_updates
 from .base import Capabilities, SparseGPMethod, StoredQ, whitened_sites
 from .draws import KeptDraws
+from .polya_gamma import augmented_point_terms, local_updates
 from .projection import projected_marginals
 
 
