@@ -3,6 +3,7 @@ one-process fit with the same global batch and seed, up to rounding, and every p
 with the same model."""
 
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -28,14 +29,15 @@ def _params(method):
                 random_state=0, alpha=0.5 if method in ("arpep", "apep", "rpapep") else None)
 
 
-def _worker(rank, init_file, method, out_dir):
+def _worker(rank, init_file, method, out_dir, extra=None):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
     try:
         X, y, X_test = _data()
-        clf = GPClassifier(distributed=True, **_params(method)).fit(X, y)
+        clf = GPClassifier(distributed=True, **{**_params(method), **(extra or {})}).fit(X, y)
         np.save(os.path.join(out_dir, f"proba{rank}.npy"), clf.predict_proba(X_test))
         np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in clf.history_])
+        np.save(os.path.join(out_dir, f"best{rank}.npy"), [clf.best_iteration_ or 0])
     finally:
         dist.destroy_process_group()
 
@@ -128,3 +130,18 @@ def test_deep_gps_on_two_processes_equal_one(tmp_path, family):
                                    rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(np.load(tmp_path / f"history{rank}.npy"),
                                    [h["objective"] for h in single.history_], rtol=1e-9)
+
+
+def test_two_processes_validate_and_stop_as_one():
+    """Every process scores the same held-out rows, so they stop at the same epoch and keep the
+    same best state as a one-process fit."""
+    extra = {"early_stopping": True, "n_iter_no_change": 2, "max_iter": 8, "learning_rate": 0.1}
+    with tempfile.TemporaryDirectory() as out:
+        mp.spawn(_worker, args=(os.path.join(out, "init"), "sep", out, extra), nprocs=WORLD, join=True)
+        X, y, X_test = _data()
+        single = GPClassifier(**{**_params("sep"), **extra}).fit(X, y)
+        for rank in range(WORLD):
+            assert int(np.load(os.path.join(out, f"best{rank}.npy"))[0]) == single.best_iteration_
+            np.testing.assert_allclose(np.load(os.path.join(out, f"proba{rank}.npy")), single.predict_proba(X_test),
+                                       rtol=0, atol=1e-9)
+            assert len(np.load(os.path.join(out, f"history{rank}.npy"))) == single.n_iter_

@@ -53,3 +53,22 @@ class StandardizedRows:
     def __array__(self, dtype=None, copy=None):
         out = self[slice(None)]
         return out if dtype is None else out.astype(dtype)
+
+
+class RowSubset:
+    """Rows ``rows`` (an index array) of ``X``, read only when asked for: ``len``, ``shape``,
+    ``X[key]`` for a slice or an index array of the subset, and ``np.asarray`` (all of it)."""
+
+    def __init__(self, X, rows: np.ndarray):
+        self.X, self.rows = X, np.asarray(rows)
+        self.shape = (len(self.rows), *X.shape[1:])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key) -> np.ndarray:
+        return np.asarray(self.X[self.rows[key]])
+
+    def __array__(self, dtype=None, copy=None):
+        out = self[slice(None)]
+        return out if dtype is None else out.astype(dtype)

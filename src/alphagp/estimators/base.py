@@ -15,13 +15,16 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import serialization
-from ..data.streaming import StandardizedRows, column_mean_std
+from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
 from ..distributed import broadcast_state, ensure_process_group
 from ..labels import plain
 from ..training import Trainer, TrainingState
 
 #: the ``dtype`` parameter's values
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+#: ``early_stopping="auto"`` holds out a validation set from this many training rows on
+#: (scikit-learn's rule for its gradient boosting)
+EARLY_STOPPING_ROWS = 10_000
 
 
 class GPEstimatorBase(BaseEstimator):
@@ -32,8 +35,8 @@ class GPEstimatorBase(BaseEstimator):
     ``learning_rate_decay``, ``tol``, ``n_iter_no_change``, ``checkpoint`` and ``verbose``."""
 
     MODEL_KIND: ClassVar[str] = ""
-    SCHEDULE_PARAMS: ClassVar[tuple[str, ...]] = ("max_iter", "learning_rate", "learning_rate_decay", "tol",
-                                                  "n_iter_no_change", "checkpoint", "verbose", "n_jobs")
+    SCHEDULE_PARAMS: ClassVar[tuple[str, ...]] = ("max_iter", "max_time", "learning_rate", "learning_rate_decay",
+                                                  "tol", "n_iter_no_change", "checkpoint", "verbose", "n_jobs")
 
     # ------------------------------------------------------------------ checks
     def _device(self) -> torch.device:
@@ -58,6 +61,33 @@ class GPEstimatorBase(BaseEstimator):
             if "could not convert" in str(err):
                 raise ValueError(f"{type(self).__name__} needs numeric features: {err}") from err
             raise
+
+    # ------------------------------------------------------------------ validation set
+    def _held_out(self, X, y, stratify: bool):
+        """``(X_fit, y_fit, validation)``: the rows to fit and, with early stopping on (``True``, or
+        ``"auto"`` from ``EARLY_STOPPING_ROWS`` rows), a function scoring the model on the other
+        ``validation_fraction`` of them (stratified by class for a classifier), else ``None``. The
+        fitted rows stay a lazy view of ``X`` (a memory-map stays on disk)."""
+        n = len(y)
+        on = n >= EARLY_STOPPING_ROWS if self.early_stopping == "auto" else bool(self.early_stopping)
+        if not on:
+            return X, y, None
+        from sklearn.model_selection import train_test_split
+        try:
+            fit_rows, val_rows = train_test_split(np.arange(n), test_size=self.validation_fraction,
+                                                  stratify=y if stratify else None, random_state=self.random_state)
+        except ValueError as err:
+            raise ValueError(f"early stopping holds out validation_fraction={self.validation_fraction} of the "
+                             f"{n} rows{' stratified by class' if stratify else ''} and cannot: {err}. Use more "
+                             "rows, another validation_fraction, or early_stopping=False") from err
+        fit_rows, val_rows = np.sort(fit_rows), np.sort(val_rows)
+        X_val, y_val = np.asarray(X[val_rows], dtype=np.float64), y[val_rows]
+        return RowSubset(X, fit_rows), y[fit_rows], lambda: self._held_out_score(X_val, y_val)
+
+    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+        """The score early stopping minimises: the mean negative log-likelihood of the held-out
+        rows ``X_val`` (unstandardised) and their targets (class indices, or real targets)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ fit
     def _standardize(self, X, standardize: bool = True) -> StandardizedRows:
@@ -93,16 +123,20 @@ class GPEstimatorBase(BaseEstimator):
         return {k: plain(v) for k, v in self.get_params().items() if k not in self.SCHEDULE_PARAMS}
 
     def _train(self, model, X, y, *, optimizer: str, learning_rate: float, callbacks, seed: int,
-               distributed: bool = False) -> TrainingState:
+               distributed: bool = False, validation=None) -> TrainingState:
         """Train ``model`` on rows ``X`` and targets ``y`` with the estimator's schedule, early
-        stopping, checkpoint and progress; sets ``history_`` and ``n_iter_``."""
+        stopping (on ``validation``'s score where given, see :meth:`_held_out`), time budget,
+        checkpoint and progress; sets ``history_``, ``n_iter_``, ``validation_scores_`` and
+        ``best_iteration_`` (``None`` without a validation set)."""
         trainer = Trainer(model, max_iter=self.max_iter, batch_size=self.batch_size, optimizer=optimizer,
                           learning_rate=learning_rate, learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
                           settings=self._checkpoint_settings(), verbose=bool(self.verbose), seed=seed,
-                          distributed=distributed)
+                          distributed=distributed, validation=validation, max_time=self.max_time)
         state = trainer.fit(X, y)
         self.history_, self.n_iter_ = state.history, state.epoch
+        self.validation_scores_ = list(state.validation_scores) if validation is not None else None
+        self.best_iteration_ = state.best_epoch if validation is not None else None
         return state
 
     # ------------------------------------------------------------------ files
@@ -126,7 +160,8 @@ class GPEstimatorBase(BaseEstimator):
             "params": plain(self.get_params()), "n_features_in": int(self.n_features_in_),
             "feature_names_in": plain(getattr(self, "feature_names_in_", None)),
             "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
-            "history": self.history_, "n_iter": int(self.n_iter_), **self._file_content(**options)})
+            "history": self.history_, "n_iter": int(self.n_iter_), "validation_scores": self.validation_scores_,
+            "best_iteration": self.best_iteration_, **self._file_content(**options)})
 
     @classmethod
     def _read(cls, path, **params):
@@ -142,6 +177,8 @@ class GPEstimatorBase(BaseEstimator):
             prefix = "" if "mean" in content else "x_"            # format-1 deep-GP files: x_mean, x_scale
             est.mean_, est.scale_ = content[prefix + "mean"].numpy(), content[prefix + "scale"].numpy()
             est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
+            # files before validated early stopping have neither
+            est.validation_scores_, est.best_iteration_ = content.get("validation_scores"), content.get("best_iteration")
             with serialization.allocation_limit(content["__file_bytes__"], path):
                 model, state = est._model_from_file(content)
             model.load_state_dict(state)

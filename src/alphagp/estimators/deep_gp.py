@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..data.streaming import column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import DeepGP, initial_layers
-from ..metrics import all_metrics
+from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
 from .base import DTYPES, GPEstimatorBase
 
@@ -62,7 +62,16 @@ class _DeepGPBase(GPEstimatorBase):
         Adam's rate (the paper: 1e-3, 1e-2 on the synthetic bimodal problem and MNIST).
     learning_rate_decay : float in (0, 1]
         Adam's rate is multiplied by this after every epoch.
-    tol, n_iter_no_change : early stopping on the epoch's mean energy (``None``: never).
+    max_time : float or None
+        Seconds of training this call of ``fit`` may spend (``None``: no limit).
+    early_stopping : "auto" or bool
+        Hold out ``validation_fraction`` of the rows (stratified by class for the classifier),
+        stop when their mean negative log-likelihood has not improved by more than ``tol`` of
+        the best for ``n_iter_no_change`` epochs, and return the best state. ``"auto"``: on from
+        10,000 training rows. Off, ``tol`` stops on the epoch's mean energy.
+    validation_fraction : float in (0, 1)
+    tol, n_iter_no_change : the improvement early stopping asks for (``None``: any, with a
+        validation set; no early stopping without one) and its patience in epochs.
     checkpoint : str, os.PathLike or None
         Checkpoint file written every epoch; an existing one from the same data and settings
         resumes the fit (see :class:`~alphagp.training.Trainer`).
@@ -88,7 +97,9 @@ class _DeepGPBase(GPEstimatorBase):
     model_ : the fitted :class:`~alphagp.methods.dgp.DeepGP`.
     n_features_in_ : int
     mean_, scale_ : ``[D]``, the features' standardisation.
-    history_ : list of per-epoch dicts (energy ``objective``, ``train_seconds``).
+    history_ : list of per-epoch dicts (energy ``objective``, ``train_seconds``, ``validation``).
+    validation_scores_, best_iteration_ : the held-out scores per epoch and the epoch whose state
+        the model holds (``None`` without early stopping).
     n_iter_ : int, epochs run.
     """
 
@@ -102,6 +113,9 @@ class _DeepGPBase(GPEstimatorBase):
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "early_stopping": ["boolean", StrOptions({"auto"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
@@ -120,7 +134,8 @@ class _DeepGPBase(GPEstimatorBase):
     def __init__(self, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
                  first_layer_kernel: str = "rbf", alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, batch_size: int | None = 100,
-                 max_iter: int = 200, learning_rate: float = 1e-3, learning_rate_decay: float = 1.0,
+                 max_iter: int = 200, max_time: float | None = None, learning_rate: float = 1e-3,
+                 learning_rate_decay: float = 1.0, early_stopping="auto", validation_fraction: float = 0.1,
                  tol: float | None = None, n_iter_no_change: int = 10, checkpoint: str | None = None,
                  dtype: str = "float64", n_jobs: int | None = None, device=None, distributed: bool = False,
                  verbose: bool = False, random_state=None):
@@ -133,8 +148,11 @@ class _DeepGPBase(GPEstimatorBase):
         self.n_predict_samples = n_predict_samples
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.max_time = max_time
         self.learning_rate = learning_rate
         self.learning_rate_decay = learning_rate_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.checkpoint = checkpoint
@@ -162,6 +180,7 @@ class _DeepGPBase(GPEstimatorBase):
         X, y = self._validate(X, y, reset=True, ensure_min_samples=2, y_numeric=isinstance(self, RegressorMixin))
         device = self._device()
         targets, n_outputs, likelihood = self._prepare_targets(y)
+        X, targets, validation = self._held_out(X, targets, stratify=isinstance(self, ClassifierMixin))
         n, d = X.shape
         m = self._inducing_count(n)
         Xs = self._standardize(X)
@@ -178,20 +197,22 @@ class _DeepGPBase(GPEstimatorBase):
                 seed = self._share_start(self.model_, seed)
                 self.model_.seed = seed
             self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
-                        callbacks=callbacks, seed=seed, distributed=bool(self.distributed))
+                        callbacks=callbacks, seed=seed, distributed=bool(self.distributed), validation=validation)
         return self
 
     def _checkpoint_settings(self) -> dict:
         return {"estimator": type(self).__name__, **super()._checkpoint_settings()}
 
     # ------------------------------------------------------------------ prediction draws
-    def _output_chunks(self, X):
-        """The last layer's means and noise-free variances ``[S, rows, H_L]`` for standardised ``X``,
-        one chunk of rows at a time (``_PREDICT_ROWS`` propagated rows), so what is computed from them
-        (robust-max probabilities cost ``[S rows, C, C, Q]``) stays within memory.
-        ``n_predict_samples`` may be changed after fit."""
+    def _output_chunks(self, X, validated: bool = False):
+        """The last layer's means and noise-free variances ``[S, rows, H_L]`` for the rows ``X``
+        (unstandardised; checked unless ``validated``), one chunk of rows at a time
+        (``_PREDICT_ROWS`` propagated rows), so what is computed from them (robust-max
+        probabilities cost ``[S rows, C, C, Q]``) stays within memory. ``n_predict_samples`` may
+        be changed after fit."""
         check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
-        X = self._validate(X)
+        if not validated:
+            X = self._validate(X)
         Xs = torch.as_tensor((X - self.mean_) / self.scale_, dtype=DTYPES[self.dtype], device=self._device())
         S = int(self.n_predict_samples)
         chunk = max(1, _PREDICT_ROWS // S)
@@ -205,9 +226,9 @@ class _DeepGPBase(GPEstimatorBase):
                 yield mean, var
         return chunks()
 
-    def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
+    def _output_samples(self, X, validated: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """All of :meth:`_output_chunks` on the CPU: means and noise-free variances ``[S, n, H_L]``."""
-        parts = list(self._output_chunks(X))
+        parts = list(self._output_chunks(X, validated))
         return torch.cat([p[0] for p in parts], 1).cpu(), torch.cat([p[1] for p in parts], 1).cpu()
 
     def _output_noise(self) -> torch.Tensor:
@@ -280,12 +301,18 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     def predict_log_density(self, X, y) -> np.ndarray:
         """log p(y_i | x_i) ``[n]`` under the predictive mixture, in the units of ``y``."""
         y = np.asarray(y, dtype=np.float64)
-        mean, var = self._output_samples(X)
-        if y.shape != (mean.shape[1],):
-            raise ValueError(f"y must have shape [{mean.shape[1]}], got {list(y.shape)}")
-        ys = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=mean.dtype)
-        log_p = self.model_.likelihood.mixture_log_density(mean, var, self._output_noise(), ys)
-        return log_p.double().numpy() - math.log(self.y_scale_)
+        return self._log_density((y - self.y_mean_) / self.y_scale_, *self._output_samples(X)) - math.log(self.y_scale_)
+
+    def _log_density(self, ys: np.ndarray, mean: torch.Tensor, var: torch.Tensor) -> np.ndarray:
+        """log p of standardised targets ``ys`` ``[n]`` under the mixture of the samples ``[S, n, 1]``."""
+        if ys.shape != (mean.shape[1],):
+            raise ValueError(f"y must have shape [{mean.shape[1]}], got {list(ys.shape)}")
+        ys = torch.as_tensor(ys, dtype=mean.dtype)
+        return self.model_.likelihood.mixture_log_density(mean, var, self._output_noise(), ys).double().numpy()
+
+    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+        """The held-out mean negative log density of the standardised targets."""
+        return float(-np.mean(self._log_density(y_val, *self._output_samples(X_val, validated=True))))
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
         """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
@@ -337,7 +364,13 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
-        chunks = self._output_chunks(X)
+        return self._proba(X)
+
+    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+        return negative_log_likelihood(self._proba(X_val, validated=True), y_val)
+
+    def _proba(self, X, validated: bool = False) -> np.ndarray:
+        chunks = self._output_chunks(X, validated)
         with torch_threads(self.n_jobs):
             parts = [self.model_.output_probabilities(mean, var).mean(0).cpu() for mean, var in chunks]
         return torch.cat(parts).numpy().astype(np.float64)

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import method_table
-from ..metrics import all_metrics
+from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
 from . import sparse_model
 from .alpha_selection import select_alpha
@@ -66,6 +66,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with the N/|B| scaled gradient.
     max_iter : int
         Epochs (passes over the data; one epoch is one iteration in batch training).
+    max_time : float or None
+        Seconds of training this call of ``fit`` may spend (``None``: no limit); it stops after
+        the step that reaches the budget. With early stopping, the best validated state within
+        the budget is returned.
     damping : float in (0, 1] or None
         EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches. Only
         for the EP-type methods.
@@ -100,10 +104,20 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         The choice made is ``optimize_inducing_``.
     standardize : bool
         Scale features to zero mean and unit variance before training.
+    early_stopping : "auto" or bool
+        Hold out ``validation_fraction`` of the training rows (stratified by class), score the
+        model on them after every epoch (mean negative log-likelihood), stop after
+        ``n_iter_no_change`` epochs without improvement by more than ``tol`` of the best score,
+        and return the state with the best score. ``"auto"``: on from 10,000 training rows
+        (scikit-learn's rule for gradient boosting). Off, ``tol`` stops on the training
+        objective log Z_q instead (see :class:`~alphagp.training.Trainer`).
+    validation_fraction : float in (0, 1)
+        The held-out share of the rows for early stopping.
     tol : float or None
-        Early stopping on the training objective log Z_q (see :class:`~alphagp.training.Trainer`).
+        The relative improvement early stopping asks for (``None``: any improvement of the
+        validation score; without a validation set, no early stopping).
     n_iter_no_change : int
-        Patience of early stopping.
+        Patience of early stopping (epochs).
     checkpoint : str or None
         Checkpoint file (data only: safetensors plus JSON): written during training, and a fit
         started with an existing one resumes from it, with a
@@ -139,7 +153,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     model_ : the fitted method (a :class:`~alphagp.methods.SparseGPMethod`).
     alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
     alpha_scores_ : dict alpha -> mean held-out log-likelihood per point (``alpha="auto"`` only).
-    history_ : list of per-epoch dicts (objective, train_seconds, ...).
+    history_ : list of per-epoch dicts (objective, train_seconds, validation score, ...).
+    validation_scores_ : list of the held-out mean negative log-likelihood after each epoch, or
+        ``None`` without early stopping.
+    best_iteration_ : int, the epoch whose state the model holds (the best validation score), or
+        ``None`` without early stopping.
     optimize_inducing_ : bool, whether the inducing inputs were learnt (``optimize_inducing="auto"``
         resolved).
     n_skipped_updates_ : int, EP site updates refused because the new site would have had
@@ -161,6 +179,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "epsilon": [Interval(Real, 0, 1, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "early_stopping": ["boolean", StrOptions({"auto"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "damping": [Interval(Real, 0, 1, closed="right"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
@@ -187,10 +208,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                        "checkpoint", "verbose", "n_jobs", "device", "distributed")
 
     def __init__(self, method="ep", n_inducing=50, alpha=None, epsilon=None, alpha_grid=None, cv=3,
-                 method_params=None, batch_size=None, max_iter=250,
+                 method_params=None, batch_size=None, max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="random", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
+                 early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
                  device=None, distributed=False, verbose=False, random_state=None):
         self.method = method
@@ -202,6 +224,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.method_params = method_params
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.max_time = max_time
         self.damping = damping
         self.learning_rate = learning_rate
         self.learning_rate_decay = learning_rate_decay
@@ -212,6 +235,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.optimize_hyperparameters = optimize_hyperparameters
         self.optimize_inducing = optimize_inducing
         self.standardize = standardize
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.checkpoint = checkpoint
@@ -245,18 +270,19 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
         if self.alpha == "auto":
             self.alpha_, self.alpha_scores_ = select_alpha(self, X, y)
+        X_fit, y_fit, validation = self._held_out(X, y_idx, stratify=True)
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
-            Xs = self._standardize(X, self.standardize)
+            Xs = self._standardize(X_fit, self.standardize)
             rng = np.random.default_rng(self.random_state)
-            self.model_, mini = sparse_model.build_model(self, X, Xs, len(self.classes_), rng)
+            self.model_, mini = sparse_model.build_model(self, X_fit, Xs, len(self.classes_), rng)
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
                 seed = self._share_start(self.model_, seed)
             self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini)
             self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
-            self._train(self.model_, Xs, y_idx, callbacks=callbacks, seed=seed, distributed=bool(self.distributed),
-                        **sparse_model.optimizer_settings(self, self.model_, mini))
-            self.model_.after_fit(Xs, y_idx)
+            self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=bool(self.distributed),
+                        validation=validation, **sparse_model.optimizer_settings(self, self.model_, mini))
+            self.model_.after_fit(Xs, y_fit)
         self._set_diagnostics()
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
@@ -270,7 +296,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:
         """``[N, C]`` class probabilities (columns ordered as ``classes_``)."""
         check_is_fitted(self, "model_")
-        X = self._validate(X)
+        return self._proba(self._validate(X), chunk_size)
+
+    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+        return negative_log_likelihood(self._proba(X_val), y_val)
+
+    def _proba(self, X: np.ndarray, chunk_size: int = 2048) -> np.ndarray:
+        """``[N, C]`` probabilities of validated, unstandardised rows ``X``."""
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = DTYPES[self.dtype]
         with torch_threads(self.n_jobs):

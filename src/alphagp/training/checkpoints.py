@@ -45,16 +45,17 @@ def _differences(saved: dict, current: dict) -> list[str]:
 
 
 def write_checkpoint(path: str | os.PathLike, fingerprint: dict, method_state: dict, optimizer_state: dict | None,
-                     generator_state, training_state: dict) -> None:
+                     generator_state, training_state: dict, best_state: dict | None = None) -> None:
     """Write a checkpoint: the fit's ``fingerprint`` (data and settings), the method's and the
-    optimiser's state dicts, the batch-order generator's state and the training state (plain data)."""
+    optimiser's state dicts, the batch-order generator's state, the training state (plain data)
+    and the method's state at the best validation score so far (``None`` without validation)."""
     optimizer = None
     if optimizer_state is not None:
         optimizer = {"state": {str(k): v for k, v in optimizer_state["state"].items()},
                      "param_groups": optimizer_state["param_groups"]}
     serialization.write(path, CHECKPOINT_KIND, {
         "fingerprint": fingerprint, "method": method_state, "optimizer": optimizer,
-        "generator": generator_state, "state": training_state})
+        "generator": generator_state, "state": training_state, "best": best_state})
 
 
 def read_checkpoint(path: str | os.PathLike, fingerprint: dict) -> dict:

@@ -23,7 +23,9 @@ from .progress import progress
 
 @dataclass
 class TrainingState:
-    """What callbacks see after each epoch."""
+    """What callbacks see after each epoch. ``validation_scores`` and ``best_epoch`` (the epoch
+    whose state the fit returns) are kept with a ``validation`` score; ``stopped_by`` says what
+    ended the fit early (``"validation"``, ``"objective"``, ``"max_time"``, ``"callback"``)."""
 
     epoch: int = 0
     objective: float = float("nan")
@@ -32,6 +34,10 @@ class TrainingState:
     best_objective: float = -math.inf
     epochs_without_improvement: int = 0
     stop: bool = False
+    validation_scores: list[float] = field(default_factory=list)
+    best_validation: float = math.inf
+    best_epoch: int = 0
+    stopped_by: str = ""
 
 
 class Trainer:
@@ -49,11 +55,22 @@ class Trainer:
             (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
             own rates, so it accepts only 1. A resumed fit follows the schedule given to this
             trainer, not the one saved in the checkpoint, so a run can be continued at a new rate.
-        tol, n_iter_no_change: stop when the epoch's mean objective has not risen by more
-            than ``tol * |best|`` above the best so far for ``n_iter_no_change`` epochs in a
-            row; ``tol=None`` never stops early. With ``tol`` set, a fit that reaches
+        tol, n_iter_no_change: without ``validation``, stop when the epoch's mean objective has
+            not risen by more than ``tol * |best|`` above the best so far for ``n_iter_no_change``
+            epochs in a row; ``tol=None`` never stops early. With ``tol`` set, a fit that reaches
             ``max_iter`` while its last epoch still rose by more than ``tol * |best|`` warns
-            with scikit-learn's ``ConvergenceWarning``.
+            with scikit-learn's ``ConvergenceWarning``. With ``validation``, stop when the
+            validation score has not fallen below ``best - tol * |best|`` (``tol=None``: 0) for
+            ``n_iter_no_change`` epochs.
+        validation: called after each epoch (not counted in ``train_seconds``), it returns a
+            score of the method's current state on held-out data, lower is better (the
+            estimators: the validation NLL). The fit ends with the state of the best score
+            restored (kept in memory and in the checkpoint), whatever stopped it.
+        max_time: seconds of training (``train_seconds``) this call of ``fit`` may spend; it
+            stops after the step that reaches it, so within one step of the budget. The epoch
+            it cuts short counts, with the mean objective of its processed rows. A resumed fit
+            gets its own budget.
+        clock: the time source of ``train_seconds`` and ``max_time`` (tests pass a fake one).
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
             in ``state.train_seconds``. A callback may set ``state.stop = True``.
         checkpoint: path of a checkpoint file, written every ``checkpoint_every`` epochs and
@@ -80,7 +97,10 @@ class Trainer:
                  callbacks: list[Callable[[TrainingState], None]] | None = None,
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
                  settings: dict | None = None, verbose: bool = False, seed: int = 0,
-                 distributed: bool = False):
+                 distributed: bool = False, validation: Callable[[], float] | None = None,
+                 max_time: float | None = None, clock: Callable[[], float] = time.perf_counter):
+        if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
+            raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
         if not 0.0 < learning_rate_decay <= 1.0:
             raise ValueError(f"learning_rate_decay must lie in (0, 1], got {learning_rate_decay}")
         if learning_rate_decay != 1.0 and optimizer != "adam":
@@ -111,26 +131,31 @@ class Trainer:
         self._device = next(iter(method.state_dict().values())).device
         self._params = [p for p in method.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
+        self.validation, self.max_time, self.clock = validation, max_time, clock
         self.state = TrainingState()
         self._fingerprint: dict = {}
+        self._best_state: dict | None = None
+        self._time_at_start = 0.0
 
     # ------------------------------------------------------------------ checkpoints
     def _save(self) -> None:
         write_checkpoint(self.checkpoint, self._fingerprint, self.method.state_dict(),
                          None if self.optimizer is None else self.optimizer.state_dict(),
-                         self.generator.get_state(), asdict(self.state))
+                         self.generator.get_state(), asdict(self.state), self._best_state)
 
     def _load(self) -> None:
         ckpt = read_checkpoint(self.checkpoint, self._fingerprint)
         self.method.load_state_dict(ckpt["method"])
         self.generator.set_state(ckpt["generator"])
         self.state = TrainingState(**ckpt["state"])
+        self._best_state = ckpt.get("best")
         if self.optimizer and ckpt["optimizer"]:
             self.optimizer.load_state_dict(ckpt["optimizer"])
             self._set_scheduled_rate()  # the schedule given now, not the saved rate
         # A stop requested by a callback (a time budget, say) belongs to that call of fit;
         # a fit that met its own stopping rule stays finished.
         self.state.stop = self._no_longer_improving()
+        self.state.stopped_by = self.state.stopped_by if self.state.stop else ""
         finished = self.state.stop or self.state.epoch >= self.max_iter
         warnings.warn(f"checkpoint {self.checkpoint}: " + (
             f"returning the finished fit stored there (epoch {self.state.epoch}); delete the file to fit afresh"
@@ -186,6 +211,7 @@ class Trainer:
             X = torch.as_tensor(np.asarray(X), dtype=dtype, device=self._device)  # batch training: convert once
         if self._checkpoint_exists():
             self._load()
+        self._time_at_start = self.state.train_seconds
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
         bar = progress(self.max_iter * steps, self.state.epoch * steps, self.verbose)
         first_epoch = self.state.epoch
@@ -195,6 +221,8 @@ class Trainer:
         finally:
             bar.close()
             self.method.reducer = Reducer()  # the fitted model works on its own, in one process
+        if self._best_state is not None and self.state.best_epoch != self.state.epoch:
+            self.method.load_state_dict(self._best_state)     # the validated best, whatever stopped the fit
         if self.state.epoch > first_epoch:
             self._warn_if_still_improving()
         return self.state
@@ -204,7 +232,7 @@ class Trainer:
         raised the objective by more than ``tol * |best|`` (only with ``tol`` set)."""
         from sklearn.exceptions import ConvergenceWarning
         st = self.state
-        if (self.tol is None or st.stop or st.epoch < self.max_iter or st.epoch < 2
+        if (self.tol is None or self.validation is not None or st.stop or st.epoch < self.max_iter or st.epoch < 2
                 or st.epochs_without_improvement > 0 or self.reducer.rank != 0):
             return
         previous = st.history[-2]["objective"]
@@ -227,25 +255,33 @@ class Trainer:
         return y.to(self._dtype) if y.is_floating_point() else y.long()
 
     def _epoch(self, X, y_t, n, bar) -> None:
-        start = time.perf_counter()
-        total = 0.0
+        start = self.clock()
+        total, rows = 0.0, 0
         for idx in self._batches(n):
             self.reducer.global_batch = len(idx)
+            rows += len(idx)
             idx = local_share(idx, self.reducer)
             idx_d = idx.to(self._device)
             total += self._step(self._rows(X, idx), self._targets(y_t[idx_d]), idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
+            if self._out_of_time(self.clock() - start):
+                self.state.stop, self.state.stopped_by = True, "max_time"
+                break
         st = self.state
         st.epoch += 1
         if self.optimizer is not None:
             self._set_scheduled_rate()
-        st.objective = total
-        st.train_seconds += time.perf_counter() - start
-        st.history.append({"epoch": st.epoch, "objective": total, "train_seconds": st.train_seconds})
-        bar.set_postfix(epoch=st.epoch, log_Zq=f"{total:.4g}")
-        self._early_stopping(total)
+        st.objective = total if rows == n else total * n / rows       # the mean over the rows processed
+        st.train_seconds += self.clock() - start
+        st.history.append({"epoch": st.epoch, "objective": st.objective, "train_seconds": st.train_seconds})
+        if rows < n:
+            st.history[-1]["rows"] = rows
+        bar.set_postfix(epoch=st.epoch, log_Zq=f"{st.objective:.4g}")
+        self._early_stopping(st.objective)
         for cb in self.callbacks:
             cb(st)
+        if st.stop and not st.stopped_by:
+            st.stopped_by = "callback"
         if self._writes_checkpoint() and (st.epoch % self.checkpoint_every == 0 or st.stop
                                           or st.epoch == self.max_iter):
             self._save()
@@ -282,8 +318,38 @@ class Trainer:
             offset += p.numel()
         return flat[-1]
 
+    def _out_of_time(self, epoch_seconds: float) -> bool:
+        """Whether this call of fit has spent ``max_time``; every process of a data-parallel fit
+        gets the same answer (it stops when any process is out of time)."""
+        if self.max_time is None:
+            return False
+        out = self.state.train_seconds - self._time_at_start + epoch_seconds >= self.max_time
+        if self.reducer.active:
+            out = bool(self.reducer.sum_(torch.tensor([int(out)], device=self._device)) > 0)
+        return out
+
+    def _validate(self) -> None:
+        """Score the current state on held-out data; keep it when it is the best so far."""
+        st = self.state
+        score = float(self.validation())
+        if not math.isfinite(score):
+            raise FloatingPointError(f"the validation score became non-finite ({score}) at epoch {st.epoch}")
+        st.validation_scores.append(score)
+        st.history[-1]["validation"] = score
+        previous = st.best_validation
+        if score < previous:
+            st.best_validation, st.best_epoch = score, st.epoch
+            self._best_state = {k: v.detach().clone() for k, v in self.method.state_dict().items()}
+        margin = (self.tol or 0.0) * abs(previous) if math.isfinite(previous) else 0.0
+        st.epochs_without_improvement = 0 if score < previous - margin else st.epochs_without_improvement + 1
+
     def _early_stopping(self, objective: float) -> None:
         st = self.state
+        if self.validation is not None:
+            self._validate()
+            if st.epochs_without_improvement >= self.n_iter_no_change:
+                st.stop, st.stopped_by = True, st.stopped_by or "validation"
+            return
         improved = (not math.isfinite(st.best_objective)  # the first epoch always counts as progress
                     or objective > st.best_objective + (self.tol or 0.0) * abs(st.best_objective))
         if improved:
@@ -291,8 +357,10 @@ class Trainer:
         else:
             st.epochs_without_improvement += 1
         if self._no_longer_improving():
-            st.stop = True
+            st.stop, st.stopped_by = True, st.stopped_by or "objective"
 
     def _no_longer_improving(self) -> bool:
-        """The early-stopping rule: ``n_iter_no_change`` epochs without improvement (``tol`` set)."""
-        return self.tol is not None and self.state.epochs_without_improvement >= self.n_iter_no_change
+        """The early-stopping rule: ``n_iter_no_change`` epochs without improvement (of the validation
+        score, or of the objective with ``tol`` set)."""
+        return ((self.tol is not None or self.validation is not None)
+                and self.state.epochs_without_improvement >= self.n_iter_no_change)

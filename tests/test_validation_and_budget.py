@@ -1,0 +1,154 @@
+"""Validated early stopping keeps the best state; ``max_time`` stops within one step of the budget
+(a fake clock, no timed asserts); both survive checkpoints, model files and data-parallel fits."""
+
+import numpy as np
+import pytest
+import torch
+
+from alphagp import GPClassifier
+from alphagp.objective import ObjectiveTerms
+from alphagp.training import Trainer
+
+from conftest import Interrupt, interrupt_at
+
+
+class Counting(torch.nn.Module):
+    """A method whose state is the number of steps it has taken; each step advances ``clock``."""
+
+    def __init__(self, clock=None):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros((), dtype=torch.float64))
+        self.weight = torch.nn.Parameter(torch.zeros((), dtype=torch.float64), requires_grad=False)
+        self.clock = clock
+
+    def local_update(self, X, y, idx):
+        self.steps += 1
+        if self.clock is not None:
+            self.clock.now += 1.0
+        return ObjectiveTerms.batch_only(self.steps + self.weight)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _scripted_validation(method, scores):
+    """Scores by epoch (one step an epoch: the epoch is ``method.steps``)."""
+    return lambda: scores[int(method.steps) - 1]
+
+
+def test_validation_stops_after_the_patience_and_restores_the_best_state():
+    scores = [5.0, 4.0, 3.0, 3.5, 2.99, 3.6, 3.7, 3.8, 1.0]
+    method = Counting()
+    state = Trainer(method, max_iter=len(scores), validation=_scripted_validation(method, scores), tol=0.01,
+                    n_iter_no_change=3).fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+    # 2.99 is the best score but not better than 3.0 by tol * 3.0: epochs 4-6 count as no improvement
+    assert state.epoch == 6 and state.stopped_by == "validation"
+    assert state.best_epoch == 5 and state.validation_scores == scores[:6]
+    assert float(method.steps) == 5.0                         # the state of epoch 5, not of the last epoch
+    assert [h["validation"] for h in state.history] == scores[:6]
+
+
+def test_validation_at_max_iter_still_returns_the_best_state():
+    scores = [3.0, 2.0, 2.5]
+    method = Counting()
+    state = Trainer(method, max_iter=3, validation=_scripted_validation(method, scores)).fit(
+        np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert state.epoch == 3 and not state.stop and float(method.steps) == 2.0
+
+
+def test_max_time_stops_after_the_step_that_reaches_the_budget():
+    clock = FakeClock()
+    method = Counting(clock)
+    # 4 steps an epoch, one (fake) second a step: the budget of 5.5 s runs out in the 6th step
+    state = Trainer(method, max_iter=10, batch_size=1, max_time=5.5, clock=clock).fit(
+        np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert float(method.steps) == 6 and state.stopped_by == "max_time"
+    assert state.epoch == 2 and state.history[-1]["rows"] == 2
+    assert state.train_seconds == pytest.approx(6.0)
+    assert state.objective == pytest.approx((5.0 + 6.0) / 2)      # the mean of the processed batches' estimates
+
+
+def test_a_resumed_fit_gets_its_own_time_budget(tmp_path):
+    clock = FakeClock()
+    method = Counting(clock)
+    path = tmp_path / "fit.ckpt"
+    Trainer(method, max_iter=10, max_time=2.5, clock=clock, checkpoint=path).fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert float(method.steps) == 3
+    with pytest.warns(UserWarning, match="resuming"):
+        state = Trainer(method, max_iter=10, max_time=2.5, clock=clock, checkpoint=path).fit(
+            np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert float(method.steps) == 6 and state.epoch == 6
+
+
+def test_max_time_must_be_positive():
+    with pytest.raises(ValueError, match="max_time"):
+        Trainer(Counting(), max_time=0)
+
+
+# ---------------------------------------------------------------------- estimators
+def _noisy_problem(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    y = (X[:, 0] + 0.8 * rng.standard_normal(n) > 0).astype(int) + (X[:, 1] > 0.8)
+    return X, y
+
+
+OVERFIT = dict(method="vi", n_inducing=40, batch_size=50, max_iter=40, learning_rate=0.05, early_stopping=True,
+               n_iter_no_change=100, random_state=0)
+
+
+def test_a_real_fit_keeps_the_state_of_the_best_validation_nll():
+    from sklearn.model_selection import train_test_split
+
+    from alphagp.metrics import negative_log_likelihood
+    X, y = _noisy_problem()
+    clf = GPClassifier(**OVERFIT).fit(X, y)
+    scores = clf.validation_scores_
+    assert len(scores) == clf.n_iter_ == 40
+    assert clf.best_iteration_ == int(np.argmin(scores)) + 1 < 40      # the held-out NLL turned up
+    assert scores[-1] > min(scores) + 1e-3
+    _, X_val, _, y_val = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
+    held_out = negative_log_likelihood(clf.predict_proba(X_val), np.searchsorted(clf.classes_, y_val))
+    assert held_out == pytest.approx(min(scores), rel=1e-12)          # the model is the best epoch's
+
+
+def test_early_stopping_auto_is_off_for_small_data_and_the_split_is_stratified():
+    X, y = _noisy_problem()
+    clf = GPClassifier(method="vi", n_inducing=10, max_iter=2, batch_size=100, random_state=0).fit(X, y)
+    assert clf.validation_scores_ is None and clf.best_iteration_ is None
+    with pytest.raises(ValueError, match="early stopping holds out"):
+        y_one = y.copy()
+        y_one[0] = 7                                                  # a class of one row cannot be stratified
+        GPClassifier(method="vi", max_iter=1, early_stopping=True).fit(X, y_one)
+
+
+def test_validated_fits_resume_and_save_their_best_state(tmp_path):
+    X, y = _noisy_problem()
+    params = {**OVERFIT, "max_iter": 12, "n_iter_no_change": 4}
+    whole = GPClassifier(**params).fit(X, y)
+    path = tmp_path / "fit.ckpt"
+    with pytest.raises(Interrupt):
+        GPClassifier(**params, checkpoint=path).fit(X, y, callbacks=[interrupt_at(5)])
+    with pytest.warns(UserWarning, match="checkpoint"):
+        resumed = GPClassifier(**params, checkpoint=path).fit(X, y)
+    assert resumed.best_iteration_ == whole.best_iteration_ and resumed.validation_scores_ == whole.validation_scores_
+    np.testing.assert_array_equal(resumed.predict_proba(X), whole.predict_proba(X))
+    whole.save(tmp_path / "m.agp")
+    loaded = GPClassifier.load(tmp_path / "m.agp")
+    assert loaded.best_iteration_ == whole.best_iteration_ and loaded.validation_scores_ == whole.validation_scores_
+
+
+@pytest.mark.parametrize("family", ["regressor", "classifier"])
+def test_deep_gps_validate_and_keep_their_best_state(family):
+    from alphagp import DeepGPClassifier, DeepGPRegressor
+    X, y = _noisy_problem(300)
+    cls, target = (DeepGPRegressor, X[:, 0] * X[:, 1]) if family == "regressor" else (DeepGPClassifier, y)
+    model = cls(n_layers=2, n_inducing=8, n_samples=3, n_predict_samples=10, batch_size=50, max_iter=6,
+                learning_rate=0.02, early_stopping=True, random_state=0).fit(X, target)
+    assert len(model.validation_scores_) == 6 and model.best_iteration_ == int(np.argmin(model.validation_scores_)) + 1
+    assert np.all(np.isfinite(model.validation_scores_))
