@@ -86,8 +86,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         SVGP): K_uu, its factor and K_uf are computed once per step instead of C times, so a
         step with many features (MNIST) is several times cheaper; q stays one Gaussian per class.
         ``inducing_points`` of shape ``[C, M, D]`` keep one set per class with the shared kernel.
-    inducing_init : {"random", "kmeans++"}
-        Initial inducing inputs: random training points (the papers) or k-means++ seeding.
+    inducing_init : {"random", "kmeans", "kmeans++"}
+        Initial inducing inputs: random training points (the papers), the centres of k-means
+        (scikit-learn's ``MiniBatchKMeans`` on at most 20,000 random rows; GPflow's recipe), or
+        k-means++ seeding (on all rows).
     inducing_points : array ``[M, D]`` or ``[C, M, D]`` or None
         Explicit initial inducing inputs in the units of ``X``.
     kernel_params : dict or None
@@ -186,7 +188,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "shared_hyperparameters": ["boolean"],
-        "inducing_init": [StrOptions({"random", "kmeans++"})],
+        "inducing_init": [StrOptions({"random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
         "optimize_hyperparameters": ["boolean"],
