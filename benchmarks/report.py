@@ -855,6 +855,39 @@ def guard_table(*results: str) -> None:
                   f"| {change:.1e} | {number} |")
 
 
+
+def defaults_study_tables(results: str = "defaults_study") -> None:
+    """The digits study of the default's calibration, and the configurations of ``method="auto"``
+    across the classification sets: validation NLL (seconds), mean ranks below and from 2,000 rows."""
+    rows = {}
+    for r in load(results):
+        rows[(r.get("dataset", "digits"), r["config"])] = r           # the newest row of each pair
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}\n")
+    print("| configuration (digits) | val error | val NLL | val ECE | mean confidence | noise | amplitude "
+          "| median lengthscale | epochs | seconds |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (dataset, config), r in rows.items():
+        if dataset == "digits":
+            print(f"| {config} | {r['val_error']:.4f} | {r['val_nll']:.4f} | {r['val_ece']:.4f} "
+                  f"| {r['val_mean_confidence']:.3f} | {r['noise']:.3g} | {r['amplitude']:.3g} "
+                  f"| {r['median_lengthscale']:.3g} | {r['n_iter']} | {r['seconds']:.1f} |")
+    configs = ["default", "pep_0.5", "ep_es", "vi_es", "sep_es"]
+    sets = sorted({d for d, c in rows if c == "sep_es" and all((d, k) in rows for k in configs)},
+                  key=lambda d: rows[(d, "default")]["n_fit"])
+    print("\n| data set | fit rows | " + " | ".join(configs) + " |\n| --- | --- |" + " --- |" * len(configs))
+    ranks: dict = defaultdict(lambda: defaultdict(list))
+    for d in sets:
+        nll = {c: rows[(d, c)]["val_nll"] for c in configs}
+        order = sorted(configs, key=nll.get)
+        size = "below 2,000 rows" if rows[(d, "default")]["n_fit"] < 2000 else "from 2,000 rows"
+        for c in configs:
+            ranks[size][c].append(order.index(c) + 1)
+            ranks["all"][c].append(order.index(c) + 1)
+        print(f"| {d} | {rows[(d, 'default')]['n_fit']} | "
+              + " | ".join(f"{nll[c]:.4f} ({rows[(d, c)]['seconds']:.1f} s)" for c in configs) + " |")
+    for size, by_config in ranks.items():
+        print(f"| mean rank, {size} | | " + " | ".join(f"{np.mean(by_config[c]):.2f}" for c in configs) + " |")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -864,5 +897,7 @@ if __name__ == "__main__":
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
-              "dgpmnist": dgp_mnist_table, "edges": edges_tables, "guard": guard_table}
+              "dgpmnist": dgp_mnist_table, "edges": edges_tables, "guard": guard_table,
+              "defaults": defaults_study_tables}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
+

@@ -22,9 +22,9 @@ def test_an_unusable_device_is_a_clear_error(monkeypatch):
     X, y, _, _ = _data()
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="sees no CUDA device"):
-        GPClassifier(device="cuda", max_iter=1).fit(X, y)
+        GPClassifier(method="ep", device="cuda", max_iter=1).fit(X, y)
     with pytest.raises(ValueError, match="must name a torch device"):
-        GPClassifier(device="abacus", max_iter=1).fit(X, y)
+        GPClassifier(method="ep", device="abacus", max_iter=1).fit(X, y)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -170,10 +170,10 @@ def test_deep_gp_classifier_matches_gp_classifier_at_the_edges(classes, tmp_path
     recorder = MetricsRecorder(deep.predict_proba, X[:40], y[:40])
     deep.fit(X, y, callbacks=[recorder])
     assert (tmp_path / "deep.ckpt").is_file() and len(recorder.rows) == 2
-    for clf in (deep, GPClassifier(n_inducing=8, max_iter=3).fit(X, y)):
+    for clf in (deep, GPClassifier(method="ep", n_inducing=8, max_iter=3).fit(X, y)):
         with pytest.raises(ValueError, match="not seen during fit"):
             clf.score(X[:5], np.array(["low", "mid", "high", "top", "low"]))
-    gp = GPClassifier(n_inducing=8, max_iter=3)
+    gp = GPClassifier(method="ep", n_inducing=8, max_iter=3)
     recorder = MetricsRecorder(gp.predict_proba, X[:40], y[:40])      # string labels, as evaluate takes
     gp.fit(X, y, callbacks=[recorder])
     assert len(recorder.rows) == 3

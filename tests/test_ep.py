@@ -154,7 +154,7 @@ def test_minibatch_and_batch_ep_reach_the_same_fixed_point_with_fixed_kernel():
     their stored v_i) must converge to the batch EP fixed point."""
     from alphagp import GPClassifier
     Xtr, ytr, Xte, _, _ = gp_prior_problem(n_train=300)
-    fixed = dict(n_inducing=15, optimize_hyperparameters=False, optimize_inducing=False, random_state=0)
+    fixed = dict(method="ep", n_inducing=15, optimize_hyperparameters=False, optimize_inducing=False, random_state=0)
     batch = GPClassifier(max_iter=60, **fixed).fit(Xtr, ytr)
     mini = GPClassifier(max_iter=30, batch_size=40, **fixed).fit(Xtr, ytr)
     np.testing.assert_allclose(mini.predict_proba(Xte), batch.predict_proba(Xte), atol=2e-3)
@@ -165,8 +165,8 @@ def test_minibatch_and_batch_ep_reach_comparable_nll():
     Xtr, ytr, Xte, yte, _ = gp_prior_problem(n_train=600)
     # Initial batch rate 0.1 (not the default 1.0): at 1.0, 100 batch iterations sharpen the
     # fit further (NLL 0.09) than 40 Adam epochs get; at 0.1 both runs make similar progress.
-    batch = GPClassifier(n_inducing=25, max_iter=100, learning_rate=0.1, random_state=0).fit(Xtr, ytr)
-    mini = GPClassifier(n_inducing=25, max_iter=40, batch_size=60, learning_rate_decay=0.9,
+    batch = GPClassifier(method="ep", n_inducing=25, max_iter=100, learning_rate=0.1, random_state=0).fit(Xtr, ytr)
+    mini = GPClassifier(method="ep", n_inducing=25, max_iter=40, batch_size=60, learning_rate_decay=0.9,
                         random_state=0).fit(Xtr, ytr)
     nll_batch, nll_mini = batch.evaluate(Xte, yte)["nll"], mini.evaluate(Xte, yte)["nll"]
     assert nll_mini == pytest.approx(nll_batch, abs=0.04)

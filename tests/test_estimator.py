@@ -9,7 +9,7 @@ from alphagp.training import CheckpointResumed
 
 from conftest import Interrupt, interrupt_at
 
-FAST = dict(n_inducing=10, max_iter=15, random_state=0)
+FAST = dict(method="ep", n_inducing=10, max_iter=15, random_state=0)
 
 
 def test_string_labels_and_probabilities(thyroid):
@@ -69,7 +69,7 @@ def test_predict_time_errors(thyroid):
 def test_fewer_rows_than_inducing_points_clips_with_a_warning(thyroid):
     X, y = thyroid
     with pytest.warns(UserWarning, match="using M=30"):
-        clf = GPClassifier(n_inducing=100, max_iter=3, random_state=0).fit(X[::7][:30], y[::7][:30])
+        clf = GPClassifier(method="ep", n_inducing=100, max_iter=3, random_state=0).fit(X[::7][:30], y[::7][:30])
     assert clf.model_.inducing_points.shape[1] == 30
 
 
@@ -77,7 +77,7 @@ def test_fixed_inducing_points_and_hyperparameters_stay_fixed(thyroid):
     X, y = thyroid
     Z = X[:8]
     params = dict(lengthscale=2.0, amplitude=1.5, noise=0.2)
-    clf = GPClassifier(inducing_points=Z, kernel_params=params, optimize_hyperparameters=False,
+    clf = GPClassifier(method="ep", inducing_points=Z, kernel_params=params, optimize_hyperparameters=False,
                        optimize_inducing=False, max_iter=20, random_state=0).fit(X, y)
     Zs = clf.model_.inducing_points.detach().numpy() * clf.scale_ + clf.mean_
     assert np.allclose(Zs, np.broadcast_to(Z, Zs.shape))
@@ -97,7 +97,7 @@ def test_learnt_hyperparameters_change(thyroid):
 
 def test_save_and_load_round_trip(thyroid, tmp_path):
     X, y = thyroid
-    clf = GPClassifier(method="sep", **FAST).fit(X, y)
+    clf = GPClassifier(**{**FAST, "method": "sep"}).fit(X, y)
     clf.save(tmp_path / "model.safetensors")
     again = GPClassifier.load(tmp_path / "model.safetensors")
     assert np.array_equal(again.predict_proba(X), clf.predict_proba(X))
@@ -162,7 +162,7 @@ def test_metrics_recorder_logs_test_metrics_against_time(thyroid):
 def test_early_stopping_stops_where_the_objective_flattened(thyroid):
     X, y = thyroid
     tol, patience = 1e-3, 3
-    clf = GPClassifier(n_inducing=10, max_iter=500, tol=tol, n_iter_no_change=patience,
+    clf = GPClassifier(method="ep", n_inducing=10, max_iter=500, tol=tol, n_iter_no_change=patience,
                        random_state=0).fit(X, y)
     objective = np.array([h["objective"] for h in clf.history_])
     assert patience < clf.n_iter_ < 500
@@ -218,10 +218,10 @@ def test_alpha_auto_with_a_class_smaller_than_the_folds_says_so(thyroid):
     y = y.copy()
     y[0] = 9                                            # a one-row class
     with pytest.raises(ValueError, match=r"cv=3 .* class 9 has 1; lower cv"):
-        GPClassifier(method="pep", alpha="auto", **FAST).fit(X, y)
+        GPClassifier(alpha="auto", **{**FAST, "method": "pep"}).fit(X, y)
     two = np.flatnonzero(y == 1)[:1]
     y[two] = 9                                          # two rows: cv=2 fits
-    GPClassifier(method="pep", alpha="auto", cv=2, alpha_grid=[0.5, 1.0], **{**FAST, "max_iter": 2}).fit(X, y)
+    GPClassifier(alpha="auto", cv=2, alpha_grid=[0.5, 1.0], **{**{**FAST, "method": "pep"}, "max_iter": 2}).fit(X, y)
 
 
 def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):
@@ -230,8 +230,8 @@ def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):
     X = X * 10.0 ** np.random.default_rng(1).uniform(-3, 4, X.shape[1])       # columns from 1e-3 to 1e4
     with pytest.raises((CholeskyError, FloatingPointError), match="Likely cause: float32 with unstandardised"), \
             pytest.warns(UserWarning, match="wrong scale"):
-        GPClassifier(standardize=False, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
-    GPClassifier(standardize=True, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
+        GPClassifier(method="ep", standardize=False, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
+    GPClassifier(method="ep", standardize=True, dtype="float32", n_inducing=20, max_iter=20, random_state=0).fit(X, y)
 
 
 @pytest.mark.parametrize("scale", [1e155, 1e-162, 1e300])
@@ -250,7 +250,7 @@ def test_good_kernel_parameter_shapes_are_accepted(thyroid):
     X, y = thyroid
     for params in ({"lengthscale": np.ones(5), "amplitude": [1.0, 2.0, 3.0]},
                    {"lengthscale": np.ones((3, 5)), "noise": 0.05}):
-        GPClassifier(kernel_params=params, n_inducing=5, max_iter=1).fit(X, y)
+        GPClassifier(method="ep", kernel_params=params, n_inducing=5, max_iter=1).fit(X, y)
 
 
 def test_n_jobs_sets_the_threads_inside_fit_and_restores_them(thyroid):
@@ -271,11 +271,12 @@ def test_unstandardised_features_far_from_the_kernel_scale_warn(thyroid):
         GPClassifier(standardize=False, **FAST).fit((X - X.mean(0)) / X.std(0), y)
 
 
-def test_scikit_learn_check_estimator():
+@pytest.mark.parametrize("method", ["ep", "auto"])
+def test_scikit_learn_check_estimator(method):
     from sklearn.utils.estimator_checks import check_estimator
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        failures = check_estimator(GPClassifier(n_inducing=5, max_iter=5, random_state=0),
+        failures = check_estimator(GPClassifier(method=method, n_inducing=5, max_iter=5, random_state=0),
                                    on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in failures if r["status"] == "failed"]
     assert failed == []
@@ -298,14 +299,14 @@ def test_end_to_end_fits_of_the_main_options(thyroid, params):
 
 def test_shared_hyperparameters_fit_one_inducing_set_and_keep_it_in_model_files(thyroid, tmp_path):
     X, y = thyroid
-    clf = GPClassifier(method="sep", shared_hyperparameters=True, **FAST).fit(X, y)
+    clf = GPClassifier(shared_hyperparameters=True, **{**FAST, "method": "sep"}).fit(X, y)
     assert tuple(clf.model_.inducing_points.shape) == (1, 10, X.shape[1])
     clf.save(tmp_path / "m.alphagp")
     loaded = GPClassifier.load(tmp_path / "m.alphagp")
     assert tuple(loaded.model_.inducing_points.shape) == (1, 10, X.shape[1])
     np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X), rtol=1e-12)
     per_class = np.repeat(clf.model_.inducing_points.detach().numpy(), 3, axis=0) * clf.scale_ + clf.mean_
-    clf_c = GPClassifier(method="sep", shared_hyperparameters=True, inducing_points=per_class, **FAST).fit(X, y)
+    clf_c = GPClassifier(shared_hyperparameters=True, inducing_points=per_class, **{**FAST, "method": "sep"}).fit(X, y)
     assert tuple(clf_c.model_.inducing_points.shape) == (3, 10, X.shape[1])  # [C, M, D] keeps a set per class
 
 

@@ -15,7 +15,7 @@ from alphagp.training import CheckpointMismatchError, CheckpointResumed
 
 from conftest import rewrite_model_header
 
-FAST = dict(n_inducing=8, max_iter=6, random_state=0)
+FAST = dict(method="ep", n_inducing=8, max_iter=6, random_state=0)
 
 
 class _Payload:
@@ -84,7 +84,7 @@ def test_damaged_foreign_and_newer_files_get_clear_errors(thyroid, tmp_path):
 def test_saved_model_predicts_the_same(thyroid, tmp_path, method, labels):
     X, y = thyroid
     y = {"int": y, "str": np.array(["hyper", "normal", "hypo"])[y - 1], "bool": y == 1}[labels]
-    clf = GPClassifier(method=method, shared_hyperparameters=labels == "bool", **FAST).fit(X, y)
+    clf = GPClassifier(shared_hyperparameters=labels == "bool", **{**FAST, "method": method}).fit(X, y)
     clf.save(tmp_path / "m")
     again = GPClassifier.load(tmp_path / "m")
     assert np.array_equal(again.predict_proba(X), clf.predict_proba(X))
@@ -132,7 +132,7 @@ def test_checkpoint_refuses_other_settings_and_names_them(thyroid, tmp_path):
     with pytest.raises(CheckpointMismatchError, match="n_inducing: 8 in the checkpoint, 9 now"):
         GPClassifier(checkpoint=str(path), **{**FAST, "n_inducing": 9}).fit(X, y)
     with pytest.raises(CheckpointMismatchError, match="method: 'ep' in the checkpoint, 'sep' now"):
-        GPClassifier(checkpoint=str(path), method="sep", **FAST).fit(X, y)
+        GPClassifier(checkpoint=str(path), **{**FAST, "method": "sep"}).fit(X, y)
     # the schedule may change: more epochs continue the stored fit, and say so
     with pytest.warns(CheckpointResumed, match="resuming the fit from epoch 6 of 9"):
         longer = GPClassifier(checkpoint=str(path), **{**FAST, "max_iter": 9}).fit(X, y)
@@ -273,7 +273,7 @@ def test_a_crafted_file_declaring_a_huge_model_is_refused_before_allocating(thyr
     import resource
     X, y = thyroid
     good = tmp_path / "model.safetensors"
-    GPClassifier(method="ep", **FAST).fit(X, y).save(good, include_training_state=True)
+    GPClassifier(**{**FAST, "method": "ep"}).fit(X, y).save(good, include_training_state=True)
     edits = {"classes dtype": lambda c: c["classes"].update(dtype="<U100000000"),
              "ep n_data": lambda c: c["method"]["config"].update(n_data=10**8)}     # [N, C, M] sites: 19 GiB
     crafted = tmp_path / "crafted.safetensors"
@@ -313,7 +313,7 @@ def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
     X, y = thyroid
     for method, likelihood, extra in (("vi", "robust_max", {"n_mc_samples": 50, "seed": 0}),
                                       ("vi_softmax", "softmax", {})):
-        clf = GPClassifier(method=method, batch_size=100, **FAST).fit(X, y)
+        clf = GPClassifier(batch_size=100, **{**FAST, "method": method}).fit(X, y)
         clf.save(tmp_path / "new.safetensors")
         raw = (tmp_path / "new.safetensors").read_bytes()
 

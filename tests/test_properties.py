@@ -63,4 +63,4 @@ def test_a_non_finite_value_anywhere_is_a_clear_error(bad, row, col):
     X = np.random.default_rng(0).standard_normal((10, 3))
     X[row, col] = bad
     with pytest.raises(ValueError, match="NaN|infinity"):
-        GPClassifier(n_inducing=3, max_iter=2).fit(X, np.arange(10) % 2)
+        GPClassifier(method="ep", n_inducing=3, max_iter=2).fit(X, np.arange(10) % 2)

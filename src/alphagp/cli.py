@@ -89,7 +89,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
         return f"(default: {first}; with --layers: {deep[name]})" if first != deep[name] else f"(default: {first})"
 
     g = p.add_argument_group("model (GPClassifier, or with --layers a deep GP)")
-    g.add_argument("--method", choices=list(METHODS), default=None,
+    g.add_argument("--method", choices=["auto", *METHODS], default=None,
                    help=f"inference method, see 'alphagp methods' (default: {gp['method']}; not with --layers)")
     g.add_argument("--alpha", type=_UNIT, default=None,
                    help="power of the alpha-divergence in (0, 1]; 1 is EP "
@@ -101,11 +101,11 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "(see 'alphagp methods'; default: none)")
     g.add_argument("--n-inducing", type=_POSITIVE_INT, default=None,
                    help=f"inducing points per class (default: {gp['n_inducing']}; with --layers: "
-                        f"{deep['n_inducing']} per unit; demo: 10%% of the training rows)")
+                        f"{deep['n_inducing']} per unit)")
     g.add_argument("--shared-hyperparameters", action="store_true", default=None,
                    help="one kernel and one set of inducing points for all classes (not with --layers)")
-    g.add_argument("--inducing-init", choices=["random", "kmeans++"], default=None,
-                   help="initial inducing points: random training rows or k-means++ seeding "
+    g.add_argument("--inducing-init", choices=["auto", "random", "kmeans", "kmeans++"], default=None,
+                   help="initial inducing points: random training rows, k-means centres or k-means++ seeding "
                         f"(default: {gp['inducing_init']}; not with --layers)")
     g.add_argument("--fixed-hyperparameters", action="store_true", default=None,
                    help="do not learn the kernel hyper-parameters (not with --layers)")
@@ -184,6 +184,9 @@ def _make_estimator(args):
 def _describe(clf) -> str:
     if hasattr(clf, "n_layers"):
         return f"a {clf.n_layers}-layer {type(clf).__name__} (alpha-divergence EP)"
+    if hasattr(clf, "method_"):
+        from .estimators.auto_settings import describe
+        return f"GPClassifier({describe(clf._settings())})"
     return f"GPClassifier(method={clf.method!r})"
 
 
@@ -201,16 +204,14 @@ def cmd_demo(args) -> int:
     from .data import load_bundled
     X, y = load_bundled("vehicle")
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.1, random_state=args.seed, stratify=y)
-    if args.n_inducing is None:
-        args.n_inducing = max(1, round(0.1 * len(Xtr)))
     clf = _make_estimator(args)
-    schedule = f"{clf.max_iter} " + ("epochs of mini-batches" if clf.batch_size else "batch iterations")
     print(f"alphagp demo: {_describe(clf)} on the bundled Vehicle data (UCI; {len(Xtr)} train / "
-          f"{len(Xte)} test rows, {X.shape[1]} features, {len(np.unique(y))} classes), "
-          f"M = {clf.n_inducing} inducing points per {'unit' if hasattr(clf, 'n_layers') else 'class'}, {schedule}")
+          f"{len(Xte)} test rows, {X.shape[1]} features, {len(np.unique(y))} classes)")
     start = time.perf_counter()
     clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - start
+    schedule = f"{clf.n_iter_} " + ("epochs of mini-batches" if clf._resolved("batch_size") else "batch iterations")
+    print(f"  fitted: {_describe(clf)}, {schedule}")
     _print_metrics(clf.evaluate(Xte, yte), seconds)
     if not hasattr(clf, "n_skipped_updates_"):   # a deep GP
         return 0

@@ -62,6 +62,11 @@ class GPEstimatorBase(BaseEstimator):
                 raise ValueError(f"{type(self).__name__} needs numeric features: {err}") from err
             raise
 
+    def _resolved(self, name: str):
+        """The value a fit uses for parameter ``name``: the fitted ``name_`` where an ``"auto"``
+        setting was resolved (GPClassifier), else the parameter."""
+        return getattr(self, name + "_", getattr(self, name))
+
     # ------------------------------------------------------------------ validation set
     def _held_out(self, X, y, stratify: bool):
         """``(X_fit, y_fit, validation)``: the rows to fit and, with early stopping on (``True``, or
@@ -69,7 +74,8 @@ class GPEstimatorBase(BaseEstimator):
         ``validation_fraction`` of them (stratified by class for a classifier), else ``None``. The
         fitted rows stay a lazy view of ``X`` (a memory-map stays on disk)."""
         n = len(y)
-        on = n >= EARLY_STOPPING_ROWS if self.early_stopping == "auto" else bool(self.early_stopping)
+        setting = self._resolved("early_stopping")
+        on = n >= EARLY_STOPPING_ROWS if setting == "auto" else bool(setting)
         if not on:
             return X, y, None
         from sklearn.model_selection import train_test_split
@@ -101,7 +107,7 @@ class GPEstimatorBase(BaseEstimator):
 
     def _inducing_count(self, n: int) -> int:
         """``n_inducing``, clipped to the ``n`` training rows with a warning."""
-        m = int(self.n_inducing)
+        m = int(self._resolved("n_inducing"))
         if m > n:
             warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning,
                           stacklevel=4)
@@ -128,7 +134,7 @@ class GPEstimatorBase(BaseEstimator):
         stopping (on ``validation``'s score where given, see :meth:`_held_out`), time budget,
         checkpoint and progress; sets ``history_``, ``n_iter_``, ``validation_scores_`` and
         ``best_iteration_`` (``None`` without a validation set)."""
-        trainer = Trainer(model, max_iter=self.max_iter, batch_size=self.batch_size, optimizer=optimizer,
+        trainer = Trainer(model, max_iter=self.max_iter, batch_size=self._resolved("batch_size"), optimizer=optimizer,
                           learning_rate=learning_rate, learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
                           settings=self._checkpoint_settings(), verbose=bool(self.verbose), seed=seed,

@@ -14,10 +14,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import method_table
+from ..methods import check_method_params, method_table
 from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
-from . import sparse_model
+from . import auto_settings, sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase
 
@@ -172,14 +172,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "method": [str],          # a registered name, checked at fit against the registry of that moment
-        "n_inducing": [Interval(Integral, 1, None, closed="left")],
+        "method": [str],          # "auto" or a registered name, checked at fit against the registry of that moment
+        "n_inducing": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "alpha": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"}), None],
         "alpha_grid": ["array-like", None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "method_params": [dict, None],
         "epsilon": [Interval(Real, 0, 1, closed="left"), None],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "early_stopping": ["boolean", StrOptions({"auto"})],
@@ -188,7 +188,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
         "shared_hyperparameters": ["boolean"],
-        "inducing_init": [StrOptions({"random", "kmeans", "kmeans++"})],
+        "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
         "optimize_hyperparameters": ["boolean"],
@@ -209,10 +209,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
                        "checkpoint", "verbose", "n_jobs", "device", "distributed")
 
-    def __init__(self, method="ep", n_inducing=50, alpha=None, epsilon=None, alpha_grid=None, cv=3,
-                 method_params=None, batch_size=None, max_iter=250, max_time=None,
+    def __init__(self, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
+                 method_params=None, batch_size="auto", max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
-                 inducing_init="random", inducing_points=None, kernel_params=None,
+                 inducing_init="auto", inducing_points=None, kernel_params=None,
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
@@ -270,6 +270,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
+        for name, value in auto_settings.resolve(self, len(y_idx)).items():
+            setattr(self, name + "_", value)
+        if self.verbose:
+            print(f"GPClassifier: {auto_settings.describe(self._settings())}", flush=True)
+        if self.method_ != self.method:
+            check_method_params(self.method_, self.method_params, reserved=("alpha", "epsilon", "damping"))
         if self.alpha == "auto":
             self.alpha_, self.alpha_scores_ = select_alpha(self, X, y)
         X_fit, y_fit, validation = self._held_out(X, y_idx, stratify=True)
@@ -288,6 +294,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self._set_diagnostics()
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
+
+    def _settings(self) -> dict:
+        """The settings the fit used (``"auto"`` resolved)."""
+        return {name: getattr(self, name + "_") for name in auto_settings.SETTINGS}
 
     def _set_diagnostics(self) -> None:
         self.diagnostics_ = self.model_.diagnostics()

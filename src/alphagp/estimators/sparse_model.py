@@ -44,10 +44,19 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
     """The checks of ``est``'s parameters that need the registry or the data's shape (the rest is
     scikit-learn's ``_validate_params``)."""
     est._device()
-    if est.method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be a str among {sorted(METHODS)}. "
-                                    f"Got {est.method!r} instead.")
-    check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
+    if est.method != "auto" and est.method not in METHODS:
+        raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be 'auto' or a str among "
+                                    f"{sorted(METHODS)}. Got {est.method!r} instead.")
+    for name in ("n_inducing", "batch_size"):
+        value = getattr(est, name)
+        if value != "auto" and value is not None and (isinstance(value, str) or value < 1):
+            raise InvalidParameterError(f"The {name!r} parameter of GPClassifier must be 'auto' or a positive int"
+                                        f"{' or None' if name == 'batch_size' else ''}. Got {value!r} instead.")
+    if est.method != "auto":
+        check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
+    elif est.method_params:
+        raise ValueError("method_params belong to a chosen method; with method='auto' there is none to give "
+                         "them to: set method as well")
     if est.n_jobs == 0:
         raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
     kp = est.kernel_params or {}
@@ -98,7 +107,7 @@ def _initial_inducing(est, Xs, n_classes: int, rng: np.random.Generator) -> np.n
     standardised, or chosen from the rows by ``inducing_init``."""
     C, d = n_classes, Xs.shape[1]
     if est.inducing_points is None:
-        return init_inducing_points(Xs, C, est._inducing_count(len(Xs)), est.inducing_init,
+        return init_inducing_points(Xs, C, est._inducing_count(len(Xs)), est.inducing_init_,
                                     est.shared_hyperparameters, rng)
     Z = np.asarray(est.inducing_points, dtype=np.float64)
     if Z.ndim == 2:
@@ -122,16 +131,16 @@ def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator):
     if not est.standardize:
         _warn_if_far_from_kernel_scale(X, kernel)
     kernel.requires_grad_(bool(est.optimize_hyperparameters))
-    mini = est.batch_size is not None and est.batch_size < n
-    capabilities = method_spec(est.method).cls.CAPABILITIES
+    mini = est.batch_size_ is not None and est.batch_size_ < n
+    capabilities = method_spec(est.method_).cls.CAPABILITIES
     if mini and not capabilities.mini_batches:
-        raise ValueError(f"method={est.method!r} is batch only: its objective is not a sum over data "
+        raise ValueError(f"method={est.method_!r} is batch only: its objective is not a sum over data "
                          f"points, so it cannot use mini-batches; use batch_size=None or another method")
     damping = est.damping
     if damping is None and capabilities.damping:
         damping = 1.0 if mini else 0.5
     alpha = est.alpha_ if est.alpha == "auto" else est.alpha
-    model = build_method(est.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n, alpha=alpha,
+    model = build_method(est.method_, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n, alpha=alpha,
                          epsilon=est.epsilon, damping=damping, **(est.method_params or {}))
     return model.to(est._device()), mini
 
@@ -142,7 +151,7 @@ def learn_inducing(est, model, mini: bool) -> bool:
     if est.optimize_inducing == "auto":
         return safe
     if est.optimize_inducing and not safe:
-        warnings.warn(f"method={est.method!r} keeps per-point sites, which go stale when the inducing "
+        warnings.warn(f"method={est.method_!r} keeps per-point sites, which go stale when the inducing "
                       "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
                       "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
                       UserWarning, stacklevel=4)
@@ -167,8 +176,10 @@ def file_content(est, include_training_state: bool) -> dict:
     if not include_training_state:
         state = {k: v for k, v in state.items() if k not in est.model_.TRAINING_STATE}
     return {"classes": classes_to_plain(est.classes_),
-            "method": {"name": est.method, "config": method_config(est.method, est.model_),
+            "method": {"name": est.method_, "config": method_config(est.method_, est.model_),
                        "training_state": include_training_state},
+            "settings": {"batch_size": est.batch_size_, "inducing_init": est.inducing_init_,
+                         "early_stopping": est.early_stopping_},
             "state": state, "optimize_inducing": bool(est.optimize_inducing_),
             "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()}}
 
@@ -190,6 +201,12 @@ def model_from_file(est, content: dict):
     """``(model, state)``: the method rebuilt from a file's ``content`` (sets ``est.classes_``)."""
     est.classes_ = classes_from_plain(content["classes"])
     state, method = content["state"], content["method"]
+    # files before the "auto" settings store the parameters they used
+    settings = content.get("settings", {"batch_size": est.batch_size, "inducing_init": est.inducing_init,
+                                        "early_stopping": est.early_stopping})
+    est.method_, est.n_inducing_ = method["name"], int(state["inducing_points"].shape[1])
+    est.batch_size_, est.inducing_init_, est.early_stopping_ = (settings["batch_size"], settings["inducing_init"],
+                                                                settings["early_stopping"])
     Z = state["inducing_points"]
     kernel = ARDKernel(len(est.classes_), Z.shape[2], shared=bool(est.shared_hyperparameters), dtype=Z.dtype)
     return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
