@@ -221,7 +221,7 @@ def test_alpha_auto_with_a_class_smaller_than_the_folds_says_so(thyroid):
         GPClassifier(alpha="auto", **{**FAST, "method": "pep"}).fit(X, y)
     two = np.flatnonzero(y == 1)[:1]
     y[two] = 9                                          # two rows: cv=2 fits
-    GPClassifier(alpha="auto", cv=2, alpha_grid=[0.5, 1.0], **{**{**FAST, "method": "pep"}, "max_iter": 2}).fit(X, y)
+    GPClassifier(alpha="auto", cv=2, alpha_grid=[0.5, 1.0], **{**FAST, "method": "pep", "max_iter": 2}).fit(X, y)
 
 
 def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):
