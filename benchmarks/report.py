@@ -888,6 +888,27 @@ def defaults_study_tables(results: str = "defaults_study") -> None:
         print(f"| mean rank, {size} | | " + " | ".join(f"{np.mean(by_config[c]):.2f}" for c in configs) + " |")
 
 
+
+def defaults_test_table(results: str = "defaults_test") -> None:
+    """``GPClassifier()`` against the previous default on the test splits, once per set."""
+    rows = {(r["dataset"], r["estimator"]): r for r in load(results)}
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}\n")
+    print("| data set | train rows | auto chose | test NLL auto / previous | test error auto / previous "
+          "| test ECE auto / previous | seconds auto / previous |\n| --- | --- | --- | --- | --- | --- | --- |")
+    ratios = []
+    for d in dict.fromkeys(k[0] for k in rows):
+        if (d, "auto") not in rows or (d, "previous default (ep)") not in rows:
+            continue
+        a, p = rows[(d, "auto")], rows[(d, "previous default (ep)")]
+        ratios.append(a["test_nll"] / p["test_nll"])
+        print(f"| {d} | {a['n_train']} | {a['method']} | {a['test_nll']:.4f} / {p['test_nll']:.4f} "
+              f"| {a['test_error']:.4f} / {p['test_error']:.4f} | {a['test_ece']:.4f} / {p['test_ece']:.4f} "
+              f"| {a['seconds']:.1f} / {p['seconds']:.1f} |")
+    if ratios:
+        print(f"\ntest NLL of auto over the previous default: geometric mean {np.exp(np.mean(np.log(ratios))):.3f}, "
+              f"better on {sum(r < 1 for r in ratios)} of {len(ratios)} sets")
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -898,6 +919,6 @@ if __name__ == "__main__":
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "edges": edges_tables, "guard": guard_table,
-              "defaults": defaults_study_tables}
+              "defaults": defaults_study_tables, "defaultstest": defaults_test_table}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 
