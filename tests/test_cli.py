@@ -316,3 +316,17 @@ def test_the_readme_method_table_is_the_registrys(capsys):
     assert readme[start:end].strip() == table, "README's method table differs: paste `alphagp methods --markdown`"
     assert all(f"``{name}``: {spec.summary}" in " ".join(GPClassifier.__doc__.split())
                for name, spec in METHODS.items())
+
+
+def test_time_budget_and_early_stopping_flags_reach_the_model(csv_file, tmp_path, capsys):
+    from alphagp import GPClassifier
+    model = tmp_path / "m.safetensors"
+    assert main(["--quiet", "fit", "--data", str(csv_file), "--target", "label", "--model", str(model), *ARGS,
+                 "--max-time", "60", "--early-stopping", "TRUE", "--validation-fraction", "0.2"]) == 0
+    clf = GPClassifier.load(model)
+    assert clf.max_time == 60 and clf.early_stopping is True and clf.validation_fraction == 0.2
+    assert len(clf.validation_scores_) == clf.n_iter_
+    for flag, value in (("--early-stopping", "maybe"), ("--validation-fraction", "1"), ("--max-time", "0")):
+        with pytest.raises(SystemExit):
+            main(["fit", "--data", str(csv_file), "--target", "label", "--model", str(model), flag, value])
+        assert flag in capsys.readouterr().err

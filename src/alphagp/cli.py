@@ -24,8 +24,9 @@ DESCRIPTION = ("Scalable Gaussian-process classification with calibrated probabi
 
 
 # ---------------------------------------------------------------------- argument types
-def _number(kind, low=None, high=None, low_open=False, what=None):
-    """An argparse type: ``kind`` (int or float) within [low, high] (``low_open``: above ``low``)."""
+def _number(kind, low=None, high=None, low_open=False, what=None, high_open=False):
+    """An argparse type: ``kind`` (int or float) within [low, high] (``low_open``: above ``low``;
+    ``high_open``: below ``high``)."""
     def parse(text: str):
         try:
             value = kind(text)
@@ -33,7 +34,8 @@ def _number(kind, low=None, high=None, low_open=False, what=None):
             raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
                                              f"got {text!r}") from None
         if (kind is float and not np.isfinite(value)) or (low is not None and (
-                value < low or (low_open and value == low))) or (high is not None and value > high):
+                value < low or (low_open and value == low))) or (high is not None and (
+                value > high or (high_open and value == high))):
             raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
         return value
     return parse
@@ -43,7 +45,16 @@ _POSITIVE_INT = _number(int, 1, what="a positive integer")
 _POSITIVE = _number(float, 0.0, low_open=True, what="positive")
 _NON_NEGATIVE = _number(float, 0.0, what="zero or positive")
 _UNIT = _number(float, 0.0, 1.0, low_open=True, what="in (0, 1]")
-_PROBABILITY = _number(float, 0.0, 1.0, what="in [0, 1)")
+_PROBABILITY = _number(float, 0.0, 1.0, what="in [0, 1)", high_open=True)
+_OPEN_UNIT = _number(float, 0.0, 1.0, low_open=True, high_open=True, what="in (0, 1)")
+
+
+def _early_stopping(text: str):
+    """``auto``, ``true`` or ``false`` (any case) as the estimator's value."""
+    value = {"auto": "auto", "true": True, "false": False}.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be auto, true or false, got {text!r}")
+    return value
 
 
 def _json_object(text: str) -> dict:
@@ -59,6 +70,7 @@ def _json_object(text: str) -> dict:
 # ---------------------------------------------------------------------- model flags
 #: flag destination -> estimator parameter, for the flags that every estimator takes
 _COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_size", "max_iter": "max_iter",
+           "max_time": "max_time", "early_stopping": "early_stopping", "validation_fraction": "validation_fraction",
            "learning_rate": "learning_rate", "learning_rate_decay": "learning_rate_decay", "tol": "tol",
            "n_iter_no_change": "n_iter_no_change", "checkpoint": "checkpoint", "dtype": "dtype"}
 #: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
@@ -142,9 +154,16 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                                                         "methods, 0.01 for Adam"))
     t.add_argument("--learning-rate-decay", type=_UNIT, default=None,
                    help=f"mini-batches: Adam's rate is multiplied by this after every epoch {both('learning_rate_decay')}")
+    t.add_argument("--max-time", type=_POSITIVE, default=None,
+                   help="seconds of training; stops after the step that reaches them (default: no limit)")
+    t.add_argument("--early-stopping", type=_early_stopping, default=None, metavar="{auto,true,false}",
+                   help="hold out --validation-fraction of the rows, stop when their NLL stops "
+                                        f"improving and keep the best state {both('early_stopping')}")
+    t.add_argument("--validation-fraction", type=_OPEN_UNIT, default=None,
+                   help=f"held-out share of the rows for early stopping {both('validation_fraction')}")
     t.add_argument("--tol", type=_NON_NEGATIVE, default=None,
-                   help="early stopping: minimum relative rise of the objective per epoch "
-                        "(default: none, no early stopping)")
+                   help="early stopping: minimum relative improvement per epoch of the held-out NLL, or "
+                        "without a validation set of the objective (default: none)")
     t.add_argument("--n-iter-no-change", type=_POSITIVE_INT, default=None,
                    help=f"patience of early stopping, in epochs {both('n_iter_no_change')}")
     t.add_argument("--checkpoint", default=None,
