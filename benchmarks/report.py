@@ -909,6 +909,64 @@ def defaults_test_table(results: str = "defaults_test") -> None:
               f"better on {sum(r < 1 for r in ratios)} of {len(ratios)} sets")
 
 
+
+def defaults_panel_report(results: str = "defaults_panel") -> None:
+    """The panel table, the issue's aim per set (the default reaches the better GP peer's final test
+    NLL in at most a fifth of its time, with an ECE no worse) and the NLL-against-time figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = {(r["dataset"], r["estimator"]): r for r in load(results)}
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}; "
+          f"{sorted({r['machine'] for r in rows.values()})}\n")
+    names = list(dict.fromkeys(k[1] for k in rows))
+    sets = list(dict.fromkeys(k[0] for k in rows))
+    print("| data set | " + " | ".join(names) + " |\n| --- |" + " --- |" * len(names))
+    for d in sets:
+        cells = [f"{rows[(d, n)]['test_nll']:.4f} / {rows[(d, n)]['test_error']:.3f} / {rows[(d, n)]['test_ece']:.3f} "
+                 f"({rows[(d, n)]['train_seconds']:.1f} s)" if (d, n) in rows else "-" for n in names]
+        print(f"| {d} | " + " | ".join(cells) + " |")
+    print("\ncells: test NLL / error / ECE (training seconds)\n")
+    ours = "alphagp GPClassifier()"
+    print("| data set | better GP peer | its NLL, ECE, seconds | ours reaches it after | time ratio | our final ECE | aim met |"
+          "\n| --- | --- | --- | --- | --- | --- | --- |")
+    met = 0
+    for d in sets:
+        peers = [rows[(d, n)] for n in ("GPflow SVGP", "scikit-learn GPC") if (d, n) in rows]
+        if (d, ours) not in rows or not peers:
+            continue
+        peer = min(peers, key=lambda r: r["test_nll"])
+        mine = rows[(d, ours)]
+        hit = first_reaching(mine["curve"], peer["test_nll"])
+        ratio = hit["train_seconds"] / peer["train_seconds"] if hit else float("inf")
+        ok = ratio <= 0.2 and mine["test_ece"] <= peer["test_ece"]
+        met += ok
+        reached = "never" if hit is None else f"{hit['train_seconds']:.1f} s"
+        print(f"| {d} | {peer['estimator']} | {peer['test_nll']:.4f}, {peer['test_ece']:.3f}, {peer['train_seconds']:.1f} s "
+              f"| {reached} | {ratio:.2f} | {mine['test_ece']:.3f} "
+              f"| {'yes' if ok else 'no'} |")
+    print(f"\naim met on {met} of {len(sets)} sets")
+    fig, axes = plt.subplots(int(np.ceil(len(sets) / 4)), 4, figsize=(14, 3 * np.ceil(len(sets) / 4)))
+    for ax, d in zip(axes.ravel(), sets):
+        for n in names:
+            r = rows.get((d, n))
+            if r is None:
+                continue
+            if r.get("curve"):
+                ax.plot([p["train_seconds"] for p in r["curve"]], [p["test_nll"] for p in r["curve"]], label=n)
+            else:
+                ax.plot([r["train_seconds"]], [r["test_nll"]], "o", label=n)
+        ax.set_xscale("log")
+        ax.set_title(d, fontsize=9)
+    for ax in axes.ravel()[len(sets):]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize=6)
+    fig.supxlabel("training seconds (log)")
+    fig.supylabel("test NLL")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "defaults_panel.png", dpi=80)
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
@@ -919,6 +977,7 @@ if __name__ == "__main__":
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "edges": edges_tables, "guard": guard_table,
-              "defaults": defaults_study_tables, "defaultstest": defaults_test_table}
+              "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
+              "panel": defaults_panel_report}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 

@@ -10,7 +10,8 @@ first call's graph tracing counted). Prints one JSON object.
 
     benchmarks/peers/.venv-gpflow/bin/python benchmarks/peers/gpflow_svgp.py problem.npz
 
-A problem from ``benchmarks/time_to_accuracy.py`` instead holds ``batch_size``,
+A problem from ``benchmarks/defaults_panel.py`` holds ``epochs``, ``batch_size`` and
+``eval_every`` (mini-batches for that many epochs). One from ``benchmarks/time_to_accuracy.py`` instead holds ``batch_size``,
 ``budget_seconds``, ``eval_first_seconds`` and ``eval_growth``: the model then trains on
 mini-batches (a fresh permutation each epoch) until the training-time budget is spent,
 evaluating first after ``eval_first_seconds`` of training and then each time the training time
@@ -69,12 +70,23 @@ def main(path: str) -> None:
         probs = [model.predict_y(Xte[i:i + 2000])[0].numpy() for i in range(0, len(Xte), 2000)]
         prob = np.clip(np.concatenate(probs), 1e-300, None)
         prob = prob / prob.sum(1, keepdims=True)
+        metrics.last = prob
         return {"nll": float(-np.mean(np.log(prob[np.arange(len(yte)), yte]))),
                 "error": float(np.mean(prob.argmax(1) != yte))}
 
     Y = ytr.reshape(-1, 1).astype(np.float64)
     curve, seconds, first_step = [], 0.0, None
-    if "budget_seconds" in p:   # mini-batches until the training-time budget is spent
+    if "epochs" in p:           # mini-batches for a number of epochs (defaults_panel.py), evaluated every eval_every
+        batch, rng = int(p["batch_size"]), np.random.default_rng(0)
+        for epoch in range(1, int(p["epochs"]) + 1):
+            for idx in np.array_split(rng.permutation(len(ytr)), max(1, -(-len(ytr) // batch))):
+                start = time.perf_counter()
+                step(tf.constant(Xtr[idx]), tf.constant(Y[idx]))
+                seconds += time.perf_counter() - start
+                first_step = seconds if first_step is None else first_step
+            if epoch % int(p["eval_every"]) == 0 or epoch == int(p["epochs"]):
+                curve.append({"epoch": epoch, "train_seconds": seconds, **{f"test_{k}": v for k, v in metrics().items()}})
+    elif "budget_seconds" in p:   # mini-batches until the training-time budget is spent
         batch, budget, first = int(p["batch_size"]), float(p["budget_seconds"]), float(p["eval_first_seconds"])
         rng, next_eval, epoch = np.random.default_rng(0), first, 0
         while seconds < budget:
@@ -101,6 +113,8 @@ def main(path: str) -> None:
             if it % every == 0 or it == iterations:
                 curve.append({"iteration": it, "train_seconds": seconds,
                               **{f"test_{k}": v for k, v in metrics().items()}})
+    if "epochs" in p:          # the final test probabilities, scored by the caller with alphagp.metrics
+        np.save(path + ".proba.npy", metrics.last)
     print(json.dumps({"library": "gpflow", "version": gpflow.__version__, "tensorflow": tf.__version__,
                       "first_step_seconds": first_step, "curve": curve}))
 

@@ -1,0 +1,146 @@
+"""Quality per second, side by side: the default ``GPClassifier()`` beside GPflow's SVGP recipe,
+scikit-learn's GaussianProcessClassifier (small sets), LogisticRegression and
+HistGradientBoostingClassifier, on scikit-learn's digits and the classification sets of
+``../shared/data``.
+
+Every set is split 70/30 (stratified, seed 0; the split of ``defaults_test.py``), the inputs
+standardised with the training rows' statistics. Every estimator runs one thread, one after
+the other. One JSON line per (data set, estimator) goes to benchmarks/results/<output>, with the
+test error, NLL, ECE, the training seconds and, for the two iterative GP fits, the test NLL
+against training seconds (evaluation not counted):
+
+* alphagp: ``GPClassifier()``, what ``method="auto"`` chooses (``estimators/auto_settings.py``),
+  its test metrics recorded every ``--eval-every`` epochs;
+* GPflow: SVGP with the robust-max likelihood, one inducing set of 50 k-means centres shared by
+  the classes, one kernel, Adam 0.01, 200 epochs of 128 rows: the recipe of GPflow's
+  multi-class notebook the issue timed (``peers/gpflow_svgp.py``, in ``peers/.venv-gpflow``);
+* scikit-learn's ``GaussianProcessClassifier`` (one-vs-rest Laplace, an isotropic RBF kernel
+  with its optimiser's restarts off) on sets of at most ``GPC_ROWS`` training rows;
+* ``LogisticRegression()`` and ``HistGradientBoostingClassifier()`` with their defaults.
+
+    bash benchmarks/peers/install_gpflow.sh      # once
+    python benchmarks/defaults_panel.py --threads 1
+    python benchmarks/report.py panel
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from defaults_study import SETS
+from sklearn.cluster import KMeans
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from threadpoolctl import threadpool_limits
+
+from alphagp import GPClassifier
+from alphagp.data import load_benchmark
+from alphagp.metrics import all_metrics
+from alphagp.training import MetricsRecorder
+
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+
+PEERS = Path(__file__).resolve().parent / "peers"
+GPC_ROWS = 600
+
+
+def problem(dataset: str):
+    X, y = load_digits(return_X_y=True) if dataset == "digits" else load_benchmark(dataset)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    mean, scale = X_train.mean(0), X_train.std(0)
+    scale = np.where(scale > 0, scale, 1.0)
+    classes = np.unique(y_train)
+    return ((X_train - mean) / scale, (X_test - mean) / scale, np.searchsorted(classes, y_train),
+            np.searchsorted(classes, y_test))
+
+
+def run_alphagp(X_train, X_test, y_train, y_test, eval_every: int):
+    clf = GPClassifier(n_jobs=1, random_state=0)
+    recorder = MetricsRecorder(clf.predict_proba, X_test, y_test, every=eval_every, classes=np.unique(y_train))
+    start = time.perf_counter()
+    clf.fit(X_train, y_train, callbacks=[recorder])
+    seconds = time.perf_counter() - start
+    curve = [{"train_seconds": r["train_seconds"], "test_nll": r["nll"]} for r in recorder.rows]
+    return clf.predict_proba(X_test), seconds, {"curve": curve, "chose": clf._settings(),
+                                                "best_iteration": clf.best_iteration_}
+
+
+def run_gpflow(X_train, X_test, y_train, y_test, eval_every: int):
+    python = PEERS / ".venv-gpflow" / "bin" / "python"
+    C = int(y_train.max()) + 1
+    Z = KMeans(min(50, len(X_train)), n_init=1, random_state=0).fit(X_train).cluster_centers_
+    d = X_train.shape[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "problem.npz")
+        np.savez(path, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test, Z=Z, n_classes=C,
+                 amplitude=np.ones(1), lengthscale=np.full((1, d), np.sqrt(d)), noise=np.full(1, 0.1),
+                 epsilon=1e-3, learning_rate=0.01, epochs=200, batch_size=128, eval_every=eval_every)
+        start = time.perf_counter()
+        out = subprocess.run([str(python), str(PEERS / "gpflow_svgp.py"), path], check=True, stdout=subprocess.PIPE,
+                             text=True, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": "2"})
+        wall = time.perf_counter() - start
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        proba = np.load(path + ".proba.npy")
+    curve = [{"train_seconds": r["train_seconds"], "test_nll": r["test_nll"]} for r in result["curve"]]
+    return proba, curve[-1]["train_seconds"], {"curve": curve, "process_seconds": wall, "version": result["version"]}
+
+
+def run_sklearn(make):
+    def run(X_train, X_test, y_train, _y_test, _eval_every):
+        model = make()
+        start = time.perf_counter()
+        model.fit(X_train, y_train)
+        seconds = time.perf_counter() - start
+        return model.predict_proba(X_test), seconds, {}
+    return run
+
+
+def gpc():
+    from sklearn.gaussian_process import GaussianProcessClassifier
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+    return GaussianProcessClassifier(ConstantKernel() * RBF(), random_state=0)
+
+
+def logistic():
+    from sklearn.linear_model import LogisticRegression
+    return LogisticRegression(max_iter=1000)
+
+
+def boosting():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(random_state=0)
+
+
+RUNS = {"alphagp GPClassifier()": run_alphagp, "GPflow SVGP": run_gpflow, "scikit-learn GPC": run_sklearn(gpc),
+        "LogisticRegression": run_sklearn(logistic), "HistGradientBoosting": run_sklearn(boosting)}
+
+
+def main() -> None:
+    parser = benchmark_parser(__doc__, output="defaults_panel.jsonl")
+    parser.add_argument("--datasets", nargs="+", default=["digits", *SETS])
+    parser.add_argument("--estimators", nargs="+", default=list(RUNS), choices=list(RUNS))
+    parser.add_argument("--eval-every", type=int, default=10, help="epochs between the GP fits' test evaluations")
+    args = parse_benchmark_args(parser)
+    for dataset in args.datasets:
+        X_train, X_test, y_train, y_test = problem(dataset)
+        for name in args.estimators:
+            if name == "scikit-learn GPC" and len(y_train) > GPC_ROWS:
+                continue
+            with threadpool_limits(args.threads):
+                proba, seconds, extra = RUNS[name](X_train, X_test, y_train, y_test, args.eval_every)
+            metrics = all_metrics(proba, y_test)
+            append_row(args.output, base_row("defaults_panel", dataset=dataset, estimator=name, threads=args.threads,
+                                             n_train=len(y_train), train_seconds=seconds,
+                                             **{f"test_{k}": v for k, v in metrics.items()}, **extra))
+            print(f"{dataset:14s} {name:24s} err={metrics['error']:.4f} nll={metrics['nll']:.4f} "
+                  f"ece={metrics['ece']:.4f} {seconds:.1f}s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
