@@ -14,11 +14,15 @@ against training seconds (evaluation not counted):
 * GPflow: SVGP with the robust-max likelihood, one inducing set of 50 k-means centres shared by
   the classes, one kernel, Adam 0.01, 200 epochs of 128 rows: the recipe of GPflow's
   multi-class notebook the issue timed (``peers/gpflow_svgp.py``, in ``peers/.venv-gpflow``);
+* GPyTorch: its multi-class SVGP with the softmax likelihood, one inducing set per class (50
+  k-means centres each), ARD kernels, Adam 0.01, 200 epochs of 128 rows (``peers/gpytorch_svgp.py``,
+  in ``peers/.venv-gpytorch``);
 * scikit-learn's ``GaussianProcessClassifier`` (one-vs-rest Laplace, an isotropic RBF kernel
   with its optimiser's restarts off) on sets of at most ``GPC_ROWS`` training rows;
 * ``LogisticRegression()`` and ``HistGradientBoostingClassifier()`` with their defaults.
 
     bash benchmarks/peers/install_gpflow.sh      # once
+    bash benchmarks/peers/install_gpytorch.sh    # once
     python benchmarks/defaults_panel.py --threads 1
     python benchmarks/report.py panel
 """
@@ -91,6 +95,23 @@ def run_gpflow(X_train, X_test, y_train, y_test, eval_every: int):
     return proba, curve[-1]["train_seconds"], {"curve": curve, "process_seconds": wall, "version": result["version"]}
 
 
+def run_gpytorch(X_train, X_test, y_train, y_test, eval_every: int):
+    python = PEERS / ".venv-gpytorch" / "bin" / "python"
+    C, d = int(y_train.max()) + 1, X_train.shape[1]
+    Z = KMeans(min(50, len(X_train)), n_init=1, random_state=0).fit(X_train).cluster_centers_
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "problem.npz")
+        np.savez(path, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
+                 Z=np.broadcast_to(Z, (C, *Z.shape)).copy(), lengthscale=np.sqrt(d), learning_rate=0.01,
+                 epochs=200, batch_size=128, eval_every=eval_every)
+        out = subprocess.run([str(python), str(PEERS / "gpytorch_svgp.py"), path], check=True, stdout=subprocess.PIPE,
+                             text=True, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        proba = np.load(path + ".proba.npy")
+    curve = [{"train_seconds": r["train_seconds"], "test_nll": r["test_nll"]} for r in result["curve"]]
+    return proba, curve[-1]["train_seconds"], {"curve": curve, "version": result["version"]}
+
+
 def run_sklearn(make):
     def run(X_train, X_test, y_train, _y_test, _eval_every):
         model = make()
@@ -117,7 +138,8 @@ def boosting():
     return HistGradientBoostingClassifier(random_state=0)
 
 
-RUNS = {"alphagp GPClassifier()": run_alphagp, "GPflow SVGP": run_gpflow, "scikit-learn GPC": run_sklearn(gpc),
+RUNS = {"alphagp GPClassifier()": run_alphagp, "GPflow SVGP": run_gpflow, "GPyTorch SVGP": run_gpytorch,
+        "scikit-learn GPC": run_sklearn(gpc),
         "LogisticRegression": run_sklearn(logistic), "HistGradientBoosting": run_sklearn(boosting)}
 
 

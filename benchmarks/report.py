@@ -932,7 +932,7 @@ def defaults_panel_report(results: str = "defaults_panel") -> None:
           "\n| --- | --- | --- | --- | --- | --- | --- |")
     met = 0
     for d in sets:
-        peers = [rows[(d, n)] for n in ("GPflow SVGP", "scikit-learn GPC") if (d, n) in rows]
+        peers = [rows[(d, n)] for n in ("GPflow SVGP", "GPyTorch SVGP", "scikit-learn GPC") if (d, n) in rows]
         if (d, ours) not in rows or not peers:
             continue
         peer = min(peers, key=lambda r: r["test_nll"])

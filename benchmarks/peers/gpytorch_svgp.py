@@ -1,6 +1,8 @@
 """GPyTorch's SVGP with a softmax likelihood on one prepared problem (runs in GPyTorch's own venv).
 
-Reads the ``.npz`` written by ``benchmarks/time_to_accuracy.py``: training and test rows, class
+Reads the ``.npz`` written by ``benchmarks/time_to_accuracy.py`` (or by ``defaults_panel.py``,
+with ``epochs`` and ``eval_every`` instead of the budget: that many epochs, the final test
+probabilities saved beside the problem file): training and test rows, class
 indices, initial inducing points ``Z`` ``[C, M, D]`` (one set per class, like alphagp's), the
 initial lengthscale, the mini-batch size, Adam's rate, the training-time budget and when to
 evaluate (first after ``eval_first_seconds``, then at times growing by ``eval_growth``). The
@@ -52,7 +54,7 @@ def main(path: str) -> None:
     likelihood = gpytorch.likelihoods.SoftmaxLikelihood(num_features=C, num_classes=C, mixing_weights=False)
     mll = gpytorch.mlls.VariationalELBO(likelihood, model, num_data=len(ytr))
     optimizer = torch.optim.Adam(list(model.parameters()) + list(likelihood.parameters()), lr=float(p["learning_rate"]))
-    batch, budget, first = int(p["batch_size"]), float(p["budget_seconds"]), float(p["eval_first_seconds"])
+    batch = int(p["batch_size"])
     generator = torch.Generator().manual_seed(0)
 
     def metrics() -> dict:
@@ -65,21 +67,34 @@ def main(path: str) -> None:
         model.train()
         likelihood.train()
         prob = np.clip(np.concatenate(probs), 1e-300, None)
+        metrics.last = prob / prob.sum(1, keepdims=True)
         return {"nll": float(-np.mean(np.log(prob[np.arange(len(yte)), yte]))),
                 "error": float(np.mean(prob.argmax(1) != yte))}
 
+    def step(idx) -> float:
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        loss = -mll(model(Xtr[idx]), ytr[idx])
+        loss.backward()
+        optimizer.step()
+        return time.perf_counter() - start
+
     model.train()
     likelihood.train()
-    curve, seconds, next_eval, epoch = [], 0.0, first, 0
+    curve, seconds = [], 0.0
+    if "epochs" in p:            # mini-batches for a number of epochs (defaults_panel.py), evaluated every eval_every
+        for epoch in range(1, int(p["epochs"]) + 1):
+            for idx in torch.randperm(len(ytr), generator=generator).split(batch):
+                seconds += step(idx)
+            if epoch % int(p["eval_every"]) == 0 or epoch == int(p["epochs"]):
+                curve.append({"epoch": epoch, "train_seconds": seconds, **{f"test_{k}": v for k, v in metrics().items()}})
+        np.save(path + ".proba.npy", metrics.last)   # the final test probabilities, scored by the caller
+    budget, first = float(p["budget_seconds"]) if "budget_seconds" in p else 0.0, float(p.get("eval_first_seconds", 0))
+    next_eval, epoch = first, 0
     while seconds < budget:
         epoch += 1
         for idx in torch.randperm(len(ytr), generator=generator).split(batch):
-            start = time.perf_counter()
-            optimizer.zero_grad()
-            loss = -mll(model(Xtr[idx]), ytr[idx])
-            loss.backward()
-            optimizer.step()
-            seconds += time.perf_counter() - start
+            seconds += step(idx)
             if seconds >= next_eval or seconds >= budget:
                 curve.append({"epoch": epoch, "train_seconds": seconds, **{f"test_{k}": v for k, v in metrics().items()}})
                 next_eval = seconds * float(p["eval_growth"])

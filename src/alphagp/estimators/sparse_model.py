@@ -47,11 +47,6 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
     if est.method != "auto" and est.method not in METHODS:
         raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be 'auto' or a str among "
                                     f"{sorted(METHODS)}. Got {est.method!r} instead.")
-    for name in ("n_inducing", "batch_size"):
-        value = getattr(est, name)
-        if value != "auto" and value is not None and (isinstance(value, str) or value < 1):
-            raise InvalidParameterError(f"The {name!r} parameter of GPClassifier must be 'auto' or a positive int"
-                                        f"{' or None' if name == 'batch_size' else ''}. Got {value!r} instead.")
     if est.method != "auto":
         check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
     elif est.method_params:
