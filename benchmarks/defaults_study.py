@@ -54,6 +54,9 @@ CONFIGS = {
                "inducing_init": "kmeans"},
     "ep_es": {"early_stopping": True},
     "pep_es": {"method": "pep", "alpha": 0.5, "early_stopping": True},
+    # the small-data default's over-fitting late (the panel): fewer iterations, patience 20
+    "pep_100": {"method": "pep", "alpha": 0.5, "max_iter": 100},
+    "pep_es_20": {"method": "pep", "alpha": 0.5, "early_stopping": True, "n_iter_no_change": 20},
 }
 
 #: the classification sets of ../shared/data small enough for every configuration
