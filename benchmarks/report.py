@@ -886,6 +886,15 @@ def defaults_study_tables(results: str = "defaults_study") -> None:
               + " | ".join(f"{nll[c]:.4f} ({rows[(d, c)]['seconds']:.1f} s)" for c in configs) + " |")
     for size, by_config in ranks.items():
         print(f"| mean rank, {size} | | " + " | ".join(f"{np.mean(by_config[c]):.2f}" for c in configs) + " |")
+    variants = ["pep_0.5", "pep_100", "pep_es", "pep_es_20"]
+    small = [d for d in sets if all((d, v) in rows for v in variants)]
+    if small:
+        print("\n| data set (small-data default's variants) | " + " | ".join(variants) + " |\n| --- |"
+              + " --- |" * len(variants))
+        for d in small:
+            print(f"| {d} | " + " | ".join(f"{rows[(d, v)]['val_nll']:.4f}" for v in variants) + " |")
+        wins = {v: sum(min(variants, key=lambda k, d=d: rows[(d, k)]["val_nll"]) == v for d in small) for v in variants}
+        print("| best on | " + " | ".join(f"{wins[v]} of {len(small)}" for v in variants) + " |")
 
 
 
