@@ -234,8 +234,9 @@ def cmd_demo(args) -> int:
     _print_metrics(clf.evaluate(Xte, yte), seconds)
     if not hasattr(clf, "n_skipped_updates_"):   # a deep GP
         return 0
-    print(f"  log Z_q    {clf.history_[-1]['objective']:.2f}  (EP updates refused: {clf.n_skipped_updates_} "
-          f"improper sites, {clf.n_improper_cavities_} improper cavities)")
+    print(f"  log Z_q    {clf.history_[-1]['objective']:.2f}  (site updates refused over the fit: "
+          f"{clf.n_skipped_updates_} with a negative new precision, {clf.n_improper_cavities_} with an improper "
+          "cavity; README, 'Diagnostics')")
     return 0
 
 
