@@ -39,19 +39,11 @@ import pandas as pd
 from alphagp import DeepGPRegressor, GPClassifier, serialization
 from alphagp.data import load_benchmark, load_bundled
 from alphagp.serialization import ModelFileError
+from alphagp.testing import ALTERNATING_SAVER
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
 OUTPUT = "edges.jsonl"
-_WRITER = """
-import sys
-from alphagp import GPClassifier
-models = [GPClassifier.load(p) for p in sys.argv[2:4]]
-i = 0
-while True:
-    models[i % 2].save(sys.argv[1])
-    i += 1
-"""
 _PEAK = """
 import resource, sys
 from alphagp import DeepGPRegressor, GPClassifier
@@ -75,7 +67,7 @@ def concurrent(folder: Path, seconds: float) -> dict:
     expected = {tuple(map(str, m.classes_)): m.predict_proba(X[:20]) for m in map(GPClassifier.load, (a, b))}
     target = folder / "shared.safetensors"
     GPClassifier.load(a).save(target)
-    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(target), str(a), str(b)])
+    writer = subprocess.Popen([sys.executable, "-c", ALTERNATING_SAVER, str(target), str(a), str(b)])
     loads = mixed = errors = 0
     seen = set()
     try:

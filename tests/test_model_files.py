@@ -11,6 +11,7 @@ import torch
 
 from alphagp import GPClassifier
 from alphagp.serialization import FORMAT_VERSION, ModelFileError
+from alphagp.testing import ALTERNATING_SAVER
 from alphagp.training import CheckpointMismatchError, CheckpointResumed
 
 from conftest import rewrite_model_header
@@ -193,16 +194,6 @@ def test_a_flipped_byte_in_a_checkpoint_is_refused_not_resumed(thyroid, tmp_path
         GPClassifier(checkpoint=ckpt, **{**FAST, "max_iter": 8}).fit(X, y)
 
 
-_WRITER = """
-import sys
-from alphagp import GPClassifier
-models = [GPClassifier.load(p) for p in sys.argv[2:4]]
-i = 0
-while True:
-    models[i % 2].save(sys.argv[1])
-    i += 1
-"""
-
 
 def test_loading_while_another_process_saves_gives_one_whole_model(thyroid, tmp_path):
     """Two models with other classes and other probabilities are saved in turn to one path by
@@ -218,7 +209,7 @@ def test_loading_while_another_process_saves_gives_one_whole_model(thyroid, tmp_
     expected = {tuple(map(str, m.classes_)): m.predict_proba(X[:20]) for m in map(GPClassifier.load, (a, b))}
     target = tmp_path / "shared.safetensors"
     GPClassifier.load(a).save(target)
-    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(target), str(a), str(b)])
+    writer = subprocess.Popen([sys.executable, "-c", ALTERNATING_SAVER, str(target), str(a), str(b)])
     seen, loads = set(), 0
     try:
         deadline = time.monotonic() + 120.0              # the writer's start (imports) may be slow under load

@@ -176,6 +176,10 @@ def test_auto_picks_power_ep_on_small_data_and_stochastic_ep_with_validation_on_
     assert type(large.model_) is SEP and len(large.validation_scores_) == 2
     # the model saw the rows left after the held-out tenth
     assert large.model_.n_data == len(y) - int(np.ceil(0.1 * len(y)))
+    # a class of one row has no stratified validation share: "auto" leaves early stopping off
+    y_single = y.copy()
+    y_single[0] = 7
+    assert GPClassifier(max_iter=1, random_state=0).fit(X, y_single).early_stopping_ is False
     # an explicitly chosen method keeps its old settings
     explicit = GPClassifier(method="ep", max_iter=2, random_state=0).fit(X, y)
     assert (explicit.batch_size_, explicit.inducing_init_, explicit.early_stopping_) == (None, "random", False)

@@ -21,13 +21,16 @@ An explicitly chosen method keeps the settings it had before ``"auto"`` existed:
 * ``inducing_init="auto"`` means random training rows;
 * ``early_stopping="auto"`` turns on from ``EARLY_STOPPING_ROWS`` rows.
 
+Where a class has a single row, no stratified validation share exists, so ``"auto"`` leaves
+early stopping off for either kind of method.
+
 The resolved values become the fitted attributes ``method_``, ``n_inducing_``, ``batch_size_``,
 ``inducing_init_`` and ``early_stopping_``. Verbose fits and the command line print them.
 """
 
 from __future__ import annotations
 
-from .base import EARLY_STOPPING_ROWS
+from .base import EARLY_STOPPING_ROWS, can_hold_out
 
 LARGE_ROWS = 2_000
 SMALL_METHOD = "pep"
@@ -38,10 +41,13 @@ AUTO_INDUCING = 50
 SETTINGS = ("method", "n_inducing", "batch_size", "inducing_init", "early_stopping")
 
 
-def resolve(est, n_rows: int) -> dict:
+def resolve(est, y) -> dict:
     """``{"method", "n_inducing", "batch_size", "inducing_init", "early_stopping"}`` for ``est``'s
-    parameters and ``n_rows`` training rows (module docstring)."""
+    parameters and the training rows' class indices ``y`` (module docstring). ``"auto"`` early
+    stopping stays off where a class has a single row (no stratified validation share exists)."""
+    n_rows = len(y)
     large = est.method == "auto" and n_rows >= LARGE_ROWS
+    held_out = can_hold_out(y, stratify=True)
     method = est.method if est.method != "auto" else (LARGE_METHOD if large else SMALL_METHOD)
 
     def pick(name, for_large, otherwise):
@@ -49,10 +55,10 @@ def resolve(est, n_rows: int) -> dict:
         return value if value != "auto" else (for_large if large else otherwise)
 
     return {"method": method,
-            "n_inducing": pick("n_inducing", AUTO_INDUCING, AUTO_INDUCING),
+            "n_inducing": AUTO_INDUCING if est.n_inducing == "auto" else est.n_inducing,
             "batch_size": pick("batch_size", LARGE_BATCH_SIZE, None),
             "inducing_init": pick("inducing_init", "kmeans", "random"),
-            "early_stopping": pick("early_stopping", True, n_rows >= EARLY_STOPPING_ROWS)}
+            "early_stopping": pick("early_stopping", held_out, held_out and n_rows >= EARLY_STOPPING_ROWS)}
 
 
 def describe(settings: dict) -> str:

@@ -27,6 +27,12 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 EARLY_STOPPING_ROWS = 10_000
 
 
+def can_hold_out(y, stratify: bool) -> bool:
+    """Whether a validation share of the rows with targets ``y`` can be held out: stratified, every
+    class needs two rows (one on each side)."""
+    return not stratify or bool(np.unique(np.asarray(y), return_counts=True)[1].min() >= 2)
+
+
 class GPEstimatorBase(BaseEstimator):
     """Shared machinery of the estimators. A subclass sets ``MODEL_KIND`` (its model files' kind)
     and ``SCHEDULE_PARAMS`` (the parameters a resumed checkpoint may change: the schedule and how
@@ -70,12 +76,12 @@ class GPEstimatorBase(BaseEstimator):
     # ------------------------------------------------------------------ validation set
     def _held_out(self, X, y, stratify: bool):
         """``(X_fit, y_fit, validation)``: the rows to fit and, with early stopping on (``True``, or
-        ``"auto"`` from ``EARLY_STOPPING_ROWS`` rows), a function scoring the model on the other
+        ``"auto"`` from ``EARLY_STOPPING_ROWS`` rows where :func:`can_hold_out`), a function scoring the model on the other
         ``validation_fraction`` of them (stratified by class for a classifier), else ``None``. The
         fitted rows stay a lazy view of ``X`` (a memory-map stays on disk)."""
         n = len(y)
         setting = self._resolved("early_stopping")
-        on = n >= EARLY_STOPPING_ROWS if setting == "auto" else bool(setting)
+        on = n >= EARLY_STOPPING_ROWS and can_hold_out(y, stratify) if setting == "auto" else bool(setting)
         if not on:
             return X, y, None
         from sklearn.model_selection import train_test_split

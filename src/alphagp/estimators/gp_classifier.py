@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import check_method_params, method_table
+from ..methods import method_table
 from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
 from . import auto_settings, sparse_model
@@ -270,12 +270,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
-        for name, value in auto_settings.resolve(self, len(y_idx)).items():
+        for name, value in auto_settings.resolve(self, y_idx).items():
             setattr(self, name + "_", value)
         if self.verbose:
             print(f"GPClassifier: {auto_settings.describe(self._settings())}", flush=True)
-        if self.method_ != self.method:
-            check_method_params(self.method_, self.method_params, reserved=("alpha", "epsilon", "damping"))
         if self.alpha == "auto":
             self.alpha_, self.alpha_scores_ = select_alpha(self, X, y)
         X_fit, y_fit, validation = self._held_out(X, y_idx, stratify=True)

@@ -33,6 +33,18 @@ import numpy as np
 import torch
 
 from ..estimators import GPClassifier
+
+#: a Python program (``python -c``) that saves the models of files argv[2] and argv[3] to the path
+#: argv[1] in turn, forever: the writer of the concurrent-load checks (a test and benchmarks/edges.py)
+ALTERNATING_SAVER = """
+import sys
+from alphagp import GPClassifier
+models = [GPClassifier.load(p) for p in sys.argv[2:4]]
+i = 0
+while True:
+    models[i % 2].save(sys.argv[1])
+    i += 1
+"""
 from ..kernels import ARDKernel
 from ..methods import build_method, constructor_parameters, method_parameters, method_spec
 

@@ -264,7 +264,7 @@ class Trainer:
             idx_d = idx.to(self._device)
             total += self._step(self._rows(X, idx), self._targets(y_t[idx_d]), idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
-            if self._out_of_time(self.clock() - start):
+            if self._out_of_time(start):
                 self.state.stop, self.state.stopped_by = True, "max_time"
                 break
         st = self.state
@@ -318,12 +318,13 @@ class Trainer:
             offset += p.numel()
         return flat[-1]
 
-    def _out_of_time(self, epoch_seconds: float) -> bool:
-        """Whether this call of fit has spent ``max_time``; every process of a data-parallel fit
-        gets the same answer (it stops when any process is out of time)."""
+    def _out_of_time(self, epoch_start: float) -> bool:
+        """Whether this call of fit has spent ``max_time`` (the epoch began at ``epoch_start`` on
+        the clock); every process of a data-parallel fit gets the same answer (it stops when any
+        process is out of time)."""
         if self.max_time is None:
             return False
-        out = self.state.train_seconds - self._time_at_start + epoch_seconds >= self.max_time
+        out = self.state.train_seconds - self._time_at_start + self.clock() - epoch_start >= self.max_time
         if self.reducer.active:
             out = bool(self.reducer.sum_(torch.tensor([int(out)], device=self._device)) > 0)
         return out
