@@ -209,3 +209,52 @@ def test_auto_with_method_params_is_a_clear_error():
         GPClassifier(method_params={"seed": 1}).fit(X, y)
     with pytest.raises(ValueError, match="'method' parameter"):
         GPClassifier(method="magic").fit(X, y)
+
+
+class RateRecording(torch.nn.Module):
+    """A method with one trainable weight that records the optimiser's rate at each step (the rate
+    the step is taken with); each step advances ``clock`` by a second."""
+
+    def __init__(self, clock=None):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros((), dtype=torch.float64))
+        self.clock, self.trainer, self.rates = clock, None, []
+
+    def local_update(self, X, y, idx):
+        self.rates.append(self.trainer.optimizer.param_groups[0]["lr"])
+        if self.clock is not None:
+            self.clock.now += 1.0
+        return ObjectiveTerms.batch_only(-self.weight.square())
+
+
+def _cosine(rate, done):
+    return 0.5 * rate * (1.0 + np.cos(np.pi * np.asarray(done)))
+
+
+def test_cosine_schedule_follows_the_share_of_max_iter_done_step_by_step():
+    method = RateRecording()
+    method.trainer = Trainer(method, max_iter=2, batch_size=1, optimizer="adam", learning_rate=0.04,
+                             learning_rate_decay="cosine")
+    method.trainer.fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert np.allclose(method.rates, _cosine(0.04, np.arange(8) / 8))
+
+
+def test_cosine_schedule_follows_the_share_of_max_time_when_that_is_further():
+    clock = FakeClock()
+    method = RateRecording(clock)
+    method.trainer = Trainer(method, max_iter=100, batch_size=1, optimizer="adam", learning_rate=0.04,
+                             learning_rate_decay="cosine", max_time=4.0, clock=clock)
+    state = method.trainer.fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
+    assert state.stopped_by == "max_time"
+    assert np.allclose(method.rates, _cosine(0.04, np.arange(4) / 4))
+
+
+def test_cosine_schedule_is_a_parameter_of_the_estimators_and_the_command_line():
+    from alphagp.cli import _learning_rate_decay
+    assert _learning_rate_decay("Cosine") == "cosine" and _learning_rate_decay("0.5") == 0.5
+    with pytest.raises(ValueError, match="'cosine'"):
+        Trainer(Counting(), learning_rate_decay="linear")
+    X, y = np.random.default_rng(0).standard_normal((60, 2)), np.arange(60) % 2
+    clf = GPClassifier(method="sep", n_inducing=5, batch_size=20, max_iter=3, learning_rate_decay="cosine",
+                       random_state=0).fit(X, y)
+    assert clf.n_iter_ == 3

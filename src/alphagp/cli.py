@@ -49,6 +49,11 @@ _PROBABILITY = _number(float, 0.0, 1.0, what="in [0, 1)", high_open=True)
 _OPEN_UNIT = _number(float, 0.0, 1.0, low_open=True, high_open=True, what="in (0, 1)")
 
 
+def _learning_rate_decay(text: str):
+    """A number in (0, 1] or ``cosine`` (any case)."""
+    return "cosine" if text.lower() == "cosine" else _UNIT(text)
+
+
 def _early_stopping(text: str):
     """``auto``, ``true`` or ``false`` (any case) as the estimator's value."""
     value = {"auto": "auto", "true": True, "false": False}.get(text.lower())
@@ -152,8 +157,10 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     t.add_argument("--learning-rate", type=_POSITIVE, default=None,
                    help="initial learning rate " + both("learning_rate", "1.0 for batch training of the EP "
                                                         "methods, 0.01 for Adam"))
-    t.add_argument("--learning-rate-decay", type=_UNIT, default=None,
-                   help=f"mini-batches: Adam's rate is multiplied by this after every epoch {both('learning_rate_decay')}")
+    t.add_argument("--learning-rate-decay", type=_learning_rate_decay, default=None, metavar="{(0, 1],cosine}",
+                   help="mini-batches: Adam's rate is multiplied by this after every epoch, or 'cosine': "
+                        "annealed to 0 over the share of --max-iter or --max-time done "
+                        f"{both('learning_rate_decay')}")
     t.add_argument("--max-time", type=_POSITIVE, default=None,
                    help="seconds of training; stops after the step that reaches them (default: no limit)")
     t.add_argument("--early-stopping", type=_early_stopping, default=None, metavar="{auto,true,false}",

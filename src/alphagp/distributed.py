@@ -54,6 +54,12 @@ class Reducer:
             dist.all_reduce(tensor)
         return tensor
 
+    def max_(self, tensor: torch.Tensor) -> torch.Tensor:
+        """All-reduce ``tensor`` in place (maximum) and return it."""
+        if self.active:
+            dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return tensor
+
     def batch_size(self, local: int) -> int:
         """Rows in the global batch whose share this process holds (``local`` of them)."""
         return local if self.global_batch is None else self.global_batch

@@ -60,8 +60,9 @@ class _DeepGPBase(GPEstimatorBase):
         batch_size / N.
     learning_rate : float
         Adam's rate (the paper: 1e-3, 1e-2 on the synthetic bimodal problem and MNIST).
-    learning_rate_decay : float in (0, 1]
-        Adam's rate is multiplied by this after every epoch.
+    learning_rate_decay : float in (0, 1] or "cosine"
+        Adam's rate is multiplied by this after every epoch; ``"cosine"`` anneals it to 0 over
+        the larger of the share of ``max_iter`` done and the share of ``max_time`` spent.
     max_time : float or None
         Seconds of training this call of ``fit`` may spend (``None``: no limit).
     early_stopping : "auto" or bool
@@ -117,7 +118,7 @@ class _DeepGPBase(GPEstimatorBase):
         "early_stopping": ["boolean", StrOptions({"auto"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
+        "learning_rate_decay": [Interval(Real, 0, 1, closed="right"), StrOptions({"cosine"})],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "checkpoint": [str, os.PathLike, None],

@@ -78,9 +78,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with the EP methods (it halves the rate on every sign flip, so a large start is safe;
         chosen by the final log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and
         0.01 for Adam (mini-batches, and the methods that fit q by gradients).
-    learning_rate_decay : float in (0, 1]
-        Mini-batch training: Adam's rate is multiplied by this factor after every epoch.
-        1 keeps it constant; batch training accepts only 1.
+    learning_rate_decay : float in (0, 1] or "cosine"
+        Mini-batch training: Adam's rate is multiplied by this factor after every epoch; 1 keeps
+        it constant. ``"cosine"`` anneals it from ``learning_rate`` to 0 over the run, measured
+        at every step as the larger of the share of ``max_iter`` done and the share of
+        ``max_time`` spent, so with a time budget a faster step gets more steps at every rate.
+        Batch training accepts only 1.
     shared_hyperparameters : bool
         One kernel and one set of M inducing inputs for all classes (as GPflow's multi-class
         SVGP): K_uu, its factor and K_uf are computed once per step instead of C times, so a
@@ -186,7 +189,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "damping": [Interval(Real, 0, 1, closed="right"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
-        "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],
+        "learning_rate_decay": [Interval(Real, 0, 1, closed="right"), StrOptions({"cosine"})],
         "shared_hyperparameters": ["boolean"],
         "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],

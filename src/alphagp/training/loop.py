@@ -51,10 +51,15 @@ class Trainer:
         optimizer: ``"adam"`` or ``"sign-adaptive"`` (see :func:`make_optimizer`); ignored when
             nothing is trainable.
         learning_rate: initial learning rate.
-        learning_rate_decay: Adam's rate is ``learning_rate * learning_rate_decay**epoch``
-            (exponential decay per epoch; 1 keeps it constant). The sign-adaptive rule sets its
-            own rates, so it accepts only 1. A resumed fit follows the schedule given to this
-            trainer, not the one saved in the checkpoint, so a run can be continued at a new rate.
+        learning_rate_decay: Adam's schedule. A number in (0, 1]: the rate is
+            ``learning_rate * learning_rate_decay**epoch`` (exponential decay per epoch; 1 keeps
+            it constant). ``"cosine"``: the rate is ``learning_rate * (1 + cos(pi p)) / 2`` at every
+            step, where p is the share of the run done, the larger of the epochs' share of
+            ``max_iter`` and the training time's share of ``max_time`` (when set): a schedule in
+            fractions of the budget, so a faster step is not penalised as under a per-epoch
+            decay. The sign-adaptive rule sets its own rates, so it accepts only 1. A resumed fit
+            follows the schedule given to this trainer, not the one saved in the checkpoint, so a
+            run can be continued at a new rate.
         tol, n_iter_no_change: without ``validation``, stop when the epoch's mean objective has
             not risen by more than ``tol * |best|`` above the best so far for ``n_iter_no_change``
             epochs in a row; ``tol=None`` never stops early. With ``tol`` set, a fit that reaches
@@ -93,7 +98,7 @@ class Trainer:
 
     def __init__(self, method, max_iter: int = 250, batch_size: int | None = None,
                  optimizer: str = "sign-adaptive", learning_rate: float = 1e-2,
-                 learning_rate_decay: float = 1.0, tol: float | None = None, n_iter_no_change: int = 10,
+                 learning_rate_decay: float | str = 1.0, tol: float | None = None, n_iter_no_change: int = 10,
                  callbacks: list[Callable[[TrainingState], None]] | None = None,
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
                  settings: dict | None = None, verbose: bool = False, seed: int = 0,
@@ -101,8 +106,9 @@ class Trainer:
                  max_time: float | None = None, clock: Callable[[], float] = time.perf_counter):
         if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
-        if not 0.0 < learning_rate_decay <= 1.0:
-            raise ValueError(f"learning_rate_decay must lie in (0, 1], got {learning_rate_decay}")
+        if learning_rate_decay != "cosine" and not (isinstance(learning_rate_decay, numbers.Real)
+                                                    and 0.0 < learning_rate_decay <= 1.0):
+            raise ValueError(f"learning_rate_decay must lie in (0, 1] or be 'cosine', got {learning_rate_decay!r}")
         if learning_rate_decay != 1.0 and optimizer != "adam":
             raise ValueError("learning_rate_decay applies to Adam (mini-batch training); the "
                              "sign-adaptive rule of batch training adapts its own rates")
@@ -162,10 +168,18 @@ class Trainer:
             if finished else f"resuming the fit from epoch {self.state.epoch} of {self.max_iter}"),
             CheckpointResumed, stacklevel=5)
 
-    def _set_scheduled_rate(self) -> None:
-        """Set the optimiser's rate to ``learning_rate * learning_rate_decay**epoch``."""
+    def _set_scheduled_rate(self, steps_done: int = 0, steps: int = 1, seconds: float = 0.0) -> None:
+        """Set the optimiser's rate for the epoch ``state.epoch`` with ``steps_done`` of its ``steps``
+        done and ``seconds`` of this call's training time spent (see ``learning_rate_decay``)."""
+        if self.learning_rate_decay == "cosine":
+            done = (self.state.epoch + steps_done / steps) / self.max_iter
+            if self.max_time is not None:
+                done = max(done, seconds / self.max_time)
+            rate = 0.5 * self.learning_rate * (1.0 + math.cos(math.pi * min(done, 1.0)))
+        else:
+            rate = self.learning_rate * self.learning_rate_decay ** self.state.epoch
         for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate * self.learning_rate_decay ** self.state.epoch
+            group["lr"] = rate
 
     # ------------------------------------------------------------------ batches
     def _full_batch(self, n: int) -> bool:
@@ -257,20 +271,24 @@ class Trainer:
     def _epoch(self, X, y_t, n, bar) -> None:
         start = self.clock()
         total, rows = 0.0, 0
-        for idx in self._batches(n):
+        steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
+        for done, idx in enumerate(self._batches(n), start=1):
             self.reducer.global_batch = len(idx)
             rows += len(idx)
             idx = local_share(idx, self.reducer)
             idx_d = idx.to(self._device)
             total += self._step(self._rows(X, idx), self._targets(y_t[idx_d]), idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
-            if self._out_of_time(start):
+            seconds = self._seconds_spent(start)
+            if self.max_time is not None and seconds >= self.max_time:
                 self.state.stop, self.state.stopped_by = True, "max_time"
                 break
+            if self.optimizer is not None and self.learning_rate_decay == "cosine":
+                self._set_scheduled_rate(done, steps, seconds)
         st = self.state
         st.epoch += 1
         if self.optimizer is not None:
-            self._set_scheduled_rate()
+            self._set_scheduled_rate(0, steps, self._seconds_spent(start))
         st.objective = total if rows == n else total * n / rows       # the mean over the rows processed
         st.train_seconds += self.clock() - start
         st.history.append({"epoch": st.epoch, "objective": st.objective, "train_seconds": st.train_seconds})
@@ -318,16 +336,17 @@ class Trainer:
             offset += p.numel()
         return flat[-1]
 
-    def _out_of_time(self, epoch_start: float) -> bool:
-        """Whether this call of fit has spent ``max_time`` (the epoch began at ``epoch_start`` on
-        the clock); every process of a data-parallel fit gets the same answer (it stops when any
-        process is out of time)."""
+    def _seconds_spent(self, epoch_start: float) -> float:
+        """Training seconds this call of fit has spent (the epoch began at ``epoch_start`` on the
+        clock); 0 when neither ``max_time`` nor the schedule needs it. Every process of a
+        data-parallel fit gets the same answer (the slowest process's), so all stop at the
+        same step with the same rate."""
         if self.max_time is None:
-            return False
-        out = self.state.train_seconds - self._time_at_start + self.clock() - epoch_start >= self.max_time
+            return 0.0
+        seconds = self.state.train_seconds - self._time_at_start + self.clock() - epoch_start
         if self.reducer.active:
-            out = bool(self.reducer.sum_(torch.tensor([int(out)], device=self._device)) > 0)
-        return out
+            seconds = float(self.reducer.max_(torch.tensor([seconds], dtype=torch.float64, device=self._device)))
+        return seconds
 
     def _validate(self) -> None:
         """Score the current state on held-out data; keep it when it is the best so far."""
