@@ -57,6 +57,9 @@ CONFIGS = {
     # the small-data default's over-fitting late (the panel): fewer iterations, patience 20
     "pep_100": {"method": "pep", "alpha": 0.5, "max_iter": 100},
     "pep_es_20": {"method": "pep", "alpha": 0.5, "early_stopping": True, "n_iter_no_change": 20},
+    # n_inducing="auto" growing with N: the "auto" settings with more inducing points
+    "auto_M100": {"n_inducing": 100},
+    "auto_M200": {"n_inducing": 200},
 }
 
 #: the classification sets of ../shared/data small enough for every configuration

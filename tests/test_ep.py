@@ -191,3 +191,4 @@ def test_minibatch_ep_sum_stays_consistent_with_its_sites():
     v = model.factor_v
     rebuilt = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
     assert torch.allclose(model.site_precision, rebuilt, atol=1e-8 * rebuilt.abs().max().item())
+

@@ -13,6 +13,7 @@ from alphagp.numerics import (
     log_det_from_cholesky,
     log_ndtr,
     stable_cholesky,
+    tied_cavity_log_normaliser_gap,
 )
 
 
@@ -69,3 +70,21 @@ def test_log1mexp_is_accurate_and_its_gradient_finite_up_to_zero():
     assert torch.all(torch.isfinite(y)) and y[-1].item() < -700      # probability 1: about -708, not -inf
     (grad,) = torch.autograd.grad(y.sum(), x)
     assert torch.all(torch.isfinite(grad))
+
+
+@pytest.mark.parametrize("eps", [0.3, 1e-3, 1e-7])
+def test_tied_cavity_gap_equals_the_difference_of_log_normalisers(rng, eps):
+    """Against the plain difference g(cavity) - g(q) of two log-normalisers in float64 (exact
+    enough at these eps), and its gradient against finite differences."""
+    from alphagp.methods.projection import whitened_log_normaliser
+    C, M = 3, 6
+    A = torch.tensor(rng.standard_normal((C, M, M)))
+    W = A @ A.transpose(-1, -2)
+    eye = torch.eye(M, dtype=torch.float64)
+    b = torch.tensor(rng.standard_normal((C, M)))
+    direct = whitened_log_normaliser(eye + (1 - eps) * W, (1 - eps) * b) - whitened_log_normaliser(eye + W, b)
+    gap = tied_cavity_log_normaliser_gap(eye + W, b, eps)
+    assert torch.allclose(gap, direct, rtol=1e-6, atol=0)
+    Wg, bg = W.clone().requires_grad_(), b.clone().requires_grad_()
+    assert torch.autograd.gradcheck(lambda W_, b_: tied_cavity_log_normaliser_gap(
+        eye + 0.5 * (W_ + W_.transpose(-1, -2)), b_, 0.3), (Wg, bg))

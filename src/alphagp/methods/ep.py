@@ -49,7 +49,7 @@ import torch
 
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import gaussian_log_normaliser
+from ..numerics import gaussian_log_normaliser, tied_cavity_log_normaliser_gap
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SiteMethod, per_point_totals, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser
@@ -247,15 +247,15 @@ class SEP(ScalableEP):
         Bm, b = whitened_sites(L, self.site_precision, self.site_natural, whitened)
         shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        m_cav, v_cav, g_cav = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
+        m_cav, v_cav, _ = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
         improper = (v_cav <= 0).T                                   # [B, C], per class
         m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
         m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
         cav = {"rest": None, "whitened": (Bm, b), "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav),
                "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None])}
         if with_g:
-            g_q = whitened_log_normaliser(Bm, b)
-            cav.update(g_q=g_q, g_diff=(g_cav - g_q).sum() * torch.ones_like(m_cav))
+            g_diff = tied_cavity_log_normaliser_gap(Bm, b, self.alpha / self._n_factors)  # no cancellation
+            cav.update(g_q=whitened_log_normaliser(Bm, b), g_diff=g_diff.sum() * torch.ones_like(m_cav))
         return cav
 
     def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):  # noqa: ARG002 (EP's rows)
