@@ -142,13 +142,12 @@ def main() -> None:
 def choose(args, Xva, yva, Xte, yte) -> None:
     """Recompute the validation NLL of each saved model, evaluate the test split once for the
     lowest, and write a ``phase="chosen"`` row."""
-    scores = {}
-    for path in args.choose:
-        scores[path] = GPClassifier.load(path).evaluate(Xva, yva)["nll"]
-        print(f"{path}: validation NLL {scores[path]:.4f}", flush=True)
+    models = {path: GPClassifier.load(path) for path in args.choose}
+    scores = {path: clf.evaluate(Xva, yva)["nll"] for path, clf in models.items()}
+    for path, score in scores.items():
+        print(f"{path}: validation NLL {score:.4f}", flush=True)
     chosen = min(scores, key=scores.get)
-    clf = GPClassifier.load(chosen)
-    test = clf.evaluate(Xte, yte)
+    test = models[chosen].evaluate(Xte, yte)
     append_row(args.output, base_row("mnist-validated", phase="chosen", model=chosen, validation_nll=scores,
                                      dataset="mnist", **{f"test_{k}": v for k, v in test.items()}))
     print(f"chosen {chosen}: test error {100 * test['error']:.2f}%, NLL {test['nll']:.4f}", flush=True)

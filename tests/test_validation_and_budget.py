@@ -258,3 +258,14 @@ def test_cosine_schedule_is_a_parameter_of_the_estimators_and_the_command_line()
     clf = GPClassifier(method="sep", n_inducing=5, batch_size=20, max_iter=3, learning_rate_decay="cosine",
                        random_state=0).fit(X, y)
     assert clf.n_iter_ == 3
+
+
+def test_a_checkpointed_fit_resumes_with_a_new_time_budget(tmp_path):
+    """max_time is part of the schedule: a resumed fit may be given another budget."""
+    from alphagp.training import CheckpointResumed
+    X, y = np.random.default_rng(0).standard_normal((60, 2)), np.arange(60) % 2
+    params = dict(method="sep", n_inducing=5, batch_size=20, random_state=0, checkpoint=tmp_path / "fit.ckpt")
+    GPClassifier(max_iter=2, max_time=100, **params).fit(X, y)
+    with pytest.warns(CheckpointResumed, match="from epoch 2 of 4"):
+        resumed = GPClassifier(max_iter=4, max_time=200, **params).fit(X, y)
+    assert resumed.n_iter_ == 4

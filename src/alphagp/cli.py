@@ -51,7 +51,12 @@ _OPEN_UNIT = _number(float, 0.0, 1.0, low_open=True, high_open=True, what="in (0
 
 def _learning_rate_decay(text: str):
     """A number in (0, 1] or ``cosine`` (any case)."""
-    return "cosine" if text.lower() == "cosine" else _UNIT(text)
+    if text.lower() == "cosine":
+        return "cosine"
+    try:
+        return _UNIT(text)
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"{err} (or 'cosine')") from None
 
 
 def _early_stopping(text: str):

@@ -209,8 +209,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     }
 
     MODEL_KIND = MODEL_KIND
-    SCHEDULE_PARAMS = ("max_iter", "learning_rate", "learning_rate_decay", "damping", "tol", "n_iter_no_change",
-                       "checkpoint", "verbose", "n_jobs", "device", "distributed")
+    SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
 
     def __init__(self, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,

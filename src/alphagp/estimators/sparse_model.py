@@ -44,10 +44,10 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
     """The checks of ``est``'s parameters that need the registry or the data's shape (the rest is
     scikit-learn's ``_validate_params``)."""
     est._device()
-    if est.method != "auto" and est.method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be 'auto' or a str among "
-                                    f"{sorted(METHODS)}. Got {est.method!r} instead.")
     if est.method != "auto":
+        if est.method not in METHODS:
+            raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be 'auto' or a str among "
+                                        f"{sorted(METHODS)}. Got {est.method!r} instead.")
         check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
     elif est.method_params:
         raise ValueError("method_params belong to a chosen method; with method='auto' there is none to give "
