@@ -1,7 +1,8 @@
 """Deep GPs by approximate power EP (methods/dgp.py): the energy against independent references.
 
 The references below are written densely and separately from the method: q(u) = N(mu, Sigma) from
-the factor with explicit inverses, KL divergences from torch.distributions, the layer marginals from
+the whitened parameters (mu = L m, Sigma = L S S' L'), the paper's natural-parameter form of the
+energy from the factor Lambda = Sigma^-1 - K^-1, eta = Sigma^-1 mu with explicit inverses, KL divergences from torch.distributions, the layer marginals from
 kernel.cross. Random draws are common random numbers: the reference replays the generator's draws
 in the method's order (one [S, n, H] normal array per hidden layer).
 """
@@ -32,16 +33,26 @@ def float64_default():
     torch.set_default_dtype(old)
 
 
-def random_layer(H, M, D, gen, noise=0.05, last=False, factor_scale=0.3) -> DGPLayer:
-    """A layer with random hyper-parameters, inducing inputs and factor (a non-trivial q)."""
+def random_layer(H, M, D, gen, noise=0.05, last=False, factor_scale=0.3, positive="softplus") -> DGPLayer:
+    """A layer with random hyper-parameters, inducing inputs and q (a non-trivial q)."""
     kernel = ARDKernel(H, D, lengthscale=0.8 + 0.6 * torch.rand(H, D, generator=gen),
-                       amplitude=0.6 + 0.8 * torch.rand(H, generator=gen), noise=noise)
+                       amplitude=0.6 + 0.8 * torch.rand(H, generator=gen), noise=noise, positive=positive)
     W = torch.zeros(D, H) if last else torch.eye(D, H)
     layer = DGPLayer(torch.randn(H, M, D, generator=gen), kernel, W)
     with torch.no_grad():
-        layer.factor_raw.copy_(torch.tril(factor_scale * torch.randn(H, M, M, generator=gen)) - torch.eye(M))
-        layer.factor_natural.copy_(torch.randn(H, M, generator=gen))
+        layer.whitened_scale_raw.copy_(torch.tril(factor_scale * torch.randn(H, M, M, generator=gen)) - 0.5 * torch.eye(M))
+        layer.whitened_mean.copy_(torch.randn(H, M, generator=gen))
     return layer
+
+
+def set_q(layer: DGPLayer, mu, Sigma, K) -> None:
+    """Store q(u) = N(mu, Sigma) in ``layer``'s whitened parameters (for the prior K = L L')."""
+    L = torch.linalg.cholesky(K)
+    S = torch.linalg.cholesky(torch.linalg.solve_triangular(L, torch.linalg.solve_triangular(L, Sigma, upper=False).mT,
+                                                            upper=False))
+    with torch.no_grad():
+        layer.whitened_mean.copy_(torch.linalg.solve_triangular(L, mu[..., None], upper=False)[..., 0])
+        layer.whitened_scale_raw.copy_(torch.tril(S, -1) + torch.diag_embed(torch.log(torch.diagonal(S, 0, -2, -1))))
 
 
 def random_model(dims, M, N, likelihood="gaussian", alpha=0.5, S=4, seed=0, noise=0.05) -> DeepGP:
@@ -53,23 +64,33 @@ def random_model(dims, M, N, likelihood="gaussian", alpha=0.5, S=4, seed=0, nois
 
 
 # ---------------------------------------------------------------------- dense references
-def dense_q(layer: DGPLayer):
-    """mu [H, M], Sigma [H, M, M], the prior K [H, M, M] (with the method's jitter) of q(u) = p(u) x factor."""
-    Z = layer.inducing_points.detach()
-    K = layer.kernel.cross(Z, Z).detach() + 1e-6 * layer.kernel.amplitude.detach()[:, None, None] * torch.eye(Z.shape[1])
-    Lam = layer.factor_precision().detach()
-    Sigma = torch.linalg.inv(torch.linalg.inv(K) + Lam)
-    mu = (Sigma @ layer.factor_natural.detach()[..., None])[..., 0]
-    return mu, 0.5 * (Sigma + Sigma.mT), K
+def dense_q(layer: DGPLayer, detach=True):
+    """mu [H, M], Sigma [H, M, M], the prior K [H, M, M] (with the method's jitter) of q(u) = N(L m, L S S' L')."""
+    cut = (lambda t: t.detach()) if detach else (lambda t: t)
+    Z = cut(layer.inducing_points)
+    K = layer.kernel.cross(Z, Z) + 1e-6 * layer.kernel.amplitude[:, None, None] * torch.eye(Z.shape[1])
+    K = cut(K)
+    L = torch.linalg.cholesky(K)
+    raw = cut(layer.whitened_scale_raw)
+    S = torch.tril(raw, -1) + torch.diag_embed(torch.exp(torch.diagonal(raw, 0, -2, -1)))
+    LS = L @ S
+    return (L @ cut(layer.whitened_mean)[..., None])[..., 0], LS @ LS.mT, K
 
 
-def dense_marginals(layer: DGPLayer, F: torch.Tensor, mu, Sigma, K):
+def dense_factor(mu, Sigma, K):
+    """The u-space factor of q = N(mu, Sigma) over the prior N(0, K): Lambda = Sigma^-1 - K^-1, eta = Sigma^-1 mu."""
+    P = torch.linalg.inv(Sigma)
+    return 0.5 * (P + P.mT) - torch.linalg.inv(K), (P @ mu[..., None])[..., 0]
+
+
+def dense_marginals(layer: DGPLayer, F: torch.Tensor, mu, Sigma, K, detach=True):
     """Means and noise-free variances [..., H] of the layer's units at inputs F [..., D] under N(mu, Sigma)."""
+    cut = (lambda t: t.detach()) if detach else (lambda t: t)
     X = F.reshape(-1, F.shape[-1])
-    Kfu = layer.kernel.cross(X, layer.inducing_points.detach()).detach()          # [H, R, M]
+    Kfu = cut(layer.kernel.cross(X, cut(layer.inducing_points)))                   # [H, R, M]
     A = Kfu @ torch.linalg.inv(K)
     mean = (A @ mu[..., None])[..., 0] + (X @ layer.mean_weights).T
-    var = (layer.kernel.amplitude.detach()[:, None] - (A * Kfu).sum(-1) + ((A @ Sigma) * A).sum(-1))
+    var = (cut(layer.kernel.amplitude)[:, None] - (A * Kfu).sum(-1) + ((A @ Sigma) * A).sum(-1))
     return mean.T.reshape(*F.shape[:-1], -1), var.T.reshape(*F.shape[:-1], -1)
 
 
@@ -90,6 +111,41 @@ def dense_elbo(model: DeepGP, X, y, S, seed):
     mean, var = mean[..., 0], var[..., 0]
     expected = -0.5 * torch.log(2 * math.pi * s2) - ((y - mean) ** 2 + var) / (2 * s2)   # [S, n] or [n]
     return (expected.mean(0) if expected.dim() == 2 else expected).sum() - kl
+
+
+def natural_form_energy(model: DeepGP, X, y, seed):
+    """log Z_q (eq. 15-17) of a Gaussian-likelihood deep GP in the paper's natural-parameter form: each
+    unit's u-space factor (Lambda, eta) from q, the cavity (K^-1 + c Lambda, c eta) with c = 1 - alpha / N,
+    g(P, eta) = eta' P^-1 eta / 2 - log|P| / 2 by explicit inverses, the samples propagated as the method
+    draws them, and log E[N(y | f, s2)^alpha] in closed form. Nothing is detached, so autograd gives the
+    gradient with respect to every parameter (q's through the factor it implies)."""
+    gen = torch.Generator().manual_seed(seed)
+    N, alpha = model.n_data, model.alpha
+    c = 1 - alpha / N
+
+    def g(P, eta):
+        Sigma = torch.linalg.inv(P)
+        return 0.5 * (eta[..., None, :] @ Sigma @ eta[..., None])[..., 0, 0] + 0.5 * torch.logdet(Sigma)
+
+    F, global_terms = X, 0.0
+    for depth, layer in enumerate(model.layers):
+        mu, Sigma, K = dense_q(layer, detach=False)
+        Lam, eta = dense_factor(mu, Sigma, K)
+        K_inv = torch.linalg.inv(K)
+        g_q, g_c = g(K_inv + Lam, eta), g(K_inv + c * Lam, c * eta)
+        global_terms = global_terms + (g_q - g(K_inv, torch.zeros_like(eta)) + N / alpha * (g_c - g_q)).sum()
+        Sigma_c = torch.linalg.inv(K_inv + c * Lam)
+        mean, var = dense_marginals(layer, F, (Sigma_c @ (c * eta)[..., None])[..., 0], Sigma_c, K, detach=False)
+        if depth == len(model.layers) - 1:
+            break
+        eps = torch.randn((model.n_samples, X.shape[0], layer.shape[0]), generator=gen)
+        F = mean + torch.sqrt(var + layer.kernel.noise) * eps
+    s2 = model.layers[-1].kernel.noise[0]
+    m, v = mean[..., 0], var[..., 0]                                                # [S, n]
+    log_t = (0.5 * (1 - alpha) * torch.log(2 * math.pi * s2) - 0.5 * math.log(alpha)
+             - 0.5 * torch.log(2 * math.pi * (v + s2 / alpha)) - (y - m) ** 2 / (2 * (v + s2 / alpha)))
+    log_z = torch.logsumexp(log_t, 0) - math.log(log_t.shape[0])
+    return global_terms + N / X.shape[0] * log_z.sum() / alpha
 
 
 def energy(model, X, y, seed=0, alpha=None):
@@ -138,8 +194,8 @@ def test_a_vanishing_hidden_layer_with_identity_mean_collapses_to_one_layer(regr
     with torch.no_grad():
         hidden.kernel.raw_amplitude.fill_(float(inverse_softplus(torch.tensor(1e-12))))
         hidden.kernel.raw_noise.fill_(float(inverse_softplus(torch.tensor(1e-14))))
-        hidden.factor_raw.copy_(-30.0 * torch.eye(5).expand(2, 5, 5))       # q = prior
-        hidden.factor_natural.zero_()
+        hidden.whitened_scale_raw.zero_()                                     # q = prior
+        hidden.whitened_mean.zero_()
     shallow = DeepGP([deep.layers[1]], "gaussian", len(y), alpha=0.5)
     for alpha in (0.5, 1.0):
         assert energy(deep, X, y, alpha=alpha) == pytest.approx(energy(shallow, X, y, alpha=alpha), rel=1e-7)
@@ -164,20 +220,22 @@ def test_optimal_q_at_small_alpha_is_titsias_q_and_the_energy_is_the_exact_evide
     _, _, K = dense_q(layer)
     A = (kernel.cross(X, X)[0] @ torch.linalg.inv(K[0])).detach()
     s2 = kernel.noise.detach()[0]
-    R = torch.linalg.cholesky(A.T @ A / s2)
-    star = (torch.tril(R, -1) + torch.diag(torch.log(torch.diagonal(R))))[None], (A.T @ y / s2)[None]
+    Sigma_star = torch.linalg.inv(torch.linalg.inv(K[0]) + A.T @ A / s2)
+    set_q(layer, (Sigma_star @ A.T @ y / s2)[None], Sigma_star[None], K)
+    star = layer.whitened_scale_raw.detach().clone(), layer.whitened_mean.detach().clone()
 
     def value_and_gradient():
         layer.zero_grad()
         value = model.energy(X, y, torch.Generator().manual_seed(0))
         value.backward()
-        return value.item(), torch.cat([layer.factor_raw.grad.flatten(), layer.factor_natural.grad.flatten()])
+        return value.item(), torch.cat([layer.whitened_scale_raw.grad.flatten(), layer.whitened_mean.grad.flatten()])
 
     with torch.no_grad():
-        layer.factor_raw.copy_(torch.tril(0.3 * torch.randn(1, 8, 8, generator=gen)))
+        layer.whitened_scale_raw.copy_(torch.tril(0.3 * torch.randn(1, 8, 8, generator=gen)))
+        layer.whitened_mean.zero_()
     start_value, start_gradient = value_and_gradient()
-    opt = torch.optim.LBFGS([layer.factor_raw, layer.factor_natural], lr=1.0, max_iter=3000, tolerance_grad=1e-10,
-                            tolerance_change=1e-14, history_size=50, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS([layer.whitened_scale_raw, layer.whitened_mean], lr=1.0, max_iter=3000,
+                            tolerance_grad=1e-10, tolerance_change=1e-14, history_size=50, line_search_fn="strong_wolfe")
 
     def closure():
         opt.zero_grad()
@@ -188,15 +246,15 @@ def test_optimal_q_at_small_alpha_is_titsias_q_and_the_energy_is_the_exact_evide
     opt.step(closure)
     found_value = energy(model, X, y)
     with torch.no_grad():
-        layer.factor_raw.copy_(star[0])
-        layer.factor_natural.copy_(star[1])
+        layer.whitened_scale_raw.copy_(star[0])
+        layer.whitened_mean.copy_(star[1])
     star_value, star_gradient = value_and_gradient()
-    # q* is a stationary point and a maximum: nearby factors and the optimiser's end point are lower
+    # q* is a stationary point and a maximum: nearby q and the optimiser's end point are lower
     assert star_gradient.abs().max() < 1e-5 * start_gradient.abs().max()
     for _ in range(10):
         with torch.no_grad():
-            layer.factor_raw.copy_(star[0] + torch.tril(1e-2 * torch.randn(1, 8, 8, generator=gen)))
-            layer.factor_natural.copy_(star[1] + 1e-2 * torch.randn(1, 8, generator=gen))
+            layer.whitened_scale_raw.copy_(star[0] + torch.tril(1e-2 * torch.randn(1, 8, 8, generator=gen)))
+            layer.whitened_mean.copy_(star[1] + 1e-2 * torch.randn(1, 8, generator=gen))
         assert energy(model, X, y) < star_value
     assert star_value - 1e-2 < found_value < star_value + 1e-9 and start_value < star_value - 1
     # its energy is the exact evidence log p(y) (Z = X makes the sparse GP exact)
@@ -211,10 +269,10 @@ def _exact_z(model, x, y, alpha, n_nodes=200):
     hidden, top = model.layers
 
     def cavity(layer):
-        _, _, K = dense_q(layer)
-        Lam = layer.factor_precision().detach()
+        mu, Sigma, K = dense_q(layer)
+        Lam, eta = dense_factor(mu, Sigma, K)
         Sigma_c = torch.linalg.inv(torch.linalg.inv(K) + c * Lam)
-        return (Sigma_c @ (c * layer.factor_natural.detach())[..., None])[..., 0], Sigma_c, K
+        return (Sigma_c @ (c * eta)[..., None])[..., 0], Sigma_c, K
 
     m1, v1 = dense_marginals(hidden, x[:, None], *cavity(hidden))
     nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)
@@ -237,9 +295,9 @@ def test_monte_carlo_z_is_unbiased_and_the_bias_of_its_log_falls_like_one_over_s
     exact = _exact_z(model, x, y, 0.5, n_nodes=40)
     se = z.std(0) / math.sqrt(n_draws)
     assert torch.all((z.mean(0) - exact).abs() < 4 * se), (z.mean(0), exact, se)
-    bias = {S: (torch.log(z.reshape(-1, S, 3).mean(1)).mean(0) - torch.log(exact)).sum() for S in (4, 16)}
-    assert bias[4] < 0 and bias[16] < 0                               # Jensen: log of an unbiased mean
-    assert 3.0 < float(bias[4] / bias[16]) < 5.0                       # ~ -Var / (2 S Z^2): ratio 4
+    bias = {S: (torch.log(z.reshape(-1, S, 3).mean(1)).mean(0) - torch.log(exact)).sum() for S in (16, 64)}
+    assert bias[16] < 0 and bias[64] < 0                              # Jensen: log of an unbiased mean
+    assert 3.0 < float(bias[16] / bias[64]) < 5.0                      # ~ -Var / (2 S Z^2): ratio 4
 
 
 # ---------------------------------------------------------------------- 6. gradients
@@ -250,7 +308,7 @@ def test_energy_gradient_matches_finite_differences(dims, likelihood):
     y = torch.randn(4, generator=gen) if likelihood == "gaussian" else torch.tensor([0, 2, 1, 2])
     model = random_model(dims, M=3, N=9, likelihood=likelihood, alpha=0.5, S=3, seed=1)
     names, values = zip(*[(n, p.detach().clone().requires_grad_(True)) for n, p in model.named_parameters()])
-    assert any("factor_raw" in n for n in names) and any("raw_noise" in n for n in names)
+    assert any("whitened_scale_raw" in n for n in names) and any("raw_noise" in n for n in names)
 
     def f(*tensors):
         return torch.func.functional_call(model, dict(zip(names, tensors)), (X, y, torch.Generator().manual_seed(2)))
@@ -262,13 +320,52 @@ def test_energy_gradient_matches_finite_differences(dims, likelihood):
 def test_cavity_is_positive_definite_for_random_parameters():
     gen = torch.Generator().manual_seed(3)
     for _ in range(20):
-        layer = random_layer(3, 6, 2, gen, factor_scale=3.0)
-        _, _, K = dense_q(layer)
+        layer = random_layer(3, 6, 2, gen, factor_scale=1.0)
+        mu, Sigma, K = dense_q(layer)
+        Lam, _ = dense_factor(mu, Sigma, K)
         for c in (0.0, 0.5, 1 - 1e-6):
-            precision = torch.linalg.inv(K) + c * layer.factor_precision().detach()
+            precision = torch.linalg.inv(K) + c * Lam
             assert torch.all(torch.linalg.eigvalsh(precision) > 0)
         mean, var, _, _ = layer(torch.randn(5, 2, generator=gen), 0.5)
         assert torch.all(var > 0) and torch.all(torch.isfinite(mean))
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0])
+def test_whitened_q_gives_the_natural_parameter_forms_energy_and_gradient(regression_data, alpha):
+    """q stored whitened (m, S) is the paper's q (the factor Lambda, eta): the same energy, and the same
+    gradient with respect to every parameter (q's through the factor it implies)."""
+    X, y = regression_data
+    model = random_model([2, 2, 1], M=5, N=30, alpha=alpha, S=4, seed=6)
+    params = list(model.parameters())
+    ours = model.energy(X, y, torch.Generator().manual_seed(8))
+    reference = natural_form_energy(model, X, y, seed=8)
+    assert ours.item() == pytest.approx(reference.item(), rel=1e-9)
+    for a, b in zip(torch.autograd.grad(ours, params), torch.autograd.grad(reference, params)):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-8)
+
+
+def test_a_factor_form_state_from_an_older_file_loads_as_the_same_q(regression_data):
+    """Deep-GP files before format 3 stored q's factor (R with a log diagonal, eta); loading one gives
+    the whitened q that has that factor."""
+    X, y = regression_data
+    model = random_model([2, 2, 1], M=5, N=len(y), seed=11)
+    gen = torch.Generator().manual_seed(12)
+    state = model.state_dict()
+    for k, layer in enumerate(model.layers):
+        H = layer.shape[0]
+        raw, eta = torch.tril(0.5 * torch.randn(H, 5, 5, generator=gen)), torch.randn(H, 5, generator=gen)
+        R = torch.tril(raw, -1) + torch.diag_embed(torch.exp(torch.diagonal(raw, 0, -2, -1)))
+        K = dense_q(layer)[2]
+        Sigma = torch.linalg.inv(torch.linalg.inv(K) + R @ R.mT)
+        set_q(layer, (Sigma @ eta[..., None])[..., 0], Sigma, K)                # the q of that factor
+        del state[f"layers.{k}.whitened_mean"], state[f"layers.{k}.whitened_scale_raw"]
+        state[f"layers.{k}.factor_raw"], state[f"layers.{k}.factor_natural"] = raw, eta
+    loaded = DeepGP.from_config(model.config())
+    loaded.load_state_dict(state)
+    for a, b in zip(loaded.layers, model.layers):
+        for x, z in zip(dense_q(a), dense_q(b)):
+            torch.testing.assert_close(x, z, rtol=1e-7, atol=1e-9)
+    assert energy(loaded, X, y) == pytest.approx(energy(model, X, y), rel=1e-9)
 
 
 @pytest.mark.parametrize("alpha", [0.1, 0.5, 1.0])
@@ -394,3 +491,40 @@ def test_polynomial_kernel_matches_its_formula_and_its_deep_gp_gradient_is_right
     rebuilt = DeepGP.from_config(model.config())
     rebuilt.load_state_dict(model.state_dict())
     assert energy(rebuilt, X, y) == energy(model, X, y)
+
+
+# ---------------------------------------------------------------------- initialisation
+def test_the_normalized_polynomial_first_layer_keeps_the_propagated_variance_bounded_on_large_inputs():
+    """The paper's degree-9 polynomial kernel on inputs of large norm gives prior variances in the
+    trillions; its normalised form keeps every first-layer variance at most the amplitude (q at the prior)."""
+    from alphagp.methods.dgp import initial_layers
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 6))
+    X_big = rng.standard_normal((20, 6)) * np.logspace(0, 2, 20)[:, None]
+    variances = {}
+    for kernel in ("polynomial", "normalized_polynomial"):
+        first = initial_layers(X, 3, 2, 4, 10, np.random.default_rng(1), first_kernel=kernel)[0]
+        _, var, _, _ = first(torch.as_tensor(X_big), 1.0)
+        variances[kernel] = var.detach()
+    assert float(variances["polynomial"].max()) > 1e10
+    assert float(variances["normalized_polynomial"].max()) <= 1.0 + 1e-9
+    assert float(variances["normalized_polynomial"].min()) > 0
+
+
+def test_random_hidden_means_separate_the_exchangeable_units_of_a_hidden_layer():
+    """With D = 1 and H = 3 the hidden units share Z, kernel and q at the prior start (only the draws
+    separate them); hidden_mean_scale draws each unit's whitened mean, a prior draw of its mean function
+    at scale 1, and leaves the last layer at the prior. Kernel parameters are stored as logs."""
+    from alphagp.methods.dgp import initial_layers
+    X = np.linspace(-2, 2, 50)[:, None]
+    same = initial_layers(X, 1, 3, 3, 10, np.random.default_rng(0))
+    apart = initial_layers(X, 1, 3, 3, 10, np.random.default_rng(0), hidden_mean_scale=1.0)
+    x = torch.as_tensor(X)
+    mean_same, _, _, _ = same[0](x, 1.0)
+    mean_apart, _, _, _ = apart[0](x, 1.0)
+    assert torch.equal(mean_same[:, 1], mean_same[:, 2])                      # exchangeable
+    assert float((mean_apart[:, 1] - mean_apart[:, 2]).abs().max().detach()) > 0.1
+    assert torch.equal(apart[-1].whitened_mean, torch.zeros_like(apart[-1].whitened_mean))
+    m = torch.cat([layer.whitened_mean.detach().flatten() for layer in apart[:-1]])
+    assert abs(float(m.std()) - 1.0) < 0.2 and abs(float(m.mean())) < 0.2
+    assert all(layer.kernel.positive == "log" for layer in apart)

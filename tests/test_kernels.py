@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
@@ -66,3 +67,54 @@ def test_inducing_covariances_gradient_matches_finite_differences(rng):
                 down = weighted_sum()
                 p += eps * direction
                 assert np.isclose(float((up - down) / (2 * eps)), float((g * direction).sum()), rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------------------------- positive parameters stored as logs
+@pytest.mark.parametrize("kind", ["ard", "polynomial"])
+def test_log_stored_parameters_give_the_same_kernel_and_relative_adam_steps(kind):
+    """positive="log" stores log l, log a, log n: the same kernel values as the softplus storage at the same
+    parameters, and a gradient step in the raw value changes the lengthscale by a share of itself."""
+    from alphagp.kernels import PolynomialKernel, kernel_from_spec
+    gen = torch.Generator().manual_seed(0)
+    ls, amp, noise = 0.5 + 30 * torch.rand(3, 4, generator=gen).double(), 0.3 + torch.rand(3, generator=gen).double(), 0.1
+    make = (lambda p: ARDKernel(3, 4, lengthscale=ls, amplitude=amp, noise=noise, positive=p)) if kind == "ard" else \
+        (lambda p: PolynomialKernel(3, 4, degree=3, lengthscale=ls, amplitude=amp, noise=noise, positive=p))
+    soft, log = make("softplus"), make("log")
+    A, B = torch.randn(5, 4, generator=gen).double(), torch.randn(3, 6, 4, generator=gen).double()
+    torch.testing.assert_close(log.cross(B, A), soft.cross(B, A), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(log.prior_variance(A), soft.prior_variance(A), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(log.raw_lengthscale, torch.log(ls))
+    # d l / d raw = l for log storage (relative steps), sigmoid(raw) ~ 1 for softplus at l >> 1 (absolute)
+    grad_log = torch.autograd.grad(log.lengthscale.sum(), log.raw_lengthscale)[0]
+    grad_soft = torch.autograd.grad(soft.lengthscale.sum(), soft.raw_lengthscale)[0]
+    torch.testing.assert_close(grad_log, ls)
+    assert torch.all(grad_soft <= 1.0)
+    rebuilt = kernel_from_spec(log.spec(), 3, 4)
+    rebuilt.load_state_dict(log.state_dict())
+    torch.testing.assert_close(rebuilt.cross(B, A), log.cross(B, A))
+    # a spec written before log storage (no "positive") reads as softplus
+    assert kernel_from_spec({k: v for k, v in soft.spec().items() if k != "positive"}, 3, 4).positive == "softplus"
+    with pytest.raises(ValueError, match="positive must be one of"):
+        make("exp")
+
+
+# ---------------------------------------------------------------------- the normalised polynomial kernel
+def test_normalized_polynomial_kernel_is_the_cosine_form_positive_semidefinite_with_bounded_variance():
+    from alphagp.kernels import PolynomialKernel
+    gen = torch.Generator().manual_seed(1)
+    ls = 1.0 + torch.rand(2, 5, generator=gen).double()
+    plain = PolynomialKernel(2, 5, degree=9, lengthscale=ls, amplitude=0.7)
+    normed = PolynomialKernel(2, 5, degree=9, lengthscale=ls, amplitude=0.7, normalized=True)
+    X = torch.randn(30, 5, generator=gen).double() * torch.logspace(-1, 2, 30).double()[:, None]  # norms up to ~300
+    Kp, Kn = plain.cross(X, X).detach(), normed.cross(X, X).detach()
+    d = torch.diagonal(Kp, dim1=-2, dim2=-1)
+    torch.testing.assert_close(Kn, 0.7 * Kp / torch.sqrt(d[:, :, None] * d[:, None, :]))
+    torch.testing.assert_close(normed.prior_variance(X).detach(), torch.full((2, 30), 0.7).double())
+    torch.testing.assert_close(torch.diagonal(Kn, dim1=-2, dim2=-1), torch.full((2, 30), 0.7).double())
+    assert float(torch.linalg.eigvalsh(Kn).min()) > -1e-10
+    assert float(plain.prior_variance(X).max()) > 1e20                         # what the normalisation removes
+    # per-latent inputs [C, n, D] against shared ones
+    Z = torch.randn(2, 4, 5, generator=gen).double()
+    Kuu, Kuf = normed.inducing_covariances(Z, X)
+    torch.testing.assert_close(Kuf, torch.stack([normed.cross(Z[c], X)[c] for c in range(2)]))
+    torch.testing.assert_close(Kuu, torch.stack([normed.cross(Z[c], Z[c])[c] for c in range(2)]))

@@ -5,8 +5,10 @@ The papers' choice (scalable EP, section 4): for latent function c,
     k_c(x, x') = a_c exp(-1/2 sum_d (x_d - x'_d)^2 / l_{c,d}^2) + n_c [x = x'],
 
 where the additive noise n_c only enters the prior variance of a training or test point,
-never the covariance between inducing points. Positive parameters are stored through
-a softplus so an unconstrained optimiser can move them freely.
+never the covariance between inducing points. Positive parameters are stored unconstrained,
+through a softplus (the default; the GP classifiers' studied settings) or a log (``positive="log"``,
+the deep GPs, as in the deep-GP authors' code): Adam's steps then change a value by a share of
+itself, not by an absolute amount, which matters for lengthscales far from 1.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ from torch.nn.functional import softplus
 def inverse_softplus(x: torch.Tensor) -> torch.Tensor:
     """Inverse of softplus for positive ``x`` (stable for large x)."""
     return x + torch.log(-torch.expm1(-x))
+
+
+#: the maps from stored (raw) values to positive parameters, and back
+POSITIVE_TRANSFORMS = {"softplus": (softplus, inverse_softplus), "log": (torch.exp, torch.log)}
+
+
+def _check_positive(positive: str) -> str:
+    if positive not in POSITIVE_TRANSFORMS:
+        raise ValueError(f"positive must be one of {sorted(POSITIVE_TRANSFORMS)}, got {positive!r}")
+    return positive
 
 
 class _Gram(torch.autograd.Function):
@@ -50,11 +62,15 @@ class ARDKernel(nn.Module):
         shared: one set of hyper-parameters for all latent functions.
         lengthscale, amplitude, noise: initial values (scalars, or arrays broadcastable to
             ``[G, D]``, ``[G]``, ``[G]``).
+        positive: how the positive parameters are stored, ``"softplus"`` or ``"log"``
+            (:data:`POSITIVE_TRANSFORMS`).
     """
 
     def __init__(self, n_latent: int, n_features: int, shared: bool = False,
-                 lengthscale=None, amplitude=1.0, noise=0.1, dtype=torch.float64):
+                 lengthscale=None, amplitude=1.0, noise=0.1, dtype=torch.float64, positive: str = "softplus"):
         super().__init__()
+        self.positive = _check_positive(positive)
+        to_raw = POSITIVE_TRANSFORMS[positive][1]
         groups = 1 if shared else n_latent
         if lengthscale is None:
             lengthscale = math.sqrt(n_features)
@@ -65,24 +81,24 @@ class ARDKernel(nn.Module):
             if not torch.all(torch.isfinite(value)) or torch.any(value <= 0):
                 raise ValueError(f"kernel {name} must be finite and positive, got {value.tolist()}")
         self.n_latent = n_latent
-        self.raw_lengthscale = nn.Parameter(inverse_softplus(ls))
-        self.raw_amplitude = nn.Parameter(inverse_softplus(amp))
-        self.raw_noise = nn.Parameter(inverse_softplus(nz))
+        self.raw_lengthscale = nn.Parameter(to_raw(ls))
+        self.raw_amplitude = nn.Parameter(to_raw(amp))
+        self.raw_noise = nn.Parameter(to_raw(nz))
 
     @property
     def lengthscale(self) -> torch.Tensor:
         """``[G, D]``"""
-        return softplus(self.raw_lengthscale)
+        return POSITIVE_TRANSFORMS[self.positive][0](self.raw_lengthscale)
 
     @property
     def amplitude(self) -> torch.Tensor:
         """``[G]``"""
-        return softplus(self.raw_amplitude)
+        return POSITIVE_TRANSFORMS[self.positive][0](self.raw_amplitude)
 
     @property
     def noise(self) -> torch.Tensor:
         """``[G]``"""
-        return softplus(self.raw_noise)
+        return POSITIVE_TRANSFORMS[self.positive][0](self.raw_noise)
 
     def parameter_rows(self, value: torch.Tensor, classes: torch.Tensor | None) -> torch.Tensor:
         """The rows of a ``[G, ...]`` parameter for latent functions ``classes`` (all if None;
@@ -159,7 +175,7 @@ class ARDKernel(nn.Module):
 
     def spec(self) -> dict:
         """Plain data naming this kernel type (model files; :func:`kernel_from_spec`)."""
-        return {"type": "ard"}
+        return {"type": "ard", "positive": self.positive}
 
     def prior_variance(self, X: torch.Tensor) -> torch.Tensor:
         """Noise-free prior variances k(x, x) ``[C, n]`` at inputs ``X`` ``[n, D]`` (the amplitude)."""
@@ -175,12 +191,25 @@ class ARDKernel(nn.Module):
 class PolynomialKernel(nn.Module):
     """ARD polynomial kernel k_c(x, x') = a_c (x' W_c x' + 1)^degree with W_c = diag(l_c^-2), plus
     additive noise n_c on the data (the first layer of the deep-GP paper's MNIST model, degree 9,
-    as in the authors' code). Same parameters (softplus-stored ``[C, D]`` lengthscales, ``[C]``
-    amplitudes and noises) and the same interface as :class:`ARDKernel` where the deep GP uses it.
+    as in the authors' code). Same parameters (``[C, D]`` lengthscales, ``[C]`` amplitudes and
+    noises, stored as ``positive`` says) and the same interface as :class:`ARDKernel` where the deep
+    GP uses it.
+
+    ``normalized=True`` divides by the geometric mean of the two points' own values,
+
+        k_c(x, x') = a_c p(x, x') / sqrt(p(x, x) p(x', x')),   p(x, x') = (x' W_c x' + 1)^degree,
+
+    a kernel again (a positive semi-definite kernel scaled by f(x) f(x')) whose prior variance is
+    a_c at every input. The plain kernel's prior variance grows like |x|^(2 degree): on MNIST's
+    standardised pixels (rare pixels reach |x| ~ 100) it spans 6 to 7.5e15 across images, and
+    the deep GP's first layer then propagates samples of standard deviation in the thousands
+    (BENCHMARKS.md, "Deep GPs on MNIST"). The deep-GP authors' layer never meets this: it takes
+    the amplitude as k(x, x) for every kernel (written for the RBF), which is exactly the
+    normalised kernel's diagonal but not its off-diagonal.
     """
 
     def __init__(self, n_latent: int, n_features: int, degree: int = 9, lengthscale=None, amplitude=1.0,
-                 noise=0.1, dtype=torch.float64):
+                 noise=0.1, dtype=torch.float64, positive: str = "softplus", normalized: bool = False):
         super().__init__()
         if degree < 1:
             raise ValueError(f"degree must be a positive integer, got {degree}")
@@ -192,38 +221,53 @@ class PolynomialKernel(nn.Module):
         for name, value in values.items():
             if not torch.all(torch.isfinite(value)) or torch.any(value <= 0):
                 raise ValueError(f"kernel {name} must be finite and positive, got {value.tolist()}")
-        self.n_latent, self.degree = n_latent, int(degree)
-        self.raw_lengthscale = nn.Parameter(inverse_softplus(values["lengthscale"]))
-        self.raw_amplitude = nn.Parameter(inverse_softplus(values["amplitude"]))
-        self.raw_noise = nn.Parameter(inverse_softplus(values["noise"]))
+        self.positive = _check_positive(positive)
+        to_raw = POSITIVE_TRANSFORMS[positive][1]
+        self.n_latent, self.degree, self.normalized = n_latent, int(degree), bool(normalized)
+        self.raw_lengthscale = nn.Parameter(to_raw(values["lengthscale"]))
+        self.raw_amplitude = nn.Parameter(to_raw(values["amplitude"]))
+        self.raw_noise = nn.Parameter(to_raw(values["noise"]))
 
     lengthscale = ARDKernel.lengthscale
     amplitude = ARDKernel.amplitude
     noise = ARDKernel.noise
 
     def spec(self) -> dict:
-        return {"type": "polynomial", "degree": self.degree}
+        return {"type": "polynomial", "degree": self.degree, "positive": self.positive, "normalized": self.normalized}
+
+    def _self_bases(self, A: torch.Tensor) -> torch.Tensor:
+        """x' W_c x + 1 ``[C, n]`` for ``A`` ``[C, n, D]`` or ``[n, D]``."""
+        weights = self.lengthscale.pow(-2)
+        if A.dim() == 2:
+            return weights @ (A * A).T + 1.0
+        return (A * A * weights[:, None, :]).sum(-1) + 1.0
 
     def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         """``[C, n, m]`` covariances between ``A`` (``[C, n, D]`` or ``[n, D]``) and ``B`` (same forms)."""
         A_w = A * self.lengthscale.pow(-2)[:, None, :]                               # [C, n, D]
-        return self.amplitude[:, None, None] * (A_w @ B.transpose(-1, -2) + 1.0).pow(self.degree)
+        base = A_w @ B.transpose(-1, -2) + 1.0
+        if self.normalized:   # cosine of the angle in the feature space of x -> (x / l, 1)
+            base = base * torch.rsqrt(self._self_bases(A))[:, :, None] * torch.rsqrt(self._self_bases(B))[:, None, :]
+        return self.amplitude[:, None, None] * base.pow(self.degree)
 
     def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` for ``Z`` ``[C, M, D]`` and ``X`` ``[n, D]``."""
         return self.cross(Z, Z), self.cross(Z, X)
 
     def prior_variance(self, X: torch.Tensor) -> torch.Tensor:
-        """Noise-free k(x, x) ``[C, n]`` at ``X`` ``[n, D]``."""
-        sq = self.lengthscale.pow(-2) @ (X * X).T                                      # [C, n]
-        return self.amplitude[:, None] * (sq + 1.0).pow(self.degree)
+        """Noise-free k(x, x) ``[C, n]`` at ``X`` ``[n, D]`` (the amplitude when normalised)."""
+        if self.normalized:
+            return self.amplitude[:, None].expand(self.n_latent, X.shape[0])
+        return self.amplitude[:, None] * self._self_bases(X).pow(self.degree)
 
 
 def kernel_from_spec(spec: dict, n_latent: int, n_features: int, dtype=torch.float64) -> nn.Module:
     """A kernel of the type ``spec`` names (``ARDKernel.spec()``, ``PolynomialKernel.spec()``) with
     placeholder parameters, to load a state dict into."""
+    positive = spec.get("positive", "softplus")          # files written before log storage: softplus
     if spec["type"] == "ard":
-        return ARDKernel(n_latent, n_features, dtype=dtype)
+        return ARDKernel(n_latent, n_features, dtype=dtype, positive=positive)
     if spec["type"] == "polynomial":
-        return PolynomialKernel(n_latent, n_features, degree=int(spec["degree"]), dtype=dtype)
+        return PolynomialKernel(n_latent, n_features, degree=int(spec["degree"]), dtype=dtype, positive=positive,
+                                normalized=bool(spec.get("normalized", False)))
     raise ValueError(f"unknown kernel type {spec['type']!r}")

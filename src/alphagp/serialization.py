@@ -41,8 +41,9 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from .paths import check_readable_file, check_writable
 
-#: 2 added the checksum; files of format 1 are still read, with a warning
-FORMAT_VERSION = 2
+#: 2 added the checksum; files of format 1 are still read, with a warning. 3: deep GPs store q whitened
+#: (their format-2 factor form is converted on reading, DeepGP.load_state_dict)
+FORMAT_VERSION = 3
 _HEADER_KEY = "alphagp"
 _CHECKSUM_KEY = "alphagp_sha256"
 _TENSOR_REF = "__tensor__"

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.streaming import column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
-from ..methods.dgp import DeepGP, initial_layers
+from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
 from .base import DTYPES, GPEstimatorBase
@@ -43,9 +43,18 @@ class _DeepGPBase(GPEstimatorBase):
         Units H of each hidden layer; ``None``: min(D, 30) (the paper).
     n_inducing : int
         M, inducing points per unit (clipped to the training rows with a warning).
-    first_layer_kernel : {"rbf", "polynomial"}
-        The first layer's kernel: ARD squared exponential, or the ARD polynomial of degree 9 the
-        paper uses on MNIST. The other layers are ARD squared exponential.
+    standardize : bool
+        Standardise each feature to zero mean and unit variance (``False``: use the features as
+        given, e.g. pixels already in [0, 1]).
+    first_layer_kernel : {"rbf", "polynomial", "normalized_polynomial"}
+        The first layer's kernel: ARD squared exponential, the ARD polynomial of degree 9 the
+        paper uses on MNIST, or that kernel normalised to a prior variance that does not grow
+        with the input's norm (:class:`~alphagp.kernels.PolynomialKernel`; BENCHMARKS.md, "Deep
+        GPs on MNIST"). The other layers are ARD squared exponential.
+    hidden_mean_scale : float >= 0
+        Start each hidden unit's whitened mean from N(0, scale^2 I) (1: a draw from the unit's
+        prior) instead of 0, so units that the initialisation leaves exchangeable (H > D) differ
+        from the first step (:func:`~alphagp.methods.dgp.initial_layers`).
     alpha : float in (0, 1]
         Power of the alpha-divergence: near 0 is VI (Salimbeni & Deisenroth 2017), 1 is EP
         (Bui et al. 2016); the paper suggests starting at 0.5.
@@ -108,7 +117,9 @@ class _DeepGPBase(GPEstimatorBase):
         "n_layers": [Interval(Integral, 1, None, closed="left")],
         "n_hidden": [Interval(Integral, 1, None, closed="left"), None],
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
-        "first_layer_kernel": [StrOptions({"rbf", "polynomial"})],
+        "first_layer_kernel": [StrOptions(set(FIRST_LAYER_KERNELS))],
+        "hidden_mean_scale": [Interval(Real, 0, None, closed="left")],
+        "standardize": ["boolean"],
         "alpha": [Interval(Real, 0, 1, closed="right")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
@@ -133,7 +144,8 @@ class _DeepGPBase(GPEstimatorBase):
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples", "device", "distributed")
 
     def __init__(self, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
-                 first_layer_kernel: str = "rbf", alpha: float = 0.5,
+                 first_layer_kernel: str = "rbf", hidden_mean_scale: float = 0.0, standardize: bool = True,
+                 alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, batch_size: int | None = 100,
                  max_iter: int = 200, max_time: float | None = None, learning_rate: float = 1e-3,
                  learning_rate_decay: float = 1.0, early_stopping="auto", validation_fraction: float = 0.1,
@@ -144,6 +156,8 @@ class _DeepGPBase(GPEstimatorBase):
         self.n_hidden = n_hidden
         self.n_inducing = n_inducing
         self.first_layer_kernel = first_layer_kernel
+        self.hidden_mean_scale = hidden_mean_scale
+        self.standardize = standardize
         self.alpha = alpha
         self.n_samples = n_samples
         self.n_predict_samples = n_predict_samples
@@ -184,13 +198,13 @@ class _DeepGPBase(GPEstimatorBase):
         X, targets, validation = self._held_out(X, targets, stratify=isinstance(self, ClassifierMixin))
         n, d = X.shape
         m = self._inducing_count(n)
-        Xs = self._standardize(X)
+        Xs = self._standardize(X, self.standardize)
         rng = np.random.default_rng(self.random_state)
         hidden = self.n_hidden if self.n_hidden is not None else min(d, 30)
         with torch_threads(self.n_jobs):
             layers = initial_layers(np.asarray(Xs), n_outputs, self.n_layers, hidden, m, rng,
                                     output_noise=self.LIKELIHOOD_NOISE, first_kernel=self.first_layer_kernel,
-                                    dtype=DTYPES[self.dtype])
+                                    hidden_mean_scale=self.hidden_mean_scale, dtype=DTYPES[self.dtype])
             seed = int(rng.integers(2**31 - 1))
             self.model_ = DeepGP(layers, likelihood, n, alpha=self.alpha, n_samples=self.n_samples,
                                  n_predict_samples=self.n_predict_samples, seed=seed).to(device)

@@ -7,10 +7,15 @@ inter-layer noise in hidden layers, the likelihood's variance (regression) or la
 (classification) in the last.
 
 Approximation (eq. 10-11 with SEP's tied factors): q(u_h) is proportional to p(u_h) times one
-factor with u-space precision Lambda = R R' (R lower triangular with a positive diagonal
-exp(raw)) and natural mean eta, the parameters of the factor learnt by gradients. The cavity
-removes alpha / N of it: theta\\ = theta - (alpha / N)(theta - theta_prior), proper for every
-alpha because Lambda is positive semi-definite.
+factor, the N tied sites together. q is stored whitened, q(w_h) = N(m_h, S_h S_h') with
+u_h = L_h w_h and K_uu = L_h L_h' (S lower triangular with a positive diagonal exp(raw)); its
+natural parameters, B = (S S')^{-1} = I + L' Lambda L and b = B m, are those of the u-space
+factor (precision Lambda, natural mean eta = L^{-T} b) in whitened coordinates, so this is the
+paper's q, only stored differently. The cavity removes alpha / N of the factor:
+B\\ = (1 - alpha / N) B + (alpha / N) I, b\\ = (1 - alpha / N) b, proper for every alpha <= 1.
+The deep-GP authors (and this module before) stored the factor itself, (Lambda = R R', eta):
+on MNIST's 60,000 rows, Adam's first steps on R threw q far from the prior (BENCHMARKS.md,
+"Deep GPs on MNIST"); the whitened q starts at the prior (m = 0, S = I) and moves smoothly.
 
 Energy (eq. 15-17, tied):
 
@@ -42,14 +47,11 @@ from torch import nn
 from ..distributed import Reducer, local_rows
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
-from ..numerics import stable_cholesky, triangular_inverse
+from ..numerics import stable_cholesky, tied_cavity_log_normaliser_gap, triangular_inverse
 from ..objective import ObjectiveTerms
-from .base import MIN_VARIANCE, Capabilities, whitened_sites
-from .projection import projected_marginals, whitened_log_normaliser
+from .base import MIN_VARIANCE, Capabilities
+from .projection import projected_marginals
 
-#: log of the factor's initial Cholesky diagonal: precision exp(-10) ~ 5e-5, so q starts near the prior
-#: (the authors' initialisation)
-INITIAL_LOG_DIAGONAL = -5.0
 #: the deep-GP paper's settings of the registered likelihoods it uses: its robust-max likelihood
 #: draws a wrong label (probability 1e-3, the default) from the C - 1 other classes
 DGP_LIKELIHOOD_ARGS = {"robust_max": {"errors_to": "other"}}
@@ -85,8 +87,8 @@ class DGPLayer(nn.Module):
         dtype = inducing_points.dtype
         self.kernel = kernel
         self.inducing_points = nn.Parameter(inducing_points.clone())
-        self.factor_natural = nn.Parameter(torch.zeros(H, M, dtype=dtype))
-        self.factor_raw = nn.Parameter(torch.diag_embed(torch.full((H, M), INITIAL_LOG_DIAGONAL, dtype=dtype)))
+        self.whitened_mean = nn.Parameter(torch.zeros(H, M, dtype=dtype))       # m [H, M]: q at the prior
+        self.whitened_scale_raw = nn.Parameter(torch.zeros(H, M, M, dtype=dtype))  # S = I
         self.register_buffer("mean_weights", mean_weights.to(dtype).clone())
 
     @property
@@ -94,10 +96,43 @@ class DGPLayer(nn.Module):
         """(H, M, D): units, inducing points per unit, input dimension."""
         return tuple(self.inducing_points.shape)
 
-    def factor_precision(self) -> torch.Tensor:
-        """Lambda = R R' ``[H, M, M]``, R = strictly lower part of ``factor_raw`` + diag(exp(its diagonal))."""
-        R = torch.tril(self.factor_raw, -1) + torch.diag_embed(torch.exp(torch.diagonal(self.factor_raw, 0, -2, -1)))
-        return R @ R.transpose(-1, -2)
+    def whitened_scale(self) -> torch.Tensor:
+        """S ``[H, M, M]``: the strictly lower part of ``whitened_scale_raw`` + diag(exp(its diagonal))."""
+        raw = self.whitened_scale_raw
+        return torch.tril(raw, -1) + torch.diag_embed(torch.exp(torch.diagonal(raw, 0, -2, -1)))
+
+    def whitened_natural(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q's whitened natural parameters B = S^{-T} S^{-1} ``[H, M, M]``, b = B m ``[H, M]``, and
+        g(q) - g(N(0, I)) = log|S| + m' B m / 2 ``[H]`` (minus the KL divergence's constant-free part)."""
+        S_inv = triangular_inverse(self.whitened_scale())
+        white = (S_inv @ self.whitened_mean[..., None])[..., 0]                         # S^{-1} m
+        B = S_inv.transpose(-1, -2) @ S_inv
+        b = (S_inv.transpose(-1, -2) @ white[..., None])[..., 0]
+        g_q = -torch.log(torch.diagonal(S_inv, 0, -2, -1)).sum(-1) + 0.5 * white.square().sum(-1)
+        return B, b, g_q
+
+    @torch.no_grad()
+    def set_from_factor(self, precision: torch.Tensor, natural: torch.Tensor) -> None:
+        """Set q from a u-space factor (``precision`` Lambda ``[H, M, M]``, ``natural`` eta ``[H, M]``),
+        the form deep-GP model files stored before format 3: B = I + L' Lambda L, b = L' eta."""
+        L = stable_cholesky(self._inducing_prior()[0])
+        eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        B = eye + L.transpose(-1, -2) @ precision @ L
+        b = (L.transpose(-1, -2) @ natural[..., None])[..., 0]
+        S = stable_cholesky(torch.cholesky_inverse(stable_cholesky(B)))
+        self.whitened_mean.copy_(torch.cholesky_solve(b[..., None], stable_cholesky(B))[..., 0])
+        self.whitened_scale_raw.copy_(torch.tril(S, -1) + torch.diag_embed(torch.log(torch.diagonal(S, 0, -2, -1))))
+
+    def _inducing_prior(self, X: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """K_uu + jitter ``[H, M, M]`` (jitter 1e-6 times the mean prior variance at Z) and K_uf at
+        ``X`` (or at no rows)."""
+        _, M, D = self.shape
+        if X is None:
+            X = self.inducing_points.new_zeros(0, D)
+        Kuu, Kuf = self.kernel.inducing_covariances(self.inducing_points, X)
+        eye = torch.eye(M, dtype=Kuu.dtype, device=Kuu.device)
+        jitter = 1e-6 * torch.diagonal(Kuu, dim1=-2, dim2=-1).mean(-1)
+        return Kuu + jitter[:, None, None] * eye, Kuf
 
     def forward(self, F: torch.Tensor, cavity_scale: float):
         """Marginals of the layer's units at inputs ``F`` ``[..., D]``.
@@ -108,25 +143,24 @@ class DGPLayer(nn.Module):
         Returns:
             ``mean``, ``var`` ``[..., H]`` (noise-free: m = k_fu K^-1 mu\\ + x W,
             v = k_ff + k_fu K^-1 (Sigma\\ - K) K^-1 k_uf, eq. 18), and ``[H]`` each of
-            g(q) - g(prior) and g(cavity) - g(prior).
+            g(q) - g(prior) and g(cavity) - g(q) (0 for q itself), the latter formed without
+            cancellation (:func:`~alphagp.numerics.tied_cavity_log_normaliser_gap`).
         """
         H, M, D = self.shape
         X = F.reshape(-1, D)
-        Kuu, Kuf = self.kernel.inducing_covariances(self.inducing_points, X)
-        eye = torch.eye(M, dtype=X.dtype, device=X.device)
-        jitter = 1e-6 * torch.diagonal(Kuu, dim1=-2, dim2=-1).mean(-1)                # the amplitude for ARD
-        L = stable_cholesky(Kuu + jitter[:, None, None] * eye)
-        Psi = triangular_inverse(L) @ Kuf                                               # [H, M, R]
-        B_q, b_q = whitened_sites(L, self.factor_precision(), self.factor_natural)
-        g_q = whitened_log_normaliser(B_q, b_q)
+        Kuu, Kuf = self._inducing_prior(X)
+        Psi = triangular_inverse(stable_cholesky(Kuu)) @ Kuf                            # [H, M, R]
+        B_q, b_q, g_q = self.whitened_natural()
         if cavity_scale == 1.0:
-            B_c, b_c = B_q, b_q
+            B_c, b_c, gap = B_q, b_q, torch.zeros_like(g_q)
         else:
+            eye = torch.eye(M, dtype=X.dtype, device=X.device)
             B_c, b_c = cavity_scale * B_q + (1.0 - cavity_scale) * eye, cavity_scale * b_q
-        mean, var_w, g_c = projected_marginals(B_c, b_c, Psi)                         # [H, R]
+            gap = tied_cavity_log_normaliser_gap(B_q, b_q, 1.0 - cavity_scale)
+        mean, var_w, _ = projected_marginals(B_c, b_c, Psi)                           # [H, R]
         var = (self.kernel.prior_variance(X) - Psi.square().sum(1) + var_w).clamp_min(MIN_VARIANCE)
         mean = mean.T.reshape(*F.shape[:-1], H) + F @ self.mean_weights
-        return mean, var.T.reshape(*F.shape[:-1], H), g_q, g_c
+        return mean, var.T.reshape(*F.shape[:-1], H), g_q, gap
 
 
 class DeepGP(nn.Module):
@@ -182,6 +216,25 @@ class DeepGP(nn.Module):
                            torch.zeros(D, H, dtype=dtype)) for (H, M, D), spec in zip(config["architecture"], specs)]
         return cls(layers, **{k: v for k, v in config.items() if k not in ("architecture", "kernels")})
 
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """:meth:`torch.nn.Module.load_state_dict`, which also reads the factor form of q that deep-GP
+        files held before format 3 (``layers.k.factor_raw``, ``layers.k.factor_natural``: Lambda = R R'
+        with R's diagonal stored as its log, and eta) and converts it to the same q, whitened."""
+        state = dict(state_dict)
+        factors = {}
+        for k in range(len(self.layers)):
+            raw, natural = state.pop(f"layers.{k}.factor_raw", None), state.pop(f"layers.{k}.factor_natural", None)
+            if raw is not None and natural is not None:
+                factors[k] = (raw, natural)
+                layer = self.layers[k]
+                state[f"layers.{k}.whitened_mean"] = layer.whitened_mean.detach().clone()
+                state[f"layers.{k}.whitened_scale_raw"] = layer.whitened_scale_raw.detach().clone()
+        result = super().load_state_dict(state, strict=strict, assign=assign)
+        for k, (raw, natural) in factors.items():
+            R = torch.tril(raw, -1) + torch.diag_embed(torch.exp(torch.diagonal(raw, 0, -2, -1)))
+            self.layers[k].set_from_factor(R @ R.transpose(-1, -2), natural)
+        return result
+
     #: the deep GP is trained by Adam on mini-batches, in one process
     #: the energy is global terms plus a sum over the batch, and the draws are made for the global batch
     CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
@@ -211,8 +264,8 @@ class DeepGP(nn.Module):
         """
         F, global_terms = X, X.new_zeros(())
         for depth, layer in enumerate(self.layers):
-            mean, var, g_q, g_c = layer(F, cavity_scale)
-            global_terms = global_terms + (g_q + (self.n_data / self.alpha) * (g_c - g_q)).sum()
+            mean, var, g_q, gap = layer(F, cavity_scale)
+            global_terms = global_terms + (g_q + (self.n_data / self.alpha) * gap).sum()
             if depth == len(self.layers) - 1:
                 break
             n, part = (1, slice(None)) if shared_draws else rows or (X.shape[0], slice(None))
@@ -310,18 +363,33 @@ def median_squared_distance(inputs: np.ndarray, rng: np.random.Generator, n_rows
     return value if value > 0 else 1.0
 
 
+#: the first layer's kernels: the kernel class and its keyword arguments
+FIRST_LAYER_KERNELS = {"rbf": (ARDKernel, {}), "polynomial": (PolynomialKernel, {}),
+                       "normalized_polynomial": (PolynomialKernel, {"normalized": True})}
+
+
 def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, n_inducing: int,
                    rng: np.random.Generator, hidden_noise: float = 1e-5, output_noise: float = 1e-2,
-                   first_kernel: str = "rbf", dtype=torch.float64) -> list[DGPLayer]:
-    """Layers initialised as in the paper and the authors' code.
+                   first_kernel: str = "rbf", hidden_mean_scale: float = 0.0,
+                   dtype=torch.float64) -> list[DGPLayer]:
+    """Layers initialised as in the paper.
 
     Z of the first layer from k-means (``kmeans2``, ``minit="points"``) on up to 10,000 rows of
     ``X`` ``[n, D]`` (standardised), carried through the hidden layers' means as the inputs are;
     lengthscale^2 = the median squared distance of each layer's (carried) inputs; amplitude 1;
-    noise ``hidden_noise`` in hidden layers and ``output_noise`` in the last; q near the prior.
-    ``first_kernel="polynomial"``: a degree-9 ARD polynomial kernel in the first layer (the paper's
-    MNIST model), the same lengthscale initialisation.
+    noise ``hidden_noise`` in hidden layers and ``output_noise`` in the last; positive kernel
+    parameters stored as logs (as the authors do). q starts at the prior, except that with
+    ``hidden_mean_scale`` > 0 each hidden unit's whitened mean is drawn from N(0, scale^2 I): at
+    scale 1 its mean function is a draw from its prior. That separates hidden units that would
+    otherwise be exchangeable (same Z, kernel and q when H > D), as the scripts behind the paper's
+    UCI and synthetic numbers did with a random natural mean and a factor precision near I; the
+    authors' code at its latest revision starts every factor near zero instead.
+    ``first_kernel``: a key of :data:`FIRST_LAYER_KERNELS`; ``"polynomial"`` is the degree-9 ARD
+    polynomial kernel of the paper's MNIST model, ``"normalized_polynomial"`` its normalised form
+    (:class:`~alphagp.kernels.PolynomialKernel`), with the same lengthscale initialisation.
     """
+    if first_kernel not in FIRST_LAYER_KERNELS:
+        raise ValueError(f"first_kernel must be one of {sorted(FIRST_LAYER_KERNELS)}, got {first_kernel!r}")
     rows = X if len(X) <= 10_000 else X[rng.choice(len(X), 10_000, replace=False)]
     rows = np.asarray(rows, dtype=np.float64)
     with warnings.catch_warnings():  # an empty cluster keeps its starting row: harmless when M is close to n
@@ -332,10 +400,14 @@ def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, 
         last = depth == n_layers - 1
         H, d = (n_outputs if last else n_hidden), rows.shape[1]
         W = np.zeros((d, H)) if last else linear_mean_weights(rows, H)
-        kernel_cls = PolynomialKernel if depth == 0 and first_kernel == "polynomial" else ARDKernel
+        kernel_cls, options = FIRST_LAYER_KERNELS[first_kernel] if depth == 0 else (ARDKernel, {})
         kernel = kernel_cls(H, d, lengthscale=math.sqrt(median_squared_distance(rows, rng)), amplitude=1.0,
-                            noise=output_noise if last else hidden_noise, dtype=dtype)
+                            noise=output_noise if last else hidden_noise, dtype=dtype, positive="log", **options)
         Z_t = torch.as_tensor(Z, dtype=dtype).expand(H, -1, -1)
-        layers.append(DGPLayer(Z_t, kernel, torch.as_tensor(W, dtype=dtype)))
+        layer = DGPLayer(Z_t, kernel, torch.as_tensor(W, dtype=dtype))
+        if not last and hidden_mean_scale > 0:
+            with torch.no_grad():
+                layer.whitened_mean.copy_(torch.as_tensor(hidden_mean_scale * rng.standard_normal((H, n_inducing))))
+        layers.append(layer)
         rows, Z = rows @ W, Z @ W
     return layers
