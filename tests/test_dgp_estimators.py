@@ -210,3 +210,19 @@ def test_a_format_1_deep_gp_file_with_x_mean_still_loads(regression, tmp_path):
     with pytest.warns(UncheckedModelFileWarning):
         old = DeepGPRegressor.load(tmp_path / "old.safetensors")
     np.testing.assert_array_equal(old.predict(X), reg.predict(X))
+
+
+def test_standardize_false_keeps_the_features_and_hidden_means_start_at_random(regression):
+    """``standardize=False`` trains on the features as given: the model equals one fitted with
+    standardisation on data already standardised. ``hidden_mean_scale`` changes only the hidden
+    layers' starting means."""
+    X, y = regression
+    Xs = (X - X.mean(0)) / X.std(0)
+    plain = DeepGPRegressor(**{**SMALL, "max_iter": 2}, standardize=False).fit(Xs, y)
+    assert np.array_equal(plain.mean_, np.zeros(2)) and np.array_equal(plain.scale_, np.ones(2))
+    standard = DeepGPRegressor(**{**SMALL, "max_iter": 2}).fit(Xs, y)
+    np.testing.assert_allclose(plain.predict(Xs), standard.predict(Xs), rtol=1e-6, atol=1e-8)
+    start = DeepGPRegressor(**{**SMALL, "max_iter": 1, "hidden_mean_scale": 1.0}).fit(X, y)
+    hidden, last = start.model_.layers
+    assert float(hidden.whitened_mean.detach().abs().max()) > 0.5      # a draw, moved by one epoch at most 0.01 per step
+    assert float(last.whitened_mean.detach().abs().max()) < 0.2
