@@ -370,7 +370,7 @@ FIRST_LAYER_KERNELS = {"rbf": (ARDKernel, {}), "polynomial": (PolynomialKernel, 
 
 def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, n_inducing: int,
                    rng: np.random.Generator, hidden_noise: float = 1e-5, output_noise: float = 1e-2,
-                   first_kernel: str = "rbf", hidden_mean_scale: float = 0.0,
+                   first_kernel: str = "rbf", hidden_mean_scale: float = 0.0, positive: str = "log",
                    dtype=torch.float64) -> list[DGPLayer]:
     """Layers initialised as in the paper.
 
@@ -378,7 +378,7 @@ def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, 
     ``X`` ``[n, D]`` (standardised), carried through the hidden layers' means as the inputs are;
     lengthscale^2 = the median squared distance of each layer's (carried) inputs; amplitude 1;
     noise ``hidden_noise`` in hidden layers and ``output_noise`` in the last; positive kernel
-    parameters stored as logs (as the authors do). q starts at the prior, except that with
+    parameters stored as ``positive`` says (logs, as the authors do; ``"softplus"`` for comparison). q starts at the prior, except that with
     ``hidden_mean_scale`` > 0 each hidden unit's whitened mean is drawn from N(0, scale^2 I): at
     scale 1 its mean function is a draw from its prior. That separates hidden units that would
     otherwise be exchangeable (same Z, kernel and q when H > D), as the scripts behind the paper's
@@ -402,7 +402,7 @@ def initial_layers(X: np.ndarray, n_outputs: int, n_layers: int, n_hidden: int, 
         W = np.zeros((d, H)) if last else linear_mean_weights(rows, H)
         kernel_cls, options = FIRST_LAYER_KERNELS[first_kernel] if depth == 0 else (ARDKernel, {})
         kernel = kernel_cls(H, d, lengthscale=math.sqrt(median_squared_distance(rows, rng)), amplitude=1.0,
-                            noise=output_noise if last else hidden_noise, dtype=dtype, positive="log", **options)
+                            noise=output_noise if last else hidden_noise, dtype=dtype, positive=positive, **options)
         Z_t = torch.as_tensor(Z, dtype=dtype).expand(H, -1, -1)
         layer = DGPLayer(Z_t, kernel, torch.as_tensor(W, dtype=dtype))
         if not last and hidden_mean_scale > 0:
