@@ -203,9 +203,9 @@ class PolynomialKernel(nn.Module):
     a_c at every input. The plain kernel's prior variance grows like |x|^(2 degree): on MNIST's
     standardised pixels (rare pixels reach |x| ~ 100) it spans 6 to 7.5e15 across images, and
     the deep GP's first layer then propagates samples of standard deviation in the thousands
-    (BENCHMARKS.md, "Deep GPs on MNIST"). The deep-GP authors' layer never meets this: it takes
-    the amplitude as k(x, x) for every kernel (written for the RBF), which is exactly the
-    normalised kernel's diagonal but not its off-diagonal.
+    (BENCHMARKS.md, "Deep GPs at the paper's settings"). The deep-GP authors' layer never meets
+    this: it takes the amplitude as k(x, x) for every kernel (written for the RBF), which is
+    exactly the normalised kernel's diagonal but not its off-diagonal.
     """
 
     def __init__(self, n_latent: int, n_features: int, degree: int = 9, lengthscale=None, amplitude=1.0,

@@ -50,7 +50,7 @@ class _DeepGPBase(GPEstimatorBase):
         The first layer's kernel: ARD squared exponential, the ARD polynomial of degree 9 the
         paper uses on MNIST, or that kernel normalised to a prior variance that does not grow
         with the input's norm (:class:`~alphagp.kernels.PolynomialKernel`; BENCHMARKS.md, "Deep
-        GPs on MNIST"). The other layers are ARD squared exponential.
+        GPs at the paper's settings"). The other layers are ARD squared exponential.
     hidden_mean_scale : float >= 0
         Start each hidden unit's whitened mean from N(0, scale^2 I) (1: a draw from the unit's
         prior) instead of 0, so units that the initialisation leaves exchangeable (H > D) differ

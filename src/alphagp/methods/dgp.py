@@ -15,7 +15,8 @@ paper's q, only stored differently. The cavity removes alpha / N of the factor:
 B\\ = (1 - alpha / N) B + (alpha / N) I, b\\ = (1 - alpha / N) b, proper for every alpha <= 1.
 The deep-GP authors (and this module before) stored the factor itself, (Lambda = R R', eta):
 on MNIST's 60,000 rows, Adam's first steps on R threw q far from the prior (BENCHMARKS.md,
-"Deep GPs on MNIST"); the whitened q starts at the prior (m = 0, S = I) and moves smoothly.
+"Deep GPs at the paper's settings"); the whitened q starts at the prior (m = 0, S = I) and
+moves smoothly.
 
 Energy (eq. 15-17, tied):
 
@@ -103,7 +104,7 @@ class DGPLayer(nn.Module):
 
     def whitened_natural(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q's whitened natural parameters B = S^{-T} S^{-1} ``[H, M, M]``, b = B m ``[H, M]``, and
-        g(q) - g(N(0, I)) = log|S| + m' B m / 2 ``[H]`` (minus the KL divergence's constant-free part)."""
+        g(q) - g(N(0, I)) = log|S| + m' B m / 2 ``[H]``."""
         S_inv = triangular_inverse(self.whitened_scale())
         white = (S_inv @ self.whitened_mean[..., None])[..., 0]                         # S^{-1} m
         B = S_inv.transpose(-1, -2) @ S_inv
@@ -119,8 +120,9 @@ class DGPLayer(nn.Module):
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         B = eye + L.transpose(-1, -2) @ precision @ L
         b = (L.transpose(-1, -2) @ natural[..., None])[..., 0]
-        S = stable_cholesky(torch.cholesky_inverse(stable_cholesky(B)))
-        self.whitened_mean.copy_(torch.cholesky_solve(b[..., None], stable_cholesky(B))[..., 0])
+        L_B = stable_cholesky(B)
+        S = stable_cholesky(torch.cholesky_inverse(L_B))
+        self.whitened_mean.copy_(torch.cholesky_solve(b[..., None], L_B)[..., 0])
         self.whitened_scale_raw.copy_(torch.tril(S, -1) + torch.diag_embed(torch.log(torch.diagonal(S, 0, -2, -1))))
 
     def _inducing_prior(self, X: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
