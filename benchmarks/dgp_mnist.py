@@ -124,14 +124,14 @@ def by_norm(args, Xtr, Xva, yva) -> None:
 
 
 def choose_and_test(args, Xva, yva, X_te, y_te) -> None:
-    """Validation NLL of each saved model; the test split once for the lowest."""
+    """Validation NLL of each saved model (skipped when there is one); the test split once for the lowest."""
     scores = {}
-    for path in args.test:
+    for path in args.test if len(args.test) > 1 else ():
         clf = DeepGPClassifier.load(path)
         clf.n_jobs = args.threads
         scores[path] = all_metrics(clf.predict_proba(Xva), yva)["nll"]
         print(f"{path}: validation NLL {scores[path]:.4f}", flush=True)
-    chosen = min(scores, key=scores.get)
+    chosen = min(scores, key=scores.get) if scores else args.test[0]
     clf = DeepGPClassifier.load(chosen)
     clf.n_jobs = args.threads
     test = clf.evaluate(X_te, y_te)
