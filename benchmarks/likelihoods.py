@@ -30,8 +30,9 @@ from scipy.stats import multivariate_normal
 from sklearn.model_selection import train_test_split
 
 from alphagp import GPClassifier
-from alphagp.calibration import plot_reliability, reliability_curve
+from alphagp.calibration import reliability_curve
 from alphagp.metrics import all_metrics
+from alphagp.plotting import plot_reliability
 
 from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args
 

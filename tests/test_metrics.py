@@ -37,7 +37,8 @@ def test_reliability_curve_bins_a_hand_computed_case():
 def test_calibration_works_on_a_scikit_learn_classifier_with_string_labels(rng):
     from sklearn.linear_model import LogisticRegression
 
-    from alphagp.calibration import plot_reliability, predicted_probabilities, reliability_curve
+    from alphagp.calibration import predicted_probabilities, reliability_curve
+    from alphagp.plotting import plot_reliability
     X = rng.normal(size=(200, 2))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, "yes", "no")
     clf = LogisticRegression().fit(X, y)

@@ -322,7 +322,8 @@ def cmd_evaluate(args) -> int:
     X, y = _read_for(clf, args)
     metrics = clf.evaluate(X, y)
     if args.plot:
-        from .calibration import plot_reliability, predicted_probabilities, reliability_curve
+        from .calibration import predicted_probabilities, reliability_curve
+        from .plotting import plot_reliability
         plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)), args.plot,
                          title=f"{getattr(clf, 'method', type(clf).__name__)} on {Path(args.data).name}")
     if args.json:
