@@ -17,6 +17,29 @@ def test_missing_data_folder_is_reported(monkeypatch, tmp_path):
         data_dir()
 
 
+def test_missing_default_data_folder_names_the_places_it_looked(monkeypatch, tmp_path):
+    import alphagp.data
+    monkeypatch.delenv("ALPHAGP_DATA", raising=False)
+    work = tmp_path / "project" / "work"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(alphagp.data, "__file__", str(tmp_path / "site-packages" / "alphagp" / "data" / "__init__.py"))
+    with pytest.raises(DataNotFoundError) as err:
+        data_dir()
+    message = str(err.value)
+    assert f"no MANIFEST.json in {tmp_path.resolve() / 'project' / 'shared' / 'data'}" in message
+    assert "site-packages" not in message and " or " not in message and "ALPHAGP_DATA" in message
+    checkout = tmp_path / "repo"
+    (checkout / "src" / "alphagp" / "data").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("")
+    monkeypatch.setattr(alphagp.data, "__file__", str(checkout / "src" / "alphagp" / "data" / "__init__.py"))
+    with pytest.raises(DataNotFoundError, match=f" or {tmp_path.resolve() / 'shared' / 'data'}"):
+        data_dir()
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / "MANIFEST.json").write_text("{}")
+    assert data_dir() == (tmp_path / "shared" / "data").resolve()
+
+
 def test_non_numeric_columns_are_named(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("a,b,target\n1,x,0\n2,y,1\n")

@@ -246,9 +246,12 @@ def cmd_demo(args) -> int:
     _print_metrics(clf.evaluate(Xte, yte), seconds)
     if not hasattr(clf, "n_skipped_updates_"):   # a deep GP
         return 0
-    print(f"  log Z_q    {clf.history_[-1]['objective']:.2f}  (site updates refused over the fit: "
-          f"{clf.n_skipped_updates_} with a negative new precision, {clf.n_improper_cavities_} with an improper "
-          "cavity; README, 'Diagnostics')")
+    print(f"  objective  {clf.history_[-1]['objective']:.2f}  (the method's estimate of the log marginal "
+          "likelihood, log Z_q)")
+    skipped = clf.n_skipped_updates_ + clf.n_improper_cavities_
+    if skipped:
+        print(f"  EP updates skipped: {skipped} (an update that would have left the approximation invalid is "
+              "not applied; a few are normal, README 'Diagnostics')")
     return 0
 
 

@@ -30,14 +30,22 @@ class DataNotFoundError(FileNotFoundError):
 def data_dir() -> Path:
     """Folder of the benchmark data sets (raises :class:`DataNotFoundError` when absent)."""
     env = os.environ.get("ALPHAGP_DATA")
-    candidates = [Path(env)] if env else [Path.cwd() / ".." / "shared" / "data",
-                                          Path(__file__).resolve().parents[4] / "shared" / "data"]
+    if env:
+        candidates = [Path(env)]
+    else:
+        candidates = [Path.cwd().parent / "shared" / "data"]
+        checkout = Path(__file__).resolve().parents[3]          # src/alphagp/data/ -> the repository
+        if (checkout / "pyproject.toml").exists():
+            candidates.append(checkout.parent / "shared" / "data")
     for path in candidates:
         if (path / "MANIFEST.json").exists():
             return path.resolve()
+    looked = " or ".join(str(p.resolve()) for p in dict.fromkeys(p.resolve() for p in candidates))
+    where = f"ALPHAGP_DATA={env} has no MANIFEST.json" if env else f"no MANIFEST.json in {looked}"
     raise DataNotFoundError(
-        "benchmark data not found: set ALPHAGP_DATA to the folder holding MANIFEST.json "
-        f"(looked in {', '.join(str(p) for p in candidates)})")
+        f"benchmark data not found ({where}): set ALPHAGP_DATA to the folder holding the data sets and "
+        "their MANIFEST.json. The library's own examples use the bundled sets and scikit-learn's, "
+        "which need no download.")
 
 
 def _is_row_index(column: pd.Series) -> bool:

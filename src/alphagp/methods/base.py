@@ -77,7 +77,7 @@ class Capabilities:
     Attributes:
         batch_optimizer: the optimiser of batch training: ``"sign-adaptive"`` where closed-form
             updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too. The papers
-            train VI and GFITC with L-BFGS; DESIGN.md ("The method family") says why not here.
+            train VI and GFITC with L-BFGS; docs/history.md ("Optimisers") says why not here.
         damping: the method has damped closed-form (EP) updates and takes ``damping``.
         mini_batches: the objective is a sum over data points, so mini-batches give unbiased
             estimates of it.

@@ -294,7 +294,7 @@ class Trainer:
         st.history.append({"epoch": st.epoch, "objective": st.objective, "train_seconds": st.train_seconds})
         if rows < n:
             st.history[-1]["rows"] = rows
-        bar.set_postfix(epoch=st.epoch, log_Zq=f"{st.objective:.4g}")
+        bar.set_postfix(epoch=st.epoch, objective=f"{st.objective:.4g}")
         self._early_stopping(st.objective)
         for cb in self.callbacks:
             cb(st)
