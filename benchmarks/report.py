@@ -780,6 +780,26 @@ def deep_gp_paper() -> dict:
     return json.loads((data_dir().parent / "papers" / "tables" / "deep-gps-ijar2022.json").read_text())
 
 
+def method_guide_table(results: str = "method_guide") -> None:
+    """Which method when: each registered method at its defaults, per data set and training mode,
+    mean ± s.e. over the seeds of test error, NLL and ECE, with seconds per epoch, for the fit
+    and for predicting the test rows."""
+    groups = defaultdict(list)
+    for r in load(results):
+        groups[r["dataset"], r["mode"], r["method"]].append(r)
+    print("| data set (rows, classes) | training | method | seeds | test error | test NLL | test ECE "
+          "| seconds an epoch | fit seconds | predict seconds | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (dataset, mode, method), rows in groups.items():
+        r0 = rows[0]
+        commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in rows}))
+        print(f"| {dataset} ({r0['n_train']} train, {r0['n_classes']}) | {mode} | `{method}` | {len(rows)} "
+              f"| {mean_se([r['test_error'] for r in rows], 3)} | {mean_se([r['test_nll'] for r in rows], 3)} "
+              f"| {mean_se([r['test_ece'] for r in rows], 3)} | {np.mean([r['seconds_per_epoch'] for r in rows]):.3g} "
+              f"| {np.mean([r['fit_seconds'] for r in rows]):.0f} | {np.mean([r['predict_seconds'] for r in rows]):.1f} "
+              f"| {commits} |")
+
+
 def dgp_synthetic_table(results: str = "dgp_synthetic") -> None:
     """Table C.6 of the deep-GP paper: test RMSE and log-likelihood per problem and alpha, beside the paper's."""
     paper = deep_gp_paper()["C.6_synthetic"]
@@ -1129,7 +1149,7 @@ if __name__ == "__main__":
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
-              "dgpsynthseeds": dgp_synthetic_seeds_table, "edges": edges_tables, "guard": guard_table,
+              "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
               "panel": defaults_panel_report}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])

@@ -1,8 +1,11 @@
-"""Active learning with alphagp (alpha paper section 5.6): label the most uncertain pool point.
+"""
+Active learning: label the most uncertain point
+===============================================
 
+Active learning with alphagp (alpha paper section 5.6): label the most uncertain pool point.
 Starts from 2 labelled points per class of the bundled Vehicle data, then adds one point per
 round, chosen either by the largest predictive entropy of a PEP (alpha = 0.5) classifier or
-at random, and prints the test error of both after every few rounds.
+at random, and prints the test error of both after every few rounds::
 
     python examples/active_learning.py --rounds 30
 """

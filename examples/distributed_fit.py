@@ -1,11 +1,13 @@
-"""Data-parallel SEP with torch.distributed: every process fits the same model on its share of
-each mini-batch.
+"""
+Data-parallel SEP on several processes
+======================================
 
-On one machine, two processes with one thread each:
+Data-parallel SEP with torch.distributed: every process fits the same model on its share of
+each mini-batch. On one machine, two processes with one thread each::
 
     torchrun --nproc-per-node=2 examples/distributed_fit.py
 
-Across two machines (run on each, with the first machine's address; ``--node-rank`` 0 and 1):
+Across two machines (run on each, with the first machine's address; ``--node-rank`` 0 and 1)::
 
     torchrun --nnodes=2 --node-rank=0 --nproc-per-node=2 --master-addr=10.0.0.1 --master-port=29500 \\
         examples/distributed_fit.py

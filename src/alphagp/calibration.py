@@ -29,7 +29,7 @@ class ReliabilityCurve:
 
     @property
     def ece(self) -> float:
-        """Expected calibration error: sum_b |B_b| / N * |accuracy_b - confidence_b|."""
+        """Expected calibration error, ``sum_b |B_b| / N * |accuracy_b - confidence_b|``."""
         used = self.counts > 0
         gaps = np.abs(self.accuracy[used] - self.confidence[used])
         return float((self.counts[used] * gaps).sum() / self.counts.sum())

@@ -38,6 +38,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     ----------
     method : str, one of ``alphagp methods``
         {methods}
+
         The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form
         updates; apep, arpep, rpapep and the vi methods fit q by gradients (with Adam, in batch
         training too).
@@ -63,7 +64,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         epsilon > 0.
     batch_size : int or None
         ``None`` trains on all data at once; an int uses mini-batches of that size and Adam,
-        with the N/|B| scaled gradient.
+        with the ``N / |B|``-scaled gradient.
     max_iter : int
         Epochs (passes over the data; one epoch is one iteration in batch training).
     max_time : float or None
@@ -384,12 +385,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
 
 def _method_list(indent: str = "        ") -> str:
-    """The registry's methods as docstring lines (``name``: summary; method_params)."""
+    """The registry's methods as a docstring bullet list (``name``: summary; method_params)."""
     import textwrap
     lines = []
     for name, summary, own in method_table():
         text = f"``{name}``: {summary}" + (f" (``method_params``: {own})" if own else "") + "."
-        lines += textwrap.wrap(text, 96, initial_indent=indent, subsequent_indent=indent + "    ",
+        lines += textwrap.wrap(text, 96, initial_indent=indent + "- ", subsequent_indent=indent + "  ",
                                break_on_hyphens=False)
     return "\n".join(lines).strip()
 
