@@ -557,10 +557,10 @@ def time_to_accuracy_report(results: str = "tta") -> None:
                   f"| {last['train_seconds']:.0f} | {100 * last['test_error']:.2f} % | {last['test_nll']:.4f} "
                   f"| {cells(target, worst_times, lib)} | {cells(best, best_times, lib)} |")
         ax.axhline(target, color="grey", lw=0.6, ls="--")
-        ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL", title=run)
+        ax.set(xscale="log", yscale="log", xlabel="training seconds", ylabel="test NLL (log scale)", title=run)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / f"{results}.png", dpi=110)
+    fig.savefig(RESULTS / f"{results}.png", dpi=200)
     print(f"\nfigure: benchmarks/results/{results}.png")
     for r in failed:
         print(f"\n{r['run']}: {r['library']} failed ({r['commit']}, dirty {r['dirty']}): {r['failed']}")
