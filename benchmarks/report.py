@@ -193,47 +193,93 @@ def baselines_tables(results: str = "uci_baselines") -> None:
         print(f"| {int(frac * 100)}% | {len(done)} | {' | '.join(cells)} |")
 
 
-def alpha_ranks(results: str = "uci_alpha") -> None:
-    """Figure 1 of the alpha paper (and its Appendix D for the error). Within each (data set,
-    split, M) case: for a fixed method, the rank (1 = best) of each alpha among that method's
-    alphas (the figure's points); for a fixed alpha, the rank of each method among the four (the
-    figure's colours). Averages over the cases that have every (method, alpha)."""
-    from scipy.stats import rankdata
-    rows = load(results)
+def _alpha_rank_cases(results: str, fraction: str | None):
+    """The rows of ``results`` (of one M when ``fraction`` is given) grouped into (data set, split,
+    M) cases; returns the cases that have every (method, alpha), the methods, the alphas (as
+    written in the rows) and the rows."""
+    rows = [r for r in load(results) if fraction is None or r["M_fraction"] == float(fraction)]
     configs = sorted({r["method"] for r in rows})
     cases = defaultdict(dict)
     for r in rows:
         cases[(r["dataset"], r["seed"], r["M_fraction"])][r["method"]] = r
     complete = [c for c in cases.values() if len(c) == len(configs)]
+    paper_order = ["PEP", "APEP", "ARPEP", "RPAPEP"]
+    methods = sorted({c.split(":")[0] for c in configs},
+                     key=lambda m: (paper_order.index(m) if m in paper_order else len(paper_order), m))
+    alphas = sorted({c.split(":")[1] for c in configs if ":" in c}, key=float)
+    return complete, methods, alphas, rows
+
+
+def _alpha_ranks(complete, methods, alphas, metric):
+    """Per (method, alpha): the ranks of the alpha within its method and of the method at that
+    alpha, one per case (1 = best)."""
+    from scipy.stats import rankdata
+    over_alpha, over_method = defaultdict(list), defaultdict(list)
+    for case in complete:
+        for m in methods:
+            for a, rank in zip(alphas, rankdata([case[f"{m}:{a}"][metric] for a in alphas])):
+                over_alpha[(m, a)].append(rank)
+        for a in alphas:
+            for m, rank in zip(methods, rankdata([case[f"{m}:{a}"][metric] for m in methods])):
+                over_method[(m, a)].append(rank)
+    return over_alpha, over_method
+
+
+def alpha_ranks(results: str = "uci_alpha", fraction: str | None = None) -> None:
+    """Figure 1 of the alpha paper (and its Appendix D for the error). Within each (data set,
+    split, M) case: for a fixed method, the rank (1 = best) of each alpha among that method's
+    alphas (the figure's points); for a fixed alpha, the rank of each method among the four (the
+    figure's colours). Averages over the cases that have every (method, alpha), pooled over M as
+    the paper does; ``fraction`` (e.g. ``0.05``) keeps the rows of one M."""
+    complete, methods, alphas, rows = _alpha_rank_cases(results, fraction)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
           f"{len(complete)} complete (data set, split, M) cases")
-    methods = sorted({c.split(":")[0] for c in configs})
-    alphas = sorted({c.split(":")[1] for c in configs if ":" in c}, key=float)
     for metric in ("test_nll", "test_error"):
-        over_alpha, over_method = defaultdict(list), defaultdict(list)
-        for case in complete:
-            for m in methods:
-                for a, rank in zip(alphas, rankdata([case[f"{m}:{a}"][metric] for a in alphas])):
-                    over_alpha[(m, a)].append(rank)
-            for a in alphas:
-                for m, rank in zip(methods, rankdata([case[f"{m}:{a}"][metric] for m in methods])):
-                    over_method[(m, a)].append(rank)
+        over_alpha, over_method = _alpha_ranks(complete, methods, alphas, metric)
         name = metric.replace("_", " ")
-        for title, ranks, n in ((f"rank of each alpha within its method, by {name} (1 to {len(alphas)})",
-                                 over_alpha, len(alphas)),
-                                (f"rank of each method at a fixed alpha, by {name} (1 to {len(methods)})",
-                                 over_method, len(methods))):
+        for title, ranks in ((f"rank of each alpha within its method, by {name} (1 to {len(alphas)})", over_alpha),
+                             (f"rank of each method at a fixed alpha, by {name} (1 to {len(methods)})", over_method)):
             print(f"\n#### average {title}; lower is better\n")
             print(f"| method | {' | '.join(f'alpha={a}' for a in alphas)} |")
             print("| --- " * (len(alphas) + 1) + "|")
             for m in methods:
                 print(f"| {m} | {' | '.join(f'{np.mean(ranks[(m, a)]):.2f}' for a in alphas)} |")
-        means = {tuple(c.split(":")): np.mean([case[c][metric] for case in complete]) for c in configs}
+        means = {(m, a): np.mean([case[f"{m}:{a}"][metric] for case in complete]) for m in methods for a in alphas}
         print(f"\n#### mean {name} over the cases\n")
         print(f"| method | {' | '.join(f'alpha={a}' for a in alphas)} |")
         print("| --- " * (len(alphas) + 1) + "|")
         for m in methods:
             print(f"| {m} | {' | '.join(f'{means[(m, a)]:.3f}' for a in alphas)} |")
+
+
+def alpha_figure(results: str = "uci_alpha", fraction: str | None = None) -> None:
+    """Figure 1 of the alpha paper drawn from ``results``: for each method, the average test-NLL
+    rank of each alpha within the method (the points, joined), coloured by the average rank of
+    the method among the four at that alpha (blue best, red worst), as the paper's figure.
+    Written to ``results/<results>_ranks.png``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    complete, methods, alphas, _ = _alpha_rank_cases(results, fraction)
+    over_alpha, over_method = _alpha_ranks(complete, methods, alphas, "test_nll")
+    x = [float(a) for a in alphas]
+    fig, axes = plt.subplots(1, len(methods), figsize=(3.2 * len(methods), 3.4), sharey=True)
+    for ax, m in zip(np.atleast_1d(axes), methods):
+        within = [np.mean(over_alpha[(m, a)]) for a in alphas]
+        among = [np.mean(over_method[(m, a)]) for a in alphas]
+        ax.plot(x, within, color="0.6", zorder=1)
+        points = ax.scatter(x, within, c=among, cmap="coolwarm", vmin=1, vmax=len(methods), zorder=2,
+                            edgecolors="k", linewidths=0.4)
+        ax.set_title(m)
+        ax.set_xlabel("alpha")
+        ax.grid(alpha=0.3)
+    np.atleast_1d(axes)[0].set_ylabel(f"average rank of alpha (1 to {len(alphas)})")
+    fig.colorbar(points, ax=axes, label=f"rank among the {len(methods)} methods", shrink=0.85)
+    share = "all M" if fraction is None else f"M = {float(fraction):.0%}"
+    fig.suptitle(f"Test NLL ranks over {len(complete)} (data set, split, M) cases, {share}", y=1.02)
+    name = f"{results}_ranks.png" if fraction is None else f"{results}_ranks_{fraction}.png"
+    fig.savefig(RESULTS / name, dpi=200, bbox_inches="tight")
+    print(f"wrote {RESULTS / name}")
 
 
 def selection_table(results: str = "select_validation") -> None:
@@ -1139,7 +1185,7 @@ def defaults_panel_report(results: str = "defaults_panel") -> None:
 
 
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "select": selection_table,
+    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
               "sattime": satellite_time_figure, "gpflow": vi_vs_gpflow_table,
               "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,

@@ -56,3 +56,40 @@ sphinx_gallery_conf = {
 html_theme = "furo"
 html_title = f"alphagp {release}"
 html_static_path: list[str] = []
+
+
+def write_method_reference(app) -> None:
+    """``generated/methods.rst``: every registered method with its summary, its own parameters
+    (``method_params``) and their defaults, and the docstring of the class that implements it,
+    written from the registry at every build, so a new method is documented without an edit."""
+    from alphagp.methods import METHODS, method_parameters
+
+    lines = ["Methods and their parameters", "============================", "",
+             "The names ``GPClassifier(method=...)`` takes, in the registry's order. Each method's own",
+             "settings go in ``method_params`` (a dict); the estimator's parameters are in the",
+             ":doc:`../api`. The class docstring below each method states the paper's equations it",
+             "implements; its arguments before the method's own ones are built by the estimator.", ""]
+    documented: set[type] = set()
+    for name, spec in METHODS.items():
+        lines += [f"``{name}``", "-" * (len(name) + 4), "", spec.summary[0].upper() + spec.summary[1:] + ".", ""]
+        params = method_parameters(name)
+        if params:
+            lines += ["``method_params`` (defaults): " + ", ".join(f"``{k}={v!r}``" for k, v in params.items()), ""]
+        else:
+            lines += ["No ``method_params``.", ""]
+        cls = spec.cls
+        path = f"{cls.__module__}.{cls.__qualname__}"
+        if cls in documented:
+            lines += [f"Implemented by :class:`~{path}` (above).", ""]
+            continue
+        documented.add(cls)
+        lines += [f".. autoclass:: {path}", "   :exclude-members: __init__, __new__", ""]
+    target = Path(app.srcdir) / "generated" / "methods.rst"
+    target.parent.mkdir(exist_ok=True)
+    text = "\n".join(lines)
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
+def setup(app) -> None:
+    app.connect("builder-inited", write_method_reference)

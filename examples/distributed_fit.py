@@ -5,7 +5,7 @@ Data-parallel SEP on several processes
 Data-parallel SEP with torch.distributed: every process fits the same model on its share of
 each mini-batch. On one machine, two processes with one thread each::
 
-    torchrun --nproc-per-node=2 examples/distributed_fit.py
+    torchrun --standalone --nproc-per-node=2 examples/distributed_fit.py
 
 Across two machines (run on each, with the first machine's address; ``--node-rank`` 0 and 1)::
 

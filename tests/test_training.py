@@ -191,3 +191,19 @@ def test_progress_off_a_terminal_is_plain_lines():
     assert "\r" not in stream.getvalue()
     assert lines[-1] == "training: step 10/10 epoch=10"
     assert len(lines) == 11
+
+
+def test_progress_line_shows_the_held_out_nll_and_the_time_budget(thyroid, capsys):
+    """The last progress line of a fit with a validation split and a time budget carries the
+    latest and the best held-out NLL of ``validation_scores_`` and the seconds used of ``max_time``."""
+    from alphagp import GPClassifier
+    X, y = thyroid
+    clf = GPClassifier(method="sep", n_inducing=5, batch_size=50, max_iter=4, max_time=600,
+                       early_stopping=True, verbose=True, random_state=0).fit(X, y)
+    line = [s for s in capsys.readouterr().err.splitlines() if s.startswith("training: step")][-1]
+    values = dict(item.split("=") for item in line.split()[3:])
+    assert int(values["epoch"]) == clf.n_iter_ == len(clf.validation_scores_)
+    assert float(values["held_out_nll"]) == pytest.approx(clf.validation_scores_[-1], rel=1e-3)
+    assert float(values["best"]) == pytest.approx(min(clf.validation_scores_), rel=1e-3)
+    used, budget = values["seconds"].split("/")
+    assert float(budget) == 600 and 0 <= float(used) <= clf.history_[-1]["train_seconds"] + 1

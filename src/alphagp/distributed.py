@@ -16,7 +16,7 @@ scaled by the size of the global batch, so the sums equal the one-process object
 Floating-point sums in another order are the only difference from a one-process fit with the
 same global batch and seed (tested to 1e-9 with two gloo processes).
 
-Run with ``torchrun --nproc-per-node=2 fit.py`` where ``fit.py`` builds
+Run with ``torchrun --standalone --nproc-per-node=2 fit.py`` where ``fit.py`` builds
 ``GPClassifier(..., distributed=True)``: the process group is initialised from torchrun's
 environment variables (backend gloo on the CPU, nccl on CUDA) unless the script has done so.
 """
@@ -94,7 +94,7 @@ def ensure_process_group(device: torch.device) -> None:
     missing = [k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
     if missing:
         raise RuntimeError(f"distributed=True but no process group is initialised and {missing} are not set; "
-                           "start the script with torchrun (torchrun --nproc-per-node=2 fit.py) or call "
+                           "start the script with torchrun (torchrun --standalone --nproc-per-node=2 fit.py) or call "
                            "torch.distributed.init_process_group first")
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
 

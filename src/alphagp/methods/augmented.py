@@ -189,7 +189,7 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
     one sweep draws two blocks exactly:
 
     1. (lambda, n, omega) | f: lambda_i ~ Ga(1, sum_c sigma(f_i^c)) (the Gamma augmentation with
-       n summed out), n_i^c ~ Po(lambda_i sigma(-f_i^c)), omega_i^c ~ PG(y_i^c + n_i^c, |f_i^c|);
+       n summed out), n_i^c ~ Po(lambda_i sigma(-f_i^c)), omega_i^c ~ PG(y_i^c + n_i^c, abs(f_i^c));
     2. (w, f) | (n, omega): w^c from GP regression with precisions omega / (1 + s omega) and
        natural means kappa / (1 + s omega), kappa = (y - n) / 2 (e summed out), then
        f_i^c ~ N((h / s + kappa) / (1 / s + omega), 1 / (1 / s + omega)) with h = psi' w.

@@ -294,8 +294,8 @@ class Trainer:
         st.history.append({"epoch": st.epoch, "objective": st.objective, "train_seconds": st.train_seconds})
         if rows < n:
             st.history[-1]["rows"] = rows
-        bar.set_postfix(epoch=st.epoch, objective=f"{st.objective:.4g}")
         self._early_stopping(st.objective)
+        bar.set_postfix(**self._progress_values())
         for cb in self.callbacks:
             cb(st)
         if st.stop and not st.stopped_by:
@@ -347,6 +347,19 @@ class Trainer:
         if self.reducer.active:
             seconds = float(self.reducer.max_(torch.tensor([seconds], dtype=torch.float64, device=self._device)))
         return seconds
+
+    def _progress_values(self) -> dict[str, str | int]:
+        """What the progress line shows after an epoch: the epoch, the objective, the held-out NLL
+        (the latest and the best) when there is a validation split, and the seconds used of
+        ``max_time``."""
+        st = self.state
+        values: dict[str, str | int] = {"epoch": st.epoch, "objective": f"{st.objective:.4g}"}
+        if st.validation_scores:
+            values["held_out_nll"] = f"{st.validation_scores[-1]:.4g}"
+            values["best"] = f"{st.best_validation:.4g}"
+        if self.max_time is not None:
+            values["seconds"] = f"{st.train_seconds - self._time_at_start:.0f}/{self.max_time:g}"
+        return values
 
     def _validate(self) -> None:
         """Score the current state on held-out data; keep it when it is the best so far."""
