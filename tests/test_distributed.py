@@ -1,8 +1,10 @@
-"""Data-parallel training (``distributed=True``) with two gloo processes on the CPU equals the
-one-process fit with the same global batch and seed, up to rounding, and every process ends
-with the same model."""
+"""Distributed training with gloo processes on the CPU equals the one-process fit with the same
+global batch and seed, up to rounding, and every process ends with the same model: rows split
+(``distributed="rows"``), classes split (``distributed=True``, 2 and 3 processes on 3 classes,
+so blocks of 2 + 1 and 1 + 1 + 1) and both (4 processes: 2 class blocks x 2 row blocks)."""
 
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -13,6 +15,7 @@ import torch.multiprocessing as mp
 from sklearn.datasets import make_classification
 
 from alphagp import GPClassifier
+from alphagp.distributed import Reducer, class_blocks_for
 
 WORLD = 2
 
@@ -29,43 +32,103 @@ def _params(method):
                 random_state=0, alpha=0.5 if method in ("arpep", "apep", "rpapep") else None)
 
 
-def _worker(rank, init_file, method, out_dir, extra=None):
+def _join_group(init_file, rank, world):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+
+
+def _leave_group():
+    """End a worker that succeeded: wait for every process, tear the group down, then leave
+    without the interpreter's finalisation. gloo's background threads can still be joinable
+    when C++ static destructors run at a normal exit, and ``std::terminate`` then aborts the
+    process ("terminate called without an active exception", SIGABRT; seen once in CI), which
+    ``mp.spawn`` reports as a failure although the fit finished. A worker that raised skips this
+    and its exception reaches ``mp.spawn`` as usual."""
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _worker(rank, init_file, method, out_dir, extra=None, world=WORLD, distributed=True):
+    """Fit ``method`` (or each of a list of methods) in process ``rank`` of ``world``; saves the
+    test predictions, the objective's history, the best epoch and how many times the marginals
+    were gathered across a class split."""
+    _join_group(init_file, rank, world)
+    gathered = [0]
+    original = Reducer.gather_classes
+
+    def counting(self, local, n_classes):
+        gathered[0] += self.class_blocks > 1
+        return original(self, local, n_classes)
+
+    Reducer.gather_classes = counting
     try:
         X, y, X_test = _data()
-        clf = GPClassifier(distributed=True, **{**_params(method), **(extra or {})}).fit(X, y)
-        np.save(os.path.join(out_dir, f"proba{rank}.npy"), clf.predict_proba(X_test))
-        np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in clf.history_])
-        np.save(os.path.join(out_dir, f"best{rank}.npy"), [clf.best_iteration_ or 0])
+        for name in [method] if isinstance(method, str) else method:
+            clf = GPClassifier(distributed=distributed, **{**_params(name), **(extra or {})}).fit(X, y)
+            np.save(os.path.join(out_dir, f"{name}_proba{rank}.npy"), clf.predict_proba(X_test))
+            np.save(os.path.join(out_dir, f"{name}_history{rank}.npy"), [h["objective"] for h in clf.history_])
+            np.save(os.path.join(out_dir, f"{name}_best{rank}.npy"), [clf.best_iteration_ or 0])
+            np.save(os.path.join(out_dir, f"{name}_gathered{rank}.npy"), [gathered[0]])
+            gathered[0] = 0
     finally:
-        dist.destroy_process_group()
+        Reducer.gather_classes = original
+    _leave_group()
 
 
-def _data_parallel_methods() -> list[str]:
-    """The registered methods whose built instance (default arguments) can split a step."""
+def _data_parallel_methods(capability: str = "data_parallel") -> list[str]:
+    """The registered methods whose built instance (default arguments) has ``capability``."""
     from alphagp.kernels import ARDKernel
     from alphagp.methods import METHODS, build_method
     Z = torch.zeros(3, 4, 2, dtype=torch.float64)
     return [name for name in METHODS
-            if build_method(name, Z, ARDKernel(3, 2), n_data=10).capabilities.data_parallel]
+            if getattr(build_method(name, Z, ARDKernel(3, 2), n_data=10).capabilities, capability)]
 
 
-@pytest.mark.parametrize("method", _data_parallel_methods())
-def test_two_processes_equal_one(tmp_path, method):
-    mp.spawn(_worker, args=(str(tmp_path / "init"), method, str(tmp_path)), nprocs=WORLD, join=True)
+def _single(method):
     X, y, X_test = _data()
     single = GPClassifier(**_params(method)).fit(X, y)
-    expected = single.predict_proba(X_test)
-    for rank in range(WORLD):
-        np.testing.assert_allclose(np.load(tmp_path / f"proba{rank}.npy"), expected, rtol=0, atol=1e-9)
-        np.testing.assert_allclose(np.load(tmp_path / f"history{rank}.npy"),
-                                   [h["objective"] for h in single.history_], rtol=1e-9)
+    return single.predict_proba(X_test), [h["objective"] for h in single.history_]
+
+
+#: (processes, the estimator's ``distributed``, class blocks expected with 3 classes)
+GRIDS = {"rows, 2 processes": (2, "rows", 1), "classes, 2 processes": (2, True, 2),
+         "classes, 3 processes": (3, True, 3), "2 class blocks x 2 row blocks": (4, True, 2)}
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_split_fits_equal_one_process(tmp_path, grid):
+    """Every data-parallel method, in one process group per grid; the class-parallel ones split
+    their classes where the grid has class blocks (checked: the marginals were gathered)."""
+    world, distributed, class_blocks = GRIDS[grid]
+    methods = _data_parallel_methods()
+    class_parallel = set(_data_parallel_methods("class_parallel"))
+    assert {"sep", "vi", "arpep", "apep", "rpapep"} <= class_parallel
+    mp.spawn(_worker, args=(str(tmp_path / "init"), methods, str(tmp_path), None, world, distributed),
+             nprocs=world, join=True)
+    for method in methods:
+        expected, history = _single(method)
+        for rank in range(world):
+            np.testing.assert_allclose(np.load(tmp_path / f"{method}_proba{rank}.npy"), expected, rtol=0, atol=1e-9)
+            np.testing.assert_allclose(np.load(tmp_path / f"{method}_history{rank}.npy"), history, rtol=1e-9)
+            split = class_blocks > 1 and method in class_parallel
+            assert bool(np.load(tmp_path / f"{method}_gathered{rank}.npy")[0]) == split
+
+
+def test_the_grid_gives_every_process_a_class():
+    assert [class_blocks_for(w, 10) for w in (1, 2, 3, 4, 6, 12)] == [1, 2, 3, 4, 6, 6]
+    assert [class_blocks_for(w, 3) for w in (2, 3, 4, 6)] == [2, 3, 2, 3]
+    blocks = [Reducer(4, r, class_blocks=4).class_slice(10) for r in range(4)]
+    assert [(b.start, b.stop) for b in blocks] == [(0, 3), (3, 6), (6, 8), (8, 10)]
+    grid = Reducer(6, 4, class_blocks=3)               # rank 4: class block 1, row block 1
+    assert (grid.class_rank, grid.row_rank, grid.row_blocks) == (1, 1, 2)
 
 
 def test_methods_with_per_point_sites_refuse(monkeypatch):
     from alphagp.distributed import Reducer
-    monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls: cls(2, 0)))
+    monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls, class_blocks=1: cls(2, 0)))
     monkeypatch.setattr("alphagp.estimators.base.ensure_process_group", lambda device: None)
     monkeypatch.setattr("alphagp.estimators.base.broadcast_state", lambda module: None)
     monkeypatch.setattr(torch.distributed, "broadcast", lambda tensor, src: None)
@@ -95,15 +158,12 @@ def test_after_a_fit_the_objective_is_the_one_process_objective():
 
 
 def _deep_worker(rank, init_file, family, out_dir):
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
-    try:
-        cls, X, target, X_test = _deep_problem(family)
-        model = cls(distributed=True, **_DEEP).fit(X, target)
-        np.save(os.path.join(out_dir, f"predict{rank}.npy"), _deep_predict(model, X_test))
-        np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in model.history_])
-    finally:
-        dist.destroy_process_group()
+    _join_group(init_file, rank, WORLD)
+    cls, X, target, X_test = _deep_problem(family)
+    model = cls(distributed=True, **_DEEP).fit(X, target)
+    np.save(os.path.join(out_dir, f"predict{rank}.npy"), _deep_predict(model, X_test))
+    np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in model.history_])
+    _leave_group()
 
 
 _DEEP = dict(n_layers=2, n_inducing=5, n_samples=3, n_predict_samples=10, batch_size=50, max_iter=3, random_state=0)
@@ -141,7 +201,7 @@ def test_two_processes_validate_and_stop_as_one():
         X, y, X_test = _data()
         single = GPClassifier(**{**_params("sep"), **extra}).fit(X, y)
         for rank in range(WORLD):
-            assert int(np.load(os.path.join(out, f"best{rank}.npy"))[0]) == single.best_iteration_
-            np.testing.assert_allclose(np.load(os.path.join(out, f"proba{rank}.npy")), single.predict_proba(X_test),
-                                       rtol=0, atol=1e-9)
-            assert len(np.load(os.path.join(out, f"history{rank}.npy"))) == single.n_iter_
+            assert int(np.load(os.path.join(out, f"sep_best{rank}.npy"))[0]) == single.best_iteration_
+            np.testing.assert_allclose(np.load(os.path.join(out, f"sep_proba{rank}.npy")),
+                                       single.predict_proba(X_test), rtol=0, atol=1e-9)
+            assert len(np.load(os.path.join(out, f"sep_history{rank}.npy"))) == single.n_iter_

@@ -16,6 +16,19 @@ scaled by the size of the global batch, so the sums equal the one-process object
 Floating-point sums in another order are the only difference from a one-process fit with the
 same global batch and seed (tested to 1e-9 with two gloo processes).
 
+**Class split.** The processes form a grid of ``class_blocks`` x ``row_blocks``. Where a method
+can (``Capabilities.class_parallel``), each process owns a contiguous block of the C latent
+functions and does only their algebra (kernel, Cholesky factors, projections, q): the per-class
+tensors (leading dimension C: inducing inputs, per-class kernel parameters, q or the tied
+factor) move only on their owner. Per step, the processes that hold the same rows exchange
+what the likelihood couples across classes, each point's marginal means and variances
+(``[B, C]``, :meth:`Reducer.gather_classes`), and every one of them evaluates the likelihood's
+terms for all classes (cheap: O(B C) quadrature); the gradient of those terms reaches each
+process's own classes through its own marginals. Gradients of the per-class tensors are summed
+only over the processes of the same class block (the row split), the others over all. Once an
+epoch, and at the end, the blocks are copied to every process (:meth:`Reducer.assemble_classes`),
+so every process ends with the whole model.
+
 Run with ``torchrun --standalone --nproc-per-node=2 fit.py`` where ``fit.py`` builds
 ``GPClassifier(..., distributed=True)``: the process group is initialised from torchrun's
 environment variables (backend gloo on the CPU, nccl on CUDA) unless the script has done so.
@@ -30,28 +43,61 @@ import torch.distributed as dist
 
 
 class Reducer:
-    """Sums tensors across the processes of a data-parallel fit; a no-op in one process.
+    """Sums and gathers tensors across the processes of a distributed fit; a no-op in one process.
+
+    The processes form a grid of ``class_blocks`` x ``world_size / class_blocks`` (module
+    docstring): rank r owns class block ``r % class_blocks`` and row block ``r // class_blocks``.
+    ``class_group`` holds the processes with the same rows (they exchange marginals),
+    ``row_group`` those with the same classes (they sum their rows' contributions); ``None``
+    stands for the default group or, where the group has one process, for no communication.
 
     ``global_batch`` is the size of the current global mini-batch (set by the trainer before
     each step); ``None`` means the local batch is the whole batch.
     """
 
-    def __init__(self, world_size: int = 1, rank: int = 0):
+    def __init__(self, world_size: int = 1, rank: int = 0, class_blocks: int = 1, class_group=None, row_group=None):
         self.world_size, self.rank = int(world_size), int(rank)
+        if class_blocks < 1 or self.world_size % class_blocks:
+            raise ValueError(f"class_blocks must divide the number of processes ({self.world_size}), got {class_blocks}")
+        self.class_blocks = int(class_blocks)
+        self.row_blocks = self.world_size // self.class_blocks
+        self.class_rank, self.row_rank = self.rank % self.class_blocks, self.rank // self.class_blocks
+        self.class_group, self.row_group = class_group, row_group
         self.global_batch: int | None = None
 
     @classmethod
-    def from_process_group(cls) -> Reducer:
-        return cls(dist.get_world_size(), dist.get_rank())
+    def from_process_group(cls, class_blocks: int = 1) -> Reducer:
+        """The reducer of the initialised default group, with ``class_blocks`` class blocks (every
+        process must call this with the same argument: it creates the grid's subgroups)."""
+        world, rank = dist.get_world_size(), dist.get_rank()
+        if class_blocks < 1 or world % class_blocks:
+            raise ValueError(f"class_blocks must divide the number of processes ({world}), got {class_blocks}")
+        rows = world // class_blocks
+        class_group = row_group = None
+        if 1 < class_blocks < world:      # a 2-D grid: subgroups (every process creates every group)
+            for r in range(rows):
+                group = dist.new_group([r * class_blocks + k for k in range(class_blocks)])
+                class_group = group if r == rank // class_blocks else class_group
+            for k in range(class_blocks):
+                group = dist.new_group([r * class_blocks + k for r in range(rows)])
+                row_group = group if k == rank % class_blocks else row_group
+        return cls(world, rank, class_blocks, class_group, row_group)
 
     @property
     def active(self) -> bool:
         return self.world_size > 1
 
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
-        """All-reduce ``tensor`` in place (sum) and return it."""
+        """All-reduce ``tensor`` in place (sum over every process) and return it."""
         if self.active:
             dist.all_reduce(tensor)
+        return tensor
+
+    def sum_rows_(self, tensor: torch.Tensor) -> torch.Tensor:
+        """All-reduce ``tensor`` in place over the processes of this class block (their rows) and
+        return it: the batch sums of this process's classes."""
+        if self.row_blocks > 1:
+            dist.all_reduce(tensor, group=self.row_group)
         return tensor
 
     def max_(self, tensor: torch.Tensor) -> torch.Tensor:
@@ -65,8 +111,64 @@ class Reducer:
         return local if self.global_batch is None else self.global_batch
 
     def share(self, value: torch.Tensor) -> torch.Tensor:
-        """This process's part of a term every process computes in full (summed: the term once)."""
-        return value / self.world_size if self.active else value
+        """This process's part of a term that every process of a class block computes in full
+        (summed over the processes: the term once)."""
+        return value / self.row_blocks if self.row_blocks > 1 else value
+
+    # ------------------------------------------------------------------ the class split
+    def class_slice(self, n_classes: int) -> slice:
+        """The block of the ``n_classes`` latent functions this process owns (all of them without
+        a class split); blocks are contiguous, the first ones one larger where C does not divide."""
+        if self.class_blocks == 1:
+            return slice(None)
+        sizes = [len(b) for b in torch.tensor_split(torch.arange(n_classes), self.class_blocks)]
+        start = sum(sizes[:self.class_rank])
+        return slice(start, start + sizes[self.class_rank])
+
+    def gather_classes(self, local: torch.Tensor, n_classes: int) -> torch.Tensor:
+        """``[C, ...]`` from every process's block ``local`` ``[C_own, ...]`` (all_gather over the
+        processes with the same rows). The own block is ``local`` itself, so gradients reach this
+        process's classes; the others' blocks are constants here (their owners differentiate them)."""
+        if self.class_blocks == 1:
+            return local
+        blocks = torch.tensor_split(torch.arange(n_classes), self.class_blocks)
+        width = len(blocks[0])
+        padded = local.detach()
+        if padded.shape[0] < width:    # all_gather takes equal shapes
+            padded = torch.cat([padded, padded.new_zeros(width - padded.shape[0], *padded.shape[1:])])
+        pieces = [torch.empty_like(padded) for _ in blocks]
+        dist.all_gather(pieces, padded.contiguous(), group=self.class_group)
+        pieces = [piece[:len(block)] for piece, block in zip(pieces, blocks)]
+        pieces[self.class_rank] = local
+        return torch.cat(pieces)
+
+    @torch.no_grad()
+    def assemble_classes(self, tensors: list[torch.Tensor], n_classes: int) -> None:
+        """Copy every class block of ``tensors`` (each ``[C, ...]``) from its owner to every process,
+        in place, in one collective."""
+        if self.class_blocks == 1 or not tensors:
+            return
+        own = self.class_slice(n_classes)
+        rows = [t[own].reshape(own.stop - own.start, -1) for t in tensors]
+        full = self.gather_classes(torch.cat(rows, 1), n_classes)
+        offset = 0
+        for t, r in zip(tensors, rows):
+            t.copy_(full[:, offset:offset + r.shape[1]].reshape(t.shape))
+            offset += r.shape[1]
+
+
+def class_blocks_for(world_size: int, n_classes: int) -> int:
+    """The class blocks of a fit of ``n_classes`` latent functions on ``world_size`` processes:
+    the largest divisor of the world size that is at most C (every process owns a class; the
+    rest of the split is by rows)."""
+    return max(k for k in range(1, world_size + 1) if world_size % k == 0 and k <= n_classes)
+
+
+def per_class_tensors(module: torch.nn.Module, n_classes: int) -> list[tuple[str, torch.Tensor]]:
+    """The parameters and buffers of ``module`` whose leading dimension indexes the ``n_classes``
+    latent functions (``[C, ...]``): what a class split divides among the processes."""
+    return [(name, t) for name, t in [*module.named_parameters(), *module.named_buffers()]
+            if t.dim() > 0 and t.shape[0] == n_classes]
 
 
 def local_rows(reducer: Reducer, local: int) -> tuple[int, slice]:
@@ -74,15 +176,15 @@ def local_rows(reducer: Reducer, local: int) -> tuple[int, slice]:
     :func:`local_share` splits the batch: draws made for the global batch and sliced so give each
     row the draw it would get in one process."""
     total = reducer.batch_size(local)
-    if not reducer.active:
+    if reducer.row_blocks == 1:
         return total, slice(0, total)
-    start = sum(len(part) for part in torch.tensor_split(torch.arange(total), reducer.world_size)[:reducer.rank])
+    start = sum(len(part) for part in torch.tensor_split(torch.arange(total), reducer.row_blocks)[:reducer.row_rank])
     return total, slice(start, start + local)
 
 
 def local_share(idx: torch.Tensor, reducer: Reducer) -> torch.Tensor:
-    """This process's contiguous share of the global batch ``idx``."""
-    return torch.tensor_split(idx, reducer.world_size)[reducer.rank] if reducer.active else idx
+    """This process's contiguous share of the global batch ``idx`` (its row block's)."""
+    return torch.tensor_split(idx, reducer.row_blocks)[reducer.row_rank] if reducer.row_blocks > 1 else idx
 
 
 def ensure_process_group(device: torch.device) -> None:

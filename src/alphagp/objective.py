@@ -11,6 +11,13 @@ returns the two parts; the trainer (:mod:`alphagp.training`) applies N / |B| for
 and, in a data-parallel fit, counts ``shared`` once across the processes
 (:meth:`~alphagp.distributed.Reducer.share`). Batch-only methods (GFITC, label regression) put
 their whole objective in ``shared``.
+
+A method that can split its classes across processes (:mod:`alphagp.distributed`) returns, in
+a class split, ``shared`` and ``data`` of its own classes only, and the likelihood's terms, which
+couple the classes and which every process computes in full from the gathered marginals, as
+``coupled``: the trainer counts ``coupled`` once across a class block's processes in the value
+and in full in each process's gradient (which reaches only that process's classes). In one
+process ``coupled`` is simply part of the data term.
 """
 
 from __future__ import annotations
@@ -21,14 +28,16 @@ import torch
 
 
 class ObjectiveTerms(NamedTuple):
-    """``shared`` and ``data`` (scalar tensors) of a batch objective (module docstring)."""
+    """``shared``, ``data`` and ``coupled`` (scalar tensors) of a batch objective (module docstring)."""
 
     shared: torch.Tensor
     data: torch.Tensor
+    coupled: torch.Tensor | float = 0.0
 
     def total(self, n_data: int, batch_size: int) -> torch.Tensor:
-        """The objective of one process holding the whole batch of ``batch_size`` rows: shared + N / |B| * data."""
-        return self.shared + self.data * (n_data / batch_size)
+        """The objective of one process holding the whole batch of ``batch_size`` rows:
+        shared + N / |B| * (data + coupled)."""
+        return self.shared + (self.data + self.coupled) * (n_data / batch_size)
 
     @classmethod
     def batch_only(cls, value: torch.Tensor) -> ObjectiveTerms:

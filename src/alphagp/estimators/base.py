@@ -135,7 +135,7 @@ class GPEstimatorBase(BaseEstimator):
         return {k: plain(v) for k, v in self.get_params().items() if k not in self.SCHEDULE_PARAMS}
 
     def _train(self, model, X, y, *, optimizer: str, learning_rate: float, callbacks, seed: int,
-               distributed: bool = False, validation=None) -> TrainingState:
+               distributed: bool | str = False, validation=None) -> TrainingState:
         """Train ``model`` on rows ``X`` and targets ``y`` with the estimator's schedule, early
         stopping (on ``validation``'s score where given, see :meth:`_held_out`), time budget,
         checkpoint and progress; sets ``history_``, ``n_iter_``, ``validation_scores_`` and

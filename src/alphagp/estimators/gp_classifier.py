@@ -140,14 +140,17 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Where the model's tensors live and its arithmetic runs: ``"cpu"`` (``None``), ``"cuda"``,
         ``"cuda:1"``, ... Data are moved there one batch at a time; predictions come back as
         NumPy arrays. A fit resumed from a checkpoint, or a loaded model, may use another device.
-    distributed : bool
-        Data-parallel training across the processes of a ``torch.distributed`` group (started
-        with ``torchrun --nproc-per-node=2 fit.py``; the group is initialised from torchrun's
+    distributed : bool or "rows"
+        Training split across the processes of a ``torch.distributed`` group (started with
+        ``torchrun --nproc-per-node=2 fit.py``; the group is initialised from torchrun's
         environment if the script has not done so). Every process calls ``fit`` with the same
-        data and settings; each computes its share of every mini-batch and reads only those
-        rows; every process ends with the same model, equal to a one-process fit with the same
-        batch size and seed up to rounding. For ``sep`` and the gradient-fitted methods (``vi``
-        without natural gradients, ``arpep``, ``apep``, ``rpapep``).
+        data and settings, and every process ends with the same model, equal to a one-process
+        fit with the same batch size and seed up to rounding. ``True`` gives each process a
+        block of the classes (their kernels, inducing inputs and q: the cubic algebra divides)
+        and, where there are more processes than class blocks, a share of every mini-batch's
+        rows; ``"rows"`` splits only the rows (each process reads only its share). For ``sep``
+        and the gradient-fitted methods (``vi`` without natural gradients, ``arpep``, ``apep``,
+        ``rpapep``); :mod:`alphagp.distributed` says what each process holds and exchanges.
     verbose : bool
         Progress: a bar on a terminal, a line every few seconds when output goes to a file.
     random_state : int or None
@@ -204,7 +207,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "dtype": [StrOptions(set(DTYPES))],
         "n_jobs": [Integral, None],
         "device": [str, torch.device, None],
-        "distributed": ["boolean"],
+        "distributed": ["boolean", StrOptions({"rows"})],
         "verbose": ["verbose"],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
@@ -289,7 +292,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                 seed = self._share_start(self.model_, seed)
             self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini)
             self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
-            self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=bool(self.distributed),
+            self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=self.distributed,
                         validation=validation, **sparse_model.optimizer_settings(self, self.model_, mini))
             self.model_.after_fit(Xs, y_fit)
         self._set_diagnostics()

@@ -83,6 +83,10 @@ class Capabilities:
             estimates of it.
         data_parallel: a step can be split across processes (:mod:`alphagp.distributed`): its
             closed-form updates are sums over the batch, or it has none.
+        class_parallel: a step can also split the latent functions across processes: the
+            classes meet only in the likelihood's terms of each point (computed from the
+            gathered marginals, returned as ``ObjectiveTerms.coupled``), and everything else,
+            q and its closed-form updates included, is per class.
         inducing_on_mini_batches: mini-batch training may move the inducing inputs (what
             ``GPClassifier(optimize_inducing="auto")`` does); false for per-point sites, which go
             stale when the inducing inputs move (BENCHMARKS.md, "Per-point EP on mini-batches").
@@ -95,6 +99,7 @@ class Capabilities:
     damping: bool = False
     mini_batches: bool = True
     data_parallel: bool = False
+    class_parallel: bool = False
     inducing_on_mini_batches: bool = True
     exact_gradient: bool = True
 
@@ -138,14 +143,32 @@ class SparseGPMethod(nn.Module):
         #: sums across the processes of a data-parallel fit (:mod:`alphagp.distributed`)
         self.reducer = Reducer()
 
+    # ------------------------------------------------------------------ the class split
+    @property
+    def _own_classes(self) -> slice:
+        """The latent functions this process computes: all of them, or its block in a class split
+        (:mod:`alphagp.distributed`)."""
+        return self.reducer.class_slice(self.n_classes)
+
+    def _own(self, tensor: torch.Tensor) -> torch.Tensor:
+        """This process's block (a view) of a per-class tensor ``[C, ...]``."""
+        return tensor if self.reducer.class_blocks == 1 else tensor[self._own_classes]
+
+    def _all_classes(self, local: torch.Tensor) -> torch.Tensor:
+        """``[C, ...]`` from this process's block ``[C_own, ...]`` and the other processes' (the
+        identity without a class split); gradients reach only the own block."""
+        return self.reducer.gather_classes(local, self.n_classes)
+
     def _features(self, X: torch.Tensor, classes: torch.Tensor | None = None):
         """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``.
 
         With one inducing set and kernel shared by all classes (``inducing_points`` ``[1, M, D]``)
         K_uu, its factor and Psi are computed once and returned as views expanded over C.
         ``classes`` ``[K]``: the same for those latent functions only (leading dimension K), at
-        the cost of K of them.
+        the cost of K of them; by default this process's own classes (all without a class split).
         """
+        if classes is None and self.reducer.class_blocks > 1:
+            classes = torch.arange(self.n_classes, device=X.device)[self._own_classes]
         Z = self.inducing_points
         if classes is not None and Z.shape[0] > 1:
             Z = Z[classes]
@@ -186,10 +209,13 @@ class SparseGPMethod(nn.Module):
 
     @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Marginal means and variances ``[N, C]`` of f(x), additive noise included (EP eq. 65-67, A.31-A.33)."""
+        """Marginal means and variances ``[N, C]`` of f(x), additive noise included (EP eq. 65-67,
+        A.31-A.33); in a class split (validation during training) every process computes its own
+        classes' and gathers the rest."""
         L, Psi, s = self._features(X)
         mean, var = self._latent_marginals(L, Psi)
-        return mean.T, (s + var.clamp_min(MIN_VARIANCE)).T
+        mean, var = self._all_classes(torch.stack((mean, s + var.clamp_min(MIN_VARIANCE)), 1)).unbind(1)
+        return mean.T, var.T
 
     @torch.no_grad()
     def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
@@ -217,7 +243,8 @@ class StoredQ:
         self.site_natural.copy_((L_inv.mT @ b[..., None])[..., 0])
 
     def _latent_marginals(self, L, Psi):
-        mean, var, _ = projected_marginals(*whitened_sites(L, self.site_precision, self.site_natural), Psi)
+        mean, var, _ = projected_marginals(*whitened_sites(L, self._own(self.site_precision),
+                                                           self._own(self.site_natural)), Psi)
         return mean, var
 
     # ------------------------------------------------------------------ Gaussian algebra

@@ -80,11 +80,11 @@ class ScalableEP(SiteMethod):
         return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
 
     # ------------------------------------------------------------------ cavities and tilted
-    def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):
+    def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):
         """Cavity means/variances of (h^{y_i}, h^k) for every factor, and g(cavity) - g(q).
 
         Returns dict with ``[B, C]`` tensors ``m_w, v_w`` (winning class side), ``m_l, v_l``
-        (class k side), ``g_diff`` (the log-normaliser difference of each factor's cavity and
+        (class k side), ``s`` (the FITC variances ``s`` ``[C, B]`` as ``[B, C]``), ``g_diff`` (the log-normaliser difference of each factor's cavity and
         q), ``improper`` (True where a cavity had non-positive precision; its variance is
         clamped to a tiny positive value), ``g_q`` ``[C]`` (g(q) - g(prior), whitened),
         ``whitened`` (the whitened natural parameters (B, b) ``[C, M, M]``, ``[C, M]`` of the
@@ -97,9 +97,9 @@ class ScalableEP(SiteMethod):
         """
         raise NotImplementedError
 
-    def _tilted(self, cav, s, y):
+    def _tilted(self, cav, y):
         """log Z_{i,k} and derivatives for every factor, ``[B, C]`` each."""
-        s_b = s.T                                                    # [B, C]
+        s_b = cav["s"]                                               # [B, C]
         s_d = s_b.gather(1, y[:, None]) + s_b
         return self.likelihood.pair_factor_tilted(cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"], s_d, self.alpha)
 
@@ -113,12 +113,15 @@ class ScalableEP(SiteMethod):
 
         g(q) - g(prior) plus, over the batch's factors, (log Z_ik + g(cavity) - g(q)) / alpha,
         at the current sites; differentiable w.r.t. the kernel quantities (L, Psi, s).
-        ``whitened``: see :meth:`_cavities`.
+        ``whitened``: see :meth:`_cavities`. The log Z_ik, which couple the classes, are the
+        ``coupled`` terms.
         """
-        cav = self._cavities(L, Psi, y, idx, whitened)
-        log_z, _, _ = self._tilted(cav, s, y)
-        data = torch.where(self._factor_mask(y, self.n_classes), log_z + cav["g_diff"], 0.0).sum()
-        return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha)
+        cav = self._cavities(L, Psi, s, y, idx, whitened)
+        log_z, _, _ = self._tilted(cav, y)
+        is_factor = self._factor_mask(y, self.n_classes)
+        coupled = torch.where(is_factor, log_z, 0.0).sum()
+        data = torch.where(is_factor, cav["g_diff"], 0.0).sum()
+        return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha, coupled / self.alpha)
 
     # ------------------------------------------------------------------ method interface
     @property
@@ -135,8 +138,8 @@ class ScalableEP(SiteMethod):
         self._require_training_state()
         L, Psi, s = self._features(X)
         with torch.no_grad():
-            cav = self._cavities(L.detach(), Psi.detach(), y, idx, with_g=False)
-            _, g1, g2 = self._tilted(cav, s.detach(), y)
+            cav = self._cavities(L.detach(), Psi.detach(), s.detach(), y, idx, with_g=False)
+            _, g1, g2 = self._tilted(cav, y)
             whitened = self._update_sites(L.detach(), Psi.detach(), y, idx, cav, g1, g2)
         return self._objective(L, Psi, s, y, idx, whitened)
 
@@ -158,7 +161,7 @@ class ScalableEP(SiteMethod):
         is_factor = self._factor_mask(y, self.n_classes)
         proper = is_factor & ~cav["improper"]
         keep = (proper & ok)[..., None]
-        counts = self.reducer.sum_(torch.stack(((is_factor & cav["improper"]).sum(), (proper & ~ok).sum(),
+        counts = self.reducer.sum_rows_(torch.stack(((is_factor & cav["improper"]).sum(), (proper & ~ok).sum(),
                                                 keep.sum())))  # over the global batch
         self.n_improper_cavities += int(counts[0])
         self.n_skipped_updates += int(counts[1])
@@ -194,7 +197,7 @@ class EP(ScalableEP):
         """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
         return per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
 
-    def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (SEP's option)
+    def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (SEP's option)
         """q restricted to the batch: the running sum minus the batch's stored contribution, plus
         the batch's sites re-expressed along the current v_i (eq. 25-27 in batch mode); see
         :meth:`ScalableEP._cavities`."""
@@ -215,7 +218,7 @@ class EP(ScalableEP):
         g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
         g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
                   + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        return {"g_q": g_q, "rest": rest, "whitened": (Bm, b), "g_diff": g_diff, "improper": improper,
+        return {"g_q": g_q, "rest": rest, "whitened": (Bm, b), "g_diff": g_diff, "improper": improper, "s": s.T,
                 "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
 
     def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):  # noqa: ARG002 (SEP's count)
@@ -233,26 +236,28 @@ class SEP(ScalableEP):
     Args: as :class:`ScalableEP`.
     """
 
-    #: the tied factor's update is a sum over the batch
-    CAPABILITIES = Capabilities(damping=True, data_parallel=True)
+    #: the tied factor's update is a sum over the batch, and per class
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True, class_parallel=True)
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5):
         self.site_storage = True                                   # nothing per point to leave out
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=False)
 
-    def _cavities(self, L, Psi, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (EP's rows)
+    def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (EP's rows)
         """The tied sum scaled (B - I and b scale); only the cavity's marginals are needed, q enters
-        through g(q); see :meth:`ScalableEP._cavities`."""
-        Bm, b = whitened_sites(L, self.site_precision, self.site_natural, whitened)
+        through g(q); see :meth:`ScalableEP._cavities`. In a class split, L, Psi, s and q are this
+        process's classes', and the marginals of all classes are gathered."""
+        Bm, b = whitened_sites(L, self._own(self.site_precision), self._own(self.site_natural), whitened)
         shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         m_cav, v_cav, _ = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
+        m_cav, v_cav, s = self._all_classes(torch.stack((m_cav, v_cav, s), 1)).unbind(1)   # [C, B] each
         improper = (v_cav <= 0).T                                   # [B, C], per class
         m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
         m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
         cav = {"rest": None, "whitened": (Bm, b), "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav),
-               "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None])}
+               "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None]), "s": s.T}
         if with_g:
             g_diff = tied_cavity_log_normaliser_gap(Bm, b, self.alpha / self._n_factors)  # no cancellation
             cav.update(g_q=whitened_log_normaliser(Bm, b), g_diff=g_diff.sum() * torch.ones_like(m_cav))
@@ -262,13 +267,14 @@ class SEP(ScalableEP):
         rho = self.damping
         prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
                                      self.n_classes)
-        gram, vec = self._scaled_gram(Psi, prec), self._weighted_sum(Psi, nat)   # whitened, at this L
-        self.reducer.sum_(gram)
-        self.reducer.sum_(vec)
+        own = self._own_classes                                      # this process's classes
+        gram, vec = self._scaled_gram(Psi, prec[:, own]), self._weighted_sum(Psi, nat[:, own])   # whitened, at this L
+        self.reducer.sum_rows_(gram)
+        self.reducer.sum_rows_(vec)
         batch_prec, batch_nat = self._to_u_space(L, gram, vec)
         frac = rho * n_kept / self._n_factors  # the share of the tied factor replaced
-        self.site_precision.mul_(1.0 - frac).add_(rho * batch_prec)
-        self.site_natural.mul_(1.0 - frac).add_(rho * batch_nat)
+        self._own(self.site_precision).mul_(1.0 - frac).add_(rho * batch_prec)
+        self._own(self.site_natural).mul_(1.0 - frac).add_(rho * batch_nat)
         Bm_old, b_old = cav["whitened"]
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         Bm = torch.add(eye, Bm_old - eye, alpha=1.0 - frac).add_(gram, alpha=rho)

@@ -58,8 +58,9 @@ class GaussianQMethod(SparseGPMethod):
         alpha: the power (``None`` for VI, the alpha -> 0 limit).
     """
 
-    #: the objective is a global term plus a sum over the batch, and q moves by gradients
-    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
+    #: the objective is a global term plus a sum over the batch, q moves by gradients, and
+    #: everything but the likelihood's terms is per class
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, class_parallel=True)
     REFUSES: ClassVar[dict[str, str]] = {
         "damping": "it fits q by gradients and has no EP updates to damp; damping applies to the EP methods "
                    "(ep, sep, rep, pep)"}
@@ -90,22 +91,31 @@ class GaussianQMethod(SparseGPMethod):
         """No closed-form step: the batch objective's terms, for the optimiser."""
         return self._objective(*self._features(X), y, idx)
 
+    def _predictive(self, mean, var, s, cavity_scale: float = 1.0):
+        """The marginals the likelihood sees, ``[B, C]`` each, from q's (or its cavity's) ``mean``,
+        ``var`` and the FITC variances ``s`` ``[C_own, B]``: mean and var / ``cavity_scale`` + s,
+        gathered over the classes in a class split."""
+        var = var.clamp_min(MIN_VARIANCE) / cavity_scale + s
+        mean, var = self._all_classes(torch.stack((mean, var), 1)).unbind(1)
+        return mean.T, var.T
+
     # ------------------------------------------------------------------ free Gaussian q
     def _sqrt(self) -> torch.Tensor:
-        return torch.tril(self.q_sqrt)
+        """q's Cholesky factor R ``[C_own, M, M]`` (this process's classes)."""
+        return torch.tril(self._own(self.q_sqrt))
 
     def _latent_marginals(self, _L, Psi):
         """Means and variances ``[C, B]`` of h = psi' w under q = N(mu, R R')."""
-        mean = (self.q_mean[:, None, :] @ Psi)[:, 0]
+        mean = (self._own(self.q_mean)[:, None, :] @ Psi)[:, 0]
         var = (self._sqrt().transpose(-1, -2) @ Psi).square().sum(1)
         return mean, var
 
     def _kl(self) -> torch.Tensor:
-        """KL[q || N(0, I)] summed over classes."""
+        """KL[q || N(0, I)] summed over (this process's) classes."""
         R = self._sqrt()
         M = R.shape[-1]
         log_det = torch.log(torch.diagonal(R, dim1=-2, dim2=-1).square()).sum(-1)
-        return 0.5 * (R.square().sum((-1, -2)) + self.q_mean.square().sum(-1) - M - log_det).sum()
+        return 0.5 * (R.square().sum((-1, -2)) + self._own(self.q_mean).square().sum(-1) - M - log_det).sum()
 
 
 class SparseVI(GaussianQMethod):
@@ -149,20 +159,23 @@ class SparseVI(GaussianQMethod):
     @property
     def capabilities(self) -> Capabilities:
         """Not data-parallel with natural-gradient steps, which move q from the local batch alone."""
-        return replace(super().capabilities, data_parallel=self.natural_gradient_rate == 0)
+        parallel = self.natural_gradient_rate == 0
+        return replace(super().capabilities, data_parallel=parallel, class_parallel=parallel)
 
     def _expected_log_lik(self, mean, var, s, y, _idx):
+        """sum_i E_q[log p(y_i | f_i)] for q's marginals ``mean``, ``var`` and FITC variances ``s``
+        ``[C_own, B]``."""
         extra = {}
         if self.likelihood.STOCHASTIC:   # Monte Carlo draws fixed by (seed, step)
             extra["generator"] = torch.Generator().manual_seed(self.likelihood.seed * 1_000_003 + int(self.n_steps))
             extra["rows"] = local_rows(self.reducer, len(y))
-        ell = self.likelihood.expected_log_lik(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, **extra)
+        ell = self.likelihood.expected_log_lik(*self._predictive(mean, var, s), y, **extra)
         return ell.sum()
 
     def _objective(self, L, Psi, s, y, idx):
         """ELBO (EP paper eq. 15): -KL[q || p] and sum_i E_q[log p(y_i | f_i)] (scaled by N/|B| in training)."""
         mean, var = self._latent_marginals(L, Psi)
-        return ObjectiveTerms(-self._kl(), self._expected_log_lik(mean, var, s, y, idx))
+        return ObjectiveTerms(-self._kl(), 0.0, self._expected_log_lik(mean, var, s, y, idx))
 
     def local_update(self, X, y, idx):
         L, Psi, s = self._features(X)
@@ -207,8 +220,8 @@ class ARPEP(GaussianQMethod):
 
     def _objective(self, L, Psi, s, y, _idx):
         mean, var = self._latent_marginals(L, Psi)
-        log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, self.alpha)
-        return ObjectiveTerms(-self._kl(), log_z.sum() / self.alpha)
+        log_z = self.likelihood.log_expected_power(*self._predictive(mean, var, s), y, self.alpha)
+        return ObjectiveTerms(-self._kl(), 0.0, log_z.sum() / self.alpha)
 
 
 class RPAPEP(GaussianQMethod):
@@ -220,13 +233,14 @@ class RPAPEP(GaussianQMethod):
         R = self._sqrt()
         M = R.shape[-1]
         mean, var = self._latent_marginals(L, Psi)
-        log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) / r + s).T, y, a)
+        log_z = self.likelihood.log_expected_power(*self._predictive(mean, var, s, r), y, a)
         # whitened log-normalisers: g(theta) = -1/2 log|B| + 1/2 b' B^{-1} b for precision B, natural mean b
         R_inv = triangular_inverse(R)
         P = R_inv.transpose(-1, -2) @ R_inv                     # S^{-1}
         log_det_S = torch.log(torch.diagonal(R, dim1=-2, dim2=-1).square()).sum(-1)
-        b = (P @ self.q_mean[..., None])[..., 0]
-        quad = (self.q_mean * b).sum(-1)                        # mu' S^{-1} mu
+        q_mean = self._own(self.q_mean)
+        b = (P @ q_mean[..., None])[..., 0]
+        quad = (q_mean * b).sum(-1)                             # mu' S^{-1} mu
         g_q = 0.5 * log_det_S + 0.5 * quad
         # g(cav) - g(q) for cav = q^r, formed directly: a difference of g's would cancel (N ~ 10^5-10^6)
         g_gap = -0.5 * M * math.log1p(-a / (N + 1)) - 0.5 * (a / (N + 1)) * quad
@@ -235,7 +249,7 @@ class RPAPEP(GaussianQMethod):
         c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]
         g_prior_term = whitened_log_normaliser_from_cholesky(LB, c)
         shared = g_q.sum() + (N * g_gap.sum() + (g_prior_term - g_q).sum()) / a
-        return ObjectiveTerms(shared, log_z.sum() / a)
+        return ObjectiveTerms(shared, 0.0, log_z.sum() / a)
 
 
 class APEP(GaussianQMethod):
@@ -247,10 +261,11 @@ class APEP(GaussianQMethod):
         self.site_natural = nn.Parameter(torch.zeros(C, M, dtype=dtype))
 
     def _natural(self, shrink: float = 1.0):
-        """Whitened natural parameters of prior * phi^shrink: (I + shrink R R', shrink eta)."""
-        R = torch.tril(self.site_sqrt)
+        """Whitened natural parameters of prior * phi^shrink: (I + shrink R R', shrink eta), this
+        process's classes."""
+        R = torch.tril(self._own(self.site_sqrt))
         eye = torch.eye(R.shape[-1], dtype=R.dtype, device=R.device)
-        return eye + shrink * (R @ R.transpose(-1, -2)), shrink * self.site_natural
+        return eye + shrink * (R @ R.transpose(-1, -2)), shrink * self._own(self.site_natural)
 
     def _latent_marginals(self, _L, Psi):
         mean, var, _ = projected_marginals(*self._natural(), Psi)
@@ -263,6 +278,6 @@ class APEP(GaussianQMethod):
         c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
         g_q = whitened_log_normaliser_from_cholesky(LB, c)
         mean, var, _ = projected_marginals(*self._natural(1.0 - a / N), Psi)
-        log_z = self.likelihood.log_expected_power(mean.T, (var.clamp_min(MIN_VARIANCE) + s).T, y, a)
+        log_z = self.likelihood.log_expected_power(*self._predictive(mean, var, s), y, a)
         shared = g_q.sum() + N * tied_cavity_log_normaliser_gap(Bm, b, a / N).sum() / a  # no cancellation
-        return ObjectiveTerms(shared, log_z.sum() / a)
+        return ObjectiveTerms(shared, 0.0, log_z.sum() / a)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..distributed import Reducer, local_share
+from ..distributed import Reducer, class_blocks_for, local_share, per_class_tensors
 from ..optim import make_optimizer
 from .checkpoints import CheckpointResumed, data_fingerprint, read_checkpoint, write_checkpoint
 from .progress import progress
@@ -88,12 +88,14 @@ class Trainer:
             schedule (``max_iter``, learning rate, ``tol``) may change between runs.
         verbose: show progress (a bar on a terminal, a line every few seconds otherwise).
         seed: seed of the batch order.
-        distributed: data-parallel training in the initialised ``torch.distributed`` group:
-            every process must call ``fit`` with the same data, settings and seed; each
-            computes its share of every batch, and the objective, the gradients and the
-            method's closed-form batch sums are summed across processes, so every process ends
-            with the same model. Only the first process writes the checkpoint and shows
-            progress.
+        distributed: training split across the processes of the initialised
+            ``torch.distributed`` group (:mod:`alphagp.distributed`): every process must call
+            ``fit`` with the same data, settings and seed. ``True`` splits the classes where the
+            method can (``Capabilities.class_parallel``; as many class blocks as divide the
+            processes and the classes allow) and the rows of every batch among the rest;
+            ``"rows"`` splits only the rows. The objective, the gradients and the method's
+            closed-form batch sums are summed across processes, so every process ends with the
+            same model. Only the first process writes the checkpoint and shows progress.
     """
 
     def __init__(self, method, max_iter: int = 250, batch_size: int | None = None,
@@ -102,7 +104,7 @@ class Trainer:
                  callbacks: list[Callable[[TrainingState], None]] | None = None,
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
                  settings: dict | None = None, verbose: bool = False, seed: int = 0,
-                 distributed: bool = False, validation: Callable[[], float] | None = None,
+                 distributed: bool | str = False, validation: Callable[[], float] | None = None,
                  max_time: float | None = None, clock: Callable[[], float] = time.perf_counter):
         if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
@@ -115,7 +117,9 @@ class Trainer:
         if not (isinstance(learning_rate, numbers.Real) and math.isfinite(learning_rate) and learning_rate > 0):
             raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
         self.method = method
-        self.reducer = Reducer.from_process_group() if distributed else Reducer()
+        if distributed not in (False, True, "rows"):
+            raise ValueError(f"distributed must be False, True or 'rows', got {distributed!r}")
+        self.reducer = self._grid(method, distributed)
         if self.reducer.active and not method.capabilities.data_parallel:
             raise ValueError(f"{type(method).__name__} cannot split a step across processes: its closed-form "
                              "updates are not sums over the batch (EP's per-point sites are not sharded); use "
@@ -137,6 +141,9 @@ class Trainer:
         self._device = next(iter(method.state_dict().values())).device
         self._params = [p for p in method.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
+        # the tensors a class split divides (their gradients are summed over the row block only)
+        self._per_class = ([t for _, t in per_class_tensors(method, method.n_classes)]
+                           if self.reducer.class_blocks > 1 else [])
         self.validation, self.max_time, self.clock = validation, max_time, clock
         self.state = TrainingState()
         self._fingerprint: dict = {}
@@ -213,6 +220,16 @@ class Trainer:
             return X[idx.to(X.device)]
         return torch.as_tensor(np.asarray(X[idx.numpy()]), dtype=self._dtype, device=self._device)
 
+    @staticmethod
+    def _grid(method, distributed) -> Reducer:
+        """The process grid of ``distributed`` (see the class docstring) for ``method``."""
+        if not distributed:
+            return Reducer()
+        n_classes = getattr(method, "n_classes", 1)
+        split_classes = distributed is True and method.capabilities.class_parallel
+        return Reducer.from_process_group(
+            class_blocks_for(torch.distributed.get_world_size(), n_classes) if split_classes else 1)
+
     # ------------------------------------------------------------------ the loop
     def fit(self, X, y) -> TrainingState:
         """Train; returns the final :class:`TrainingState` (history has one row per epoch)."""
@@ -285,6 +302,7 @@ class Trainer:
                 break
             if self.optimizer is not None and self.learning_rate_decay == "cosine":
                 self._set_scheduled_rate(done, steps, seconds)
+        self._assemble_classes()
         st = self.state
         st.epoch += 1
         if self.optimizer is not None:
@@ -308,13 +326,19 @@ class Trainer:
         """Local update and optimiser step on one batch; returns the batch objective.
 
         The method returns its objective's terms (:class:`~alphagp.objective.ObjectiveTerms`); the
-        objective is shared + N / |B| * data for the global batch B, with ``shared`` counted once
-        across the processes of a data-parallel step."""
+        objective is shared + N / |B| * (data + coupled) for the global batch B, with ``shared``
+        counted once across the processes of a row split and ``coupled`` once across those of a
+        class split (in the value; each process's gradient takes it in full, module
+        :mod:`alphagp.objective`)."""
         terms = self.method.local_update(X, y, idx)
-        objective = self.reducer.share(terms.shared) + terms.data * (n / self.reducer.batch_size(len(idx)))
+        scale = n / self.reducer.batch_size(len(idx))
+        shared = self.reducer.share(terms.shared)
+        objective = shared + (terms.data + terms.coupled) * scale
         if self.optimizer is not None:
             self.optimizer.zero_grad(set_to_none=True)
             (-objective / n).backward()
+        if self.reducer.class_blocks > 1:
+            objective = shared + (terms.data + terms.coupled / self.reducer.class_blocks) * scale
         if self.reducer.active:
             objective = self._sum_across_processes(objective)
         self._check_finite(objective)
@@ -323,18 +347,45 @@ class Trainer:
         return objective.item()
 
     def _sum_across_processes(self, objective: torch.Tensor) -> torch.Tensor:
-        """All-reduce the gradients and the objective in one flat tensor; returns the summed objective."""
-        grads = []
+        """All-reduce the gradients and the objective; returns the summed objective.
+
+        Without a class split, everything goes in one flat tensor summed over all processes. In a
+        class split, the own block of each per-class tensor's gradient is summed over the
+        processes of the same class block (the rest of it is zero here and stays unused), and the
+        other gradients and the objective over all processes."""
         for p in self._params:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
-            grads.append(p.grad.reshape(-1))
-        flat = self.reducer.sum_(torch.cat(grads + [objective.detach().reshape(1)]))
+        per_class = {id(t) for t in self._per_class}
+        own = self.reducer.class_slice(getattr(self.method, "n_classes", 1))
+        blocks = [p.grad[own] for p in self._params if id(p) in per_class]
+        if blocks and self.reducer.row_blocks > 1:
+            self._sum_in_place(blocks, self.reducer.sum_rows_)
+        value = objective.detach().reshape(1).clone()
+        self._sum_in_place([p.grad for p in self._params if id(p) not in per_class] + [value], self.reducer.sum_)
+        return value[0]
+
+    @staticmethod
+    def _sum_in_place(tensors: list[torch.Tensor], reduce) -> None:
+        """Sum ``tensors`` (views allowed) across processes with ``reduce`` in one flat collective."""
+        flat = reduce(torch.cat([t.reshape(-1) for t in tensors]))
         offset = 0
-        for p in self._params:
-            p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
-            offset += p.numel()
-        return flat[-1]
+        for t in tensors:
+            t.copy_(flat[offset:offset + t.numel()].view_as(t))
+            offset += t.numel()
+
+    def _assemble_classes(self) -> None:
+        """After an epoch of a class split: every process gets every class block of the model and
+        of the optimiser's per-element state (so validation, checkpoints and the returned model
+        are whole)."""
+        if not self._per_class:
+            return
+        tensors = list(self._per_class)
+        if self.optimizer is not None:
+            for t in self._per_class:
+                tensors += [v for v in self.optimizer.state.get(t, {}).values()
+                            if torch.is_tensor(v) and v.shape == t.shape]
+        self.reducer.assemble_classes(tensors, self.method.n_classes)
 
     def _seconds_spent(self, epoch_start: float) -> float:
         """Training seconds this call of fit has spent (the epoch began at ``epoch_start`` on the
