@@ -23,7 +23,6 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-
 from sklearn.datasets import make_classification
 
 from alphagp import GPClassifier

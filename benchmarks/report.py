@@ -7,7 +7,7 @@
     python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
     python benchmarks/report.py placement   # inducing-point placement: error / NLL per method and M or alpha
     python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5, EP and VI against time
-    python benchmarks/report.py distributed   # data-parallel SEP, 1 against 2 processes
+    python benchmarks/report.py distributed   # distributed fits: 1 process against rows or classes split
     python benchmarks/report.py tta   # time to accuracy beside GPflow and GPyTorch
     python benchmarks/report.py profile   # where a step's time goes (profile_step.py)
     python benchmarks/report.py mnistsites   # MNIST: per-point EP/PEP learning the inducing inputs
@@ -547,18 +547,30 @@ def mnist_sites_table(results: str = "mnist_sites") -> None:
 
 
 def distributed_table(results: str = "distributed") -> None:
-    """Seconds per epoch of the same SEP fit in 1 and 2 processes, and the speed-up."""
+    """Seconds per epoch of the same fit in 1 and several processes (rows or classes split), the
+    speed-up, the communication per step, and the seconds to a fixed validation NLL (the
+    one-process fit's after its first epoch; the runs are the same model, so they reach it at the
+    same epoch)."""
     rows = load(results)
-    print("| commit (dirty) | data set | rows | processes | s/epoch | speed-up | test error | test NLL |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| commit (dirty) | data set | method | rows | M | processes | split | s/epoch | speed-up "
+          "| kB sent per step (collectives) | MB at each epoch's end | s to validation NLL | test error | test NLL |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     single = {}
     for r in rows:
-        key = (r["commit"], r["dataset"], r["n_train"])
+        key = (r["commit"], r["dataset"], r["n_train"], r.get("method"), r["M"])
+        curve = r.get("curve") or []
         if r["processes"] == 1:
-            single[key] = r["seconds_per_epoch"]
-        speed = f"{single[key] / r['seconds_per_epoch']:.2f}x" if key in single else "-"
-        print(f"| {r['commit']} ({r['dirty']}) | {r['dataset']} | {r['n_train'] or 'all'} | {r['processes']} "
-              f"| {r['seconds_per_epoch']:.1f} | {speed} | {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
+            single[key] = (r["seconds_per_epoch"], curve[0][1] if curve and curve[0][1] == curve[0][1] else None)
+        reference, target = single.get(key, (None, None))
+        speed = f"{reference / r['seconds_per_epoch']:.2f}x" if reference else "-"
+        reached = next((f"{t:.0f} (NLL {v:.3f})" for t, v in curve if target is not None and v <= target + 1e-9), "-")
+        traffic = (f"{r['bytes_per_step'] / 1e3:.0f} ({r['collectives_per_step']:.0f})" if "bytes_per_step" in r
+                   and r["processes"] > 1 else "-")
+        epoch_end = f"{r['epoch_end_bytes'] / 1e6:.1f}" if r.get("epoch_end_bytes") else "-"
+        print(f"| {r['commit']} ({r['dirty']}) | {r['dataset']} | {r.get('method') or 'sep'} | {r['n_train'] or 'all'} "
+              f"| {r['M']} | {r['processes']} | {r.get('split') or ('one' if r['processes'] == 1 else 'rows')} "
+              f"| {r['seconds_per_epoch']:.1f} | {speed} | {traffic} | {epoch_end} | {reached} "
+              f"| {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
 
 
 def time_to_accuracy_report(results: str = "tta") -> None:
