@@ -1,9 +1,14 @@
 """
-Data-parallel SEP on several processes
-======================================
+SEP on several processes
+========================
 
-Data-parallel SEP with torch.distributed: every process fits the same model on its share of
-each mini-batch. On one machine, two processes with one thread each::
+SEP with torch.distributed: every process ends with the same model, equal to the one-process
+fit up to rounding. Each process owns a block of the classes (here 4 classes: 2 each) and does
+only their M x M algebra; per mini-batch the processes exchange the batch's marginals of their
+classes. With more processes than classes, the rest also split each batch's rows. Every
+process holds the whole model (the blocks are copied to all at each epoch's end), so memory
+per process is that of a one-process fit; the time per epoch is what divides. On one machine,
+two processes with one thread each::
 
     torchrun --standalone --nproc-per-node=2 examples/distributed_fit.py
 
