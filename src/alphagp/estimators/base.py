@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import serialization
+from ..data.held_out import class_counts, held_out_rows
 from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
 from ..distributed import broadcast_state, ensure_process_group
 from ..labels import plain
@@ -30,7 +31,10 @@ EARLY_STOPPING_ROWS = 10_000
 def can_hold_out(y, stratify: bool) -> bool:
     """Whether a validation share of the rows with targets ``y`` can be held out: stratified, every
     class needs two rows (one on each side)."""
-    return not stratify or bool(np.unique(np.asarray(y), return_counts=True)[1].min() >= 2)
+    if not stratify:
+        return True
+    counts = class_counts(y)
+    return bool(counts[counts > 0].min() >= 2)
 
 
 class GPEstimatorBase(BaseEstimator):
@@ -84,15 +88,12 @@ class GPEstimatorBase(BaseEstimator):
         on = n >= EARLY_STOPPING_ROWS and can_hold_out(y, stratify) if setting == "auto" else bool(setting)
         if not on:
             return X, y, None
-        from sklearn.model_selection import train_test_split
         try:
-            fit_rows, val_rows = train_test_split(np.arange(n), test_size=self.validation_fraction,
-                                                  stratify=y if stratify else None, random_state=self.random_state)
+            fit_rows, val_rows = held_out_rows(y, self.validation_fraction, stratify, self.random_state)
         except ValueError as err:
             raise ValueError(f"early stopping holds out validation_fraction={self.validation_fraction} of the "
                              f"{n} rows{' stratified by class' if stratify else ''} and cannot: {err}. Use more "
                              "rows, another validation_fraction, or early_stopping=False") from err
-        fit_rows, val_rows = np.sort(fit_rows), np.sort(val_rows)
         X_val, y_val = np.asarray(X[val_rows], dtype=np.float64), y[val_rows]
         return RowSubset(X, fit_rows), y[fit_rows], lambda: self._held_out_score(X_val, y_val)
 
