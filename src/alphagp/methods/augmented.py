@@ -66,7 +66,9 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         seed: seed of the class subsets (the registry passes it to the likelihood's predictive points too).
     """
 
-    CAPABILITIES = Capabilities(batch_optimizer="adam")
+    # data-parallel: a step's closed-form sums over the batch are all-reduced (the class split is
+    # not offered: each point's local factors couple all its classes)
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
         ("alpha", "epsilon", "damping"), "the logistic-softmax model is fitted by closed-form variational updates")
     OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
@@ -141,9 +143,10 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     def _global_step(self, L, Psi, onehot, local, idx, classes) -> None:
         """The factor's natural parameters move to (1 - rho) old + rho CAVI optimum (eq. 15-16)."""
         scale = self._data_scale(idx)
-        precision, natural = self._to_u_space(L, scale * self._scaled_gram(Psi, local.theta),
-                                              0.5 * scale * self._weighted_sum(Psi, onehot - local.gamma))
-        rho = self.step_size(idx.numel() == self.n_data)
+        gram = self.reducer.sum_(self._scaled_gram(Psi, local.theta))                # over the global batch
+        vec = self.reducer.sum_(self._weighted_sum(Psi, onehot - local.gamma))
+        precision, natural = self._to_u_space(L, scale * gram, 0.5 * scale * vec)
+        rho = self.step_size(self.reducer.batch_size(idx.numel()) == self.n_data)
         # new tensors, not in-place writes: the old ones are saved for the ELBO's backward pass
         for name, new in (("site_precision", precision), ("site_natural", natural)):
             old = getattr(self, name)
@@ -160,12 +163,18 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         (Wine at amplitude 50: ELBO -157.4 against -154.7, test NLL 0.51 against 0.19); at small
         amplitudes both reach the same fixed point and the prior's bound is the higher one."""
         L, Psi, s = self._features(X)
-        at_prior = self._elbo(L, Psi, s, y, idx, None).total(self.n_data, idx.numel())
+        at_prior = self._batch_elbo(self._elbo(L, Psi, s, y, idx, None), idx)
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         identity = eye - torch.cholesky_inverse(L)                       # u-space factor: q precision I
         self.site_precision, prior_precision = identity.clone(), self.site_precision
-        if not self._elbo(L, Psi, s, y, idx, None).total(self.n_data, idx.numel()) > at_prior:
+        if not self._batch_elbo(self._elbo(L, Psi, s, y, idx, None), idx) > at_prior:
             self.site_precision = prior_precision
+
+    def _batch_elbo(self, terms, idx) -> float:
+        """The ELBO of the global batch of which ``idx`` is this process's share, scaled to the
+        data set (the same value, hence the same choice, in every process)."""
+        data = self.reducer.sum_(terms.data.detach().reshape(1).clone())
+        return float(terms.shared + self._data_scale(idx) * data[0])
 
     def local_update(self, X, y, idx):
         """One closed-form step on the batch. Returns the ELBO at q before the step (the local
