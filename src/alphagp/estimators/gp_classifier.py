@@ -321,11 +321,15 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """``[N, C]`` probabilities of validated, unstandardised rows ``X``."""
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = DTYPES[self.dtype]
+        # one output array filled in place: small long-lived pieces between each chunk's freed
+        # temporaries kept glibc's heap from reusing them (scoring 10^6 rows grew the resident
+        # memory by 1 GB of freed but unreturned heap; BENCHMARKS.md, "Memory")
+        proba = np.empty((len(Xs), len(self.classes_)))
         with torch_threads(self.n_jobs):
             device = self.model_.inducing_points.device
-            out = [self.model_.predict_proba(torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype, device=device))
-                   .cpu().numpy() for i in range(0, len(Xs), chunk_size)]
-        proba = np.concatenate(out).astype(np.float64)
+            for i in range(0, len(Xs), chunk_size):
+                proba[i:i + chunk_size] = self.model_.predict_proba(
+                    torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype, device=device)).cpu().numpy()
         if not np.all(np.isfinite(proba)):
             raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
         return proba
