@@ -94,12 +94,13 @@ class GPEstimatorBase(BaseEstimator):
             raise ValueError(f"early stopping holds out validation_fraction={self.validation_fraction} of the "
                              f"{n} rows{' stratified by class' if stratify else ''} and cannot: {err}. Use more "
                              "rows, another validation_fraction, or early_stopping=False") from err
-        X_val, y_val = np.asarray(X[val_rows], dtype=np.float64), y[val_rows]
+        X_val, y_val = RowSubset(X, val_rows), y[val_rows]
         return RowSubset(X, fit_rows), y[fit_rows], lambda: self._held_out_score(X_val, y_val)
 
-    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+    def _held_out_score(self, X_val: RowSubset, y_val: np.ndarray) -> float:
         """The score early stopping minimises: the mean negative log-likelihood of the held-out
-        rows ``X_val`` (unstandardised) and their targets (class indices, or real targets)."""
+        rows ``X_val`` (unstandardised, a lazy view of the training rows: 10^6 held-out rows of
+        784 features would be 6 GB in memory) and their targets (class indices, or real targets)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ fit

@@ -325,8 +325,9 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         ys = torch.as_tensor(ys, dtype=mean.dtype)
         return self.model_.likelihood.mixture_log_density(mean, var, self._output_noise(), ys).double().numpy()
 
-    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+    def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
         """The held-out mean negative log density of the standardised targets."""
+        X_val = np.asarray(X_val, dtype=np.float64)           # the deep GP predicts from whole arrays
         return float(-np.mean(self._log_density(y_val, *self._output_samples(X_val, validated=True))))
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
@@ -381,8 +382,8 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
         return self._proba(X)
 
-    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
-        return negative_log_likelihood(self._proba(X_val, validated=True), y_val)
+    def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
+        return negative_log_likelihood(self._proba(np.asarray(X_val, dtype=np.float64), validated=True), y_val)
 
     def _proba(self, X, validated: bool = False) -> np.ndarray:
         chunks = self._output_chunks(X, validated)

@@ -314,7 +314,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         check_is_fitted(self, "model_")
         return self._proba(self._validate(X), chunk_size)
 
-    def _held_out_score(self, X_val: np.ndarray, y_val: np.ndarray) -> float:
+    def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
         return negative_log_likelihood(self._proba(X_val), y_val)
 
     def _proba(self, X: np.ndarray, chunk_size: int = 2048) -> np.ndarray:
