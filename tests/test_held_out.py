@@ -60,3 +60,22 @@ def test_a_stratified_split_of_a_million_rows_allocates_a_few_bytes_a_row():
         tracemalloc.stop()
     assert len(fit) + len(held) == n and fit.dtype == np.int32
     assert peak < 16 * n
+
+
+def test_a_memory_mapped_fit_scores_the_same_held_out_rows(tmp_path):
+    """The held-out rows are scored through a lazy view of the training rows: a fit on a
+    memory-map gives the validation scores of the same fit on the array in memory."""
+    from sklearn.datasets import make_classification
+
+    from alphagp import DeepGPClassifier, GPClassifier
+    X, y = make_classification(n_samples=300, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=0)
+    np.save(tmp_path / "X.npy", X)
+    X_map = np.load(tmp_path / "X.npy", mmap_mode="r")
+    for make in (lambda: GPClassifier(method="sep", n_inducing=5, batch_size=50, max_iter=3, random_state=0,
+                                      early_stopping=True, n_iter_no_change=5),
+                 lambda: DeepGPClassifier(n_layers=2, n_inducing=5, n_samples=2, n_predict_samples=5, batch_size=50,
+                                          max_iter=2, random_state=0, early_stopping=True, n_iter_no_change=5)):
+        in_memory, mapped = make().fit(X, y), make().fit(X_map, y)
+        assert len(in_memory.validation_scores_) == in_memory.n_iter_
+        np.testing.assert_allclose(mapped.validation_scores_, in_memory.validation_scores_, rtol=1e-12)
