@@ -8,7 +8,7 @@ contributions are summed across processes with all-reduce:
 * the objective and the gradients (the trainer), so every process takes the same optimiser
   step;
 * inside a method, the sums that update q in closed form (SEP's tied factor: the batch's site
-  totals and the number of factors updated).
+  totals and the number of factors updated; the augmented method's natural-gradient sums).
 
 A method's objective is ``global term + N / |B| * (sum over the batch of data terms)``; in a
 data-parallel step each process adds ``global term / world size`` and its rows' data terms,
