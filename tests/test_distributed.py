@@ -72,10 +72,18 @@ def _worker(rank, init_file, method, out_dir, extra=None, world=WORLD, distribut
             np.save(os.path.join(out_dir, f"{name}_history{rank}.npy"), [h["objective"] for h in clf.history_])
             np.save(os.path.join(out_dir, f"{name}_best{rank}.npy"), [clf.best_iteration_ or 0])
             np.save(os.path.join(out_dir, f"{name}_gathered{rank}.npy"), [gathered[0]])
+            np.save(os.path.join(out_dir, f"{name}_sites{rank}.npy"), _per_point_sites(clf))
             gathered[0] = 0
     finally:
         Reducer.gather_classes = original
     _leave_group()
+
+
+def _per_point_sites(clf) -> np.ndarray:
+    """The per-point site precisions of an EP-family fit (every process must hold all of them),
+    or an empty array for methods without."""
+    sites = getattr(clf.model_, "factor_c1", None)
+    return np.empty(0) if sites is None else sites.numpy()
 
 
 def _data_parallel_methods(capability: str = "data_parallel") -> list[str]:
@@ -90,7 +98,7 @@ def _data_parallel_methods(capability: str = "data_parallel") -> list[str]:
 def _single(method):
     X, y, X_test = _data()
     single = GPClassifier(**_params(method)).fit(X, y)
-    return single.predict_proba(X_test), [h["objective"] for h in single.history_]
+    return single.predict_proba(X_test), [h["objective"] for h in single.history_], _per_point_sites(single)
 
 
 #: (processes, the estimator's ``distributed``, class blocks expected with 3 classes)
@@ -109,12 +117,29 @@ def test_split_fits_equal_one_process(tmp_path, grid):
     mp.spawn(_worker, args=(str(tmp_path / "init"), methods, str(tmp_path), None, world, distributed),
              nprocs=world, join=True)
     for method in methods:
-        expected, history = _single(method)
+        expected, history, sites = _single(method)
         for rank in range(world):
+            np.testing.assert_allclose(np.load(tmp_path / f"{method}_sites{rank}.npy"), sites, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(np.load(tmp_path / f"{method}_proba{rank}.npy"), expected, rtol=0, atol=1e-9)
             np.testing.assert_allclose(np.load(tmp_path / f"{method}_history{rank}.npy"), history, rtol=1e-9)
             split = class_blocks > 1 and method in class_parallel
             assert bool(np.load(tmp_path / f"{method}_gathered{rank}.npy")[0]) == split
+
+
+def test_full_batch_ep_on_two_processes_equals_one(tmp_path):
+    """Batch EP (every row in every step) keeps no per-point directions; the processes still
+    exchange their rows' sites, so each holds all of them."""
+    extra = {"batch_size": None}
+    mp.spawn(_worker, args=(str(tmp_path / "init"), "ep", str(tmp_path), extra, WORLD, "rows"), nprocs=WORLD, join=True)
+    X, y, X_test = _data()
+    single = GPClassifier(**{**_params("ep"), **extra}).fit(X, y)
+    for rank in range(WORLD):
+        np.testing.assert_allclose(np.load(tmp_path / f"ep_proba{rank}.npy"), single.predict_proba(X_test),
+                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose(np.load(tmp_path / f"ep_history{rank}.npy"),
+                                   [h["objective"] for h in single.history_], rtol=1e-9)
+        np.testing.assert_allclose(np.load(tmp_path / f"ep_sites{rank}.npy"), _per_point_sites(single),
+                                   rtol=1e-9, atol=1e-12)
 
 
 def test_the_grid_gives_every_process_a_class():
@@ -126,15 +151,15 @@ def test_the_grid_gives_every_process_a_class():
     assert (grid.class_rank, grid.row_rank, grid.row_blocks) == (1, 1, 2)
 
 
-def test_methods_with_per_point_sites_refuse(monkeypatch):
+def test_batch_only_methods_refuse(monkeypatch):
     from alphagp.distributed import Reducer
     monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls, class_blocks=1: cls(2, 0)))
     monkeypatch.setattr("alphagp.estimators.base.ensure_process_group", lambda device: None)
     monkeypatch.setattr("alphagp.estimators.base.broadcast_state", lambda module: None)
     monkeypatch.setattr(torch.distributed, "broadcast", lambda tensor, src: None)
     X, y, _ = _data()
-    with pytest.raises(ValueError, match="per-point sites are not sharded"):
-        GPClassifier(method="ep", batch_size=50, max_iter=1, distributed=True).fit(X, y)
+    with pytest.raises(ValueError, match="GFITC cannot split a step across processes"):
+        GPClassifier(method="gfitc", max_iter=1, distributed=True).fit(X, y)
 
 
 def test_distributed_without_a_process_group_is_a_clear_error(monkeypatch):

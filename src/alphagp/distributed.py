@@ -8,7 +8,11 @@ contributions are summed across processes with all-reduce:
 * the objective and the gradients (the trainer), so every process takes the same optimiser
   step;
 * inside a method, the sums that update q in closed form (SEP's tied factor: the batch's site
-  totals and the number of factors updated; the augmented method's natural-gradient sums).
+  totals and the number of factors updated; the augmented method's natural-gradient sums; the
+  per-point EP methods' old and new batch contributions to the running sum and the Gram sum of
+  q restricted to the batch, the last differentiably, :meth:`Reducer.sum_rows`);
+* per-point state: the EP methods' updated sites of each process's rows are gathered by every
+  process (:meth:`Reducer.gather_rows`), so all hold the same N sites.
 
 A method's objective is ``global term + N / |B| * (sum over the batch of data terms)``; in a
 data-parallel step each process adds ``global term / world size`` and its rows' data terms,
@@ -40,6 +44,7 @@ import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn.functional as dist_nn
 
 
 class Reducer:
@@ -99,6 +104,29 @@ class Reducer:
         if self.row_blocks > 1:
             dist.all_reduce(tensor, group=self.row_group)
         return tensor
+
+    def sum_rows(self, tensor: torch.Tensor) -> torch.Tensor:
+        """The sum of ``tensor`` over the processes of this class block, as a new tensor through
+        which gradients flow: the backward pass sums the incoming gradients the same way, so each
+        process's ``tensor`` receives the gradient of every process's objective."""
+        if self.row_blocks == 1:
+            return tensor
+        return dist_nn.all_reduce(tensor, group=self.row_group if self.row_group is not None else dist.group.WORLD)
+
+    @torch.no_grad()
+    def gather_rows(self, local: torch.Tensor) -> torch.Tensor:
+        """The global batch's rows ``[B, ...]`` from every process's share ``local`` ``[b, ...]``
+        (all_gather over the processes of this class block, in the order :func:`local_share`
+        splits the batch; shares may differ in length by one row)."""
+        if self.row_blocks == 1:
+            return local
+        total = self.batch_size(local.shape[0])
+        sizes = [len(part) for part in torch.tensor_split(torch.arange(total), self.row_blocks)]
+        padded = local.new_zeros(sizes[0], *local.shape[1:])
+        padded[:local.shape[0]] = local
+        pieces = [torch.empty_like(padded) for _ in sizes]
+        dist.all_gather(pieces, padded, group=self.row_group)
+        return torch.cat([piece[:size] for piece, size in zip(pieces, sizes)])
 
     def max_(self, tensor: torch.Tensor) -> torch.Tensor:
         """All-reduce ``tensor`` in place (maximum) and return it."""

@@ -82,7 +82,8 @@ class Capabilities:
         mini_batches: the objective is a sum over data points, so mini-batches give unbiased
             estimates of it.
         data_parallel: a step can be split across processes (:mod:`alphagp.distributed`): its
-            closed-form updates are sums over the batch, or it has none.
+            closed-form updates are sums over the batch (per-point sites are then copied to every
+            process), or it has none.
         class_parallel: a step can also split the latent functions across processes: the
             classes meet only in the likelihood's terms of each point (computed from the
             gathered marginals, returned as ``ObjectiveTerms.coupled``), and everything else,
@@ -278,7 +279,8 @@ class SiteMethod(StoredQ, SparseGPMethod):
     so a mini-batch can take its own old contribution out of the running sum exactly.
     """
 
-    CAPABILITIES = Capabilities(damping=True)
+    #: a step's sums over the batch are all-reduced and per-point sites copied to every process
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True)
 
     def __init__(self, inducing_points, kernel, likelihood, n_data: int, alpha: float, damping: float,
                  per_point: bool):
@@ -314,28 +316,57 @@ class SiteMethod(StoredQ, SparseGPMethod):
         return replace(super().capabilities, inducing_on_mini_batches=not self.per_point)
 
     # ------------------------------------------------------------------ per-point bookkeeping
+    def _whole_batch(self, idx: torch.Tensor) -> bool:
+        """Whether the global batch of which ``idx`` is this process's share is all N rows."""
+        return self.reducer.batch_size(idx.numel()) == self.n_data
+
     def _rest_of_sum(self, prec: torch.Tensor, nat: torch.Tensor, idx: torch.Tensor):
-        """Running u-space sum minus the batch's stored sites (totals ``prec``, ``nat`` ``[B, C]``)."""
-        if idx.numel() == self.n_data:
+        """Running u-space sum minus the global batch's stored sites (this process's totals
+        ``prec``, ``nat`` ``[B, C]``; the other processes' parts are summed in)."""
+        if self._whole_batch(idx):
             return torch.zeros_like(self.site_precision), torch.zeros_like(self.site_natural)
         if not bool(self.factor_v_current):
             raise RuntimeError("this EP model was trained with full-batch updates; mini-batch updates "
                                "after them are not supported (the stored v_i are stale)")
         v = self.factor_v[idx]                                       # [B, C, M]
-        lam = torch.einsum("bcm,bc,bcn->cmn", v, prec, v)
-        eta = torch.einsum("bcm,bc->cm", v, nat)
+        lam = self.reducer.sum_rows_(torch.einsum("bcm,bc,bcn->cmn", v, prec, v))
+        eta = self.reducer.sum_rows_(torch.einsum("bcm,bc->cm", v, nat))
         return self.site_precision - lam, self.site_natural - eta
+
+    def _batch_marginals(self, Bm, b, Psi, prec, nat):
+        """Marginals ``[C, B]`` at the batch's columns of q restricted to the global batch, and
+        g(q) - g(prior) ``[C]`` (:func:`.projection.projected_marginals`): q is the rest of the
+        sum (whitened ``Bm``, ``b``) plus the global batch's sites along the current directions.
+        This process's sites are ``prec``, ``nat`` ``[B, C]`` along ``Psi`` ``[C, M, B]``; in a
+        row split the other processes' parts are summed in, differentiably (their gradient
+        reaches each process's own Psi)."""
+        if self.reducer.row_blocks == 1:
+            return projected_marginals(Bm, b, Psi, prec.T, nat.T)
+        gram = self.reducer.sum_rows(self._scaled_gram(Psi, prec))
+        vec = self.reducer.sum_rows(self._weighted_sum(Psi, nat))
+        return projected_marginals(Bm + gram, b + vec, Psi)
 
     @torch.no_grad()
     def _store_batch_sites(self, L, Psi, idx, rest, prec, nat) -> None:
-        """Running sum = ``rest`` + the batch's new site totals ``prec``, ``nat`` ``[B, C]`` along the current v_i."""
-        batch_prec, batch_nat = self._to_u_space(L, self._scaled_gram(Psi, prec), self._weighted_sum(Psi, nat))
+        """Running sum = ``rest`` + the global batch's new site totals along the current v_i (this
+        process's ``prec``, ``nat`` ``[B, C]``); in a row split every process then copies the
+        other processes' rows of the per-point buffers, so all hold the same sites."""
+        gram = self.reducer.sum_rows_(self._scaled_gram(Psi, prec))
+        vec = self.reducer.sum_rows_(self._weighted_sum(Psi, nat))
+        batch_prec, batch_nat = self._to_u_space(L, gram, vec)
         self.site_precision.copy_(rest[0] + batch_prec)
         self.site_natural.copy_(rest[1] + batch_nat)
-        if idx.numel() < self.n_data:  # mini-batches take their old sites out along these v_i
-            self.factor_v[idx] = (triangular_inverse(L).transpose(-1, -2) @ Psi).permute(2, 0, 1)
-        else:
+        whole = self._whole_batch(idx)
+        if whole:
             self.factor_v_current.fill_(False)
+        else:  # mini-batches take their old sites out along these v_i
+            self.factor_v[idx] = (triangular_inverse(L).transpose(-1, -2) @ Psi).permute(2, 0, 1)
+        if self.reducer.row_blocks > 1:
+            rows = self.reducer.gather_rows(idx)
+            for name in self.TRAINING_STATE:
+                buffer = getattr(self, name)
+                if buffer.dim() and buffer.shape[0] == self.n_data and not (whole and name == "factor_v"):
+                    buffer[rows] = self.reducer.gather_rows(buffer[idx])
 
     def _require_training_state(self) -> None:
         if not self.site_storage:

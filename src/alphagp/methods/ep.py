@@ -204,7 +204,7 @@ class EP(ScalableEP):
         prec, nat = self._point_sites(y, idx)                        # [B, C]
         rest = self._rest_of_sum(prec, nat, idx) if whitened is None else whitened[0]
         Bm, b = whitened_sites(L, *rest, None if whitened is None else whitened[1])
-        mean, var, g_q = projected_marginals(Bm, b, Psi, prec.T, nat.T)
+        mean, var, g_q = self._batch_marginals(Bm, b, Psi, prec, nat)
         mean, var = mean.T, var.clamp_min(MIN_VARIANCE).T           # [B, C]
         tau, nu = 1.0 / var, mean / var
         c1, c2 = self.factor_c1[idx], self.factor_c2[idx]

@@ -24,6 +24,7 @@ the effective sample size of every coordinate of w and of the training log-likel
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral
 from typing import ClassVar
 
@@ -65,6 +66,8 @@ class GibbsSampler(KeptDraws, PowerEP):
         seed: seed of the sampler.
     """
 
+    #: the EP stage could split its rows, but the sampler after it needs all rows in one process
+    CAPABILITIES = replace(PowerEP.CAPABILITIES, data_parallel=False)
     TRAINING_STATE = PowerEP.TRAINING_STATE
     OWN_PARAMETERS: ClassVar[dict] = {"seed": [Interval(Integral, 0, None, closed="left")]}
 

@@ -16,6 +16,7 @@ f* ~ N(Psi*' w_hat, Psi*' H^{-1} Psi* + diag(s*)), and E[softmax(f*)] is a Monte
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -35,6 +36,8 @@ class LaplaceSoftmax(PowerEP):
     Monte Carlo of the predictive.
     """
 
+    #: the EP stage could split its rows, but Newton's method after it needs all rows in one process
+    CAPABILITIES = replace(PowerEP.CAPABILITIES, data_parallel=False)
     OWN_PARAMETERS: ClassVar[dict] = {"newton_iterations": [Interval(Integral, 1, None, closed="left")],
                                       "newton_tol": [Interval(Real, 0, None, closed="neither")],
                                       "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],

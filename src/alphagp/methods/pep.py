@@ -36,7 +36,6 @@ from ..likelihoods import Likelihood
 from ..numerics import gaussian_log_normaliser
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, SiteMethod, whitened_sites
-from .projection import projected_marginals
 from .site_updates import damped, valid_sites
 
 
@@ -77,7 +76,7 @@ class PowerEP(SiteMethod):
         """
         prec, nat = self.factor_c1[idx], self.factor_c2[idx]              # [B, C]
         rest = self._rest_of_sum(prec, nat, idx)
-        mean, var, g_q = projected_marginals(*whitened_sites(L, *rest), Psi, prec.T, nat.T)
+        mean, var, g_q = self._batch_marginals(*whitened_sites(L, *rest), Psi, prec, nat)
         var = var.clamp_min(MIN_VARIANCE).T                                # [B, C]
         tau, nu = 1.0 / var, mean.T / var
         tau_c = tau - self.alpha * prec
@@ -117,9 +116,10 @@ class PowerEP(SiteMethod):
         new_c2 = (g_m + a * new_c1 * (mu + sigma * g_m)) / a
         ok = valid_sites(new_c1[..., None], new_c2[..., None], (denom,))
         proper = ~cav["improper"][:, None].expand_as(ok)
-        self.n_improper_cavities += int(cav["improper"].sum())
-        self.n_skipped_updates += int((proper & ~ok).sum())
         keep = proper & ok
+        counts = self.reducer.sum_rows_(torch.stack((cav["improper"].sum(), (proper & ~ok).sum())))  # global batch
+        self.n_improper_cavities += int(counts[0])
+        self.n_skipped_updates += int(counts[1])
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
         c1 = damped(new_c1, old_c1, keep, rho)
         c2 = damped(new_c2, old_c2, keep, rho)

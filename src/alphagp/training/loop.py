@@ -121,9 +121,10 @@ class Trainer:
             raise ValueError(f"distributed must be False, True or 'rows', got {distributed!r}")
         self.reducer = self._grid(method, distributed)
         if self.reducer.active and not method.capabilities.data_parallel:
-            raise ValueError(f"{type(method).__name__} cannot split a step across processes: its closed-form "
-                             "updates are not sums over the batch (EP's per-point sites are not sharded); use "
-                             "method='sep' or a gradient-fitted method (vi, arpep, apep, rpapep) for distributed=True")
+            raise ValueError(f"{type(method).__name__} cannot split a step across processes: its updates are not "
+                             "sums over the batch's rows (batch-only or sampling methods); use an EP method (ep, sep, "
+                             "rep, pep), a gradient-fitted one (vi, apep, arpep, rpapep) or augmented for "
+                             "distributed=True")
         method.reducer = self.reducer
         self.learning_rate, self.learning_rate_decay = learning_rate, learning_rate_decay
         self.max_iter = int(max_iter)
