@@ -44,7 +44,24 @@ import os
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn.functional as dist_nn
+
+
+class _SumOverProcesses(torch.autograd.Function):
+    """All-reduce (sum) as a differentiable function: the sum's gradient with respect to each
+    process's input is the sum of every process's incoming gradient (an all-reduce again)."""
+
+    @staticmethod
+    def forward(ctx, tensor, group):
+        ctx.group = group
+        total = tensor.clone(memory_format=torch.contiguous_format)
+        dist.all_reduce(total, group=group)
+        return total
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.clone(memory_format=torch.contiguous_format)
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
 
 
 class Reducer:
@@ -111,7 +128,7 @@ class Reducer:
         process's ``tensor`` receives the gradient of every process's objective."""
         if self.row_blocks == 1:
             return tensor
-        return dist_nn.all_reduce(tensor, group=self.row_group if self.row_group is not None else dist.group.WORLD)
+        return _SumOverProcesses.apply(tensor, self.row_group)
 
     @torch.no_grad()
     def gather_rows(self, local: torch.Tensor) -> torch.Tensor:
