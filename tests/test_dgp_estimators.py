@@ -136,11 +136,28 @@ def test_predictions_do_not_depend_on_the_chunks_rows_are_predicted_in(classes, 
     X, labels = classes
     clf = DeepGPClassifier(**{**SMALL, "max_iter": 5}).fit(X, labels)
     reg = DeepGPRegressor(**{**SMALL, "max_iter": 5}).fit(*regression)
-    whole = clf.predict_proba(X), reg.predict(regression[0], return_std=True)
+    whole = (clf.predict_proba(X), reg.predict(regression[0], return_std=True),
+             reg.predict_log_density(*regression))
     monkeypatch.setattr(alphagp.estimators.deep_gp, "_PREDICT_ROWS", 7 * SMALL["n_predict_samples"])    # 7 rows a chunk
     np.testing.assert_allclose(clf.predict_proba(X), whole[0], rtol=1e-12)
     np.testing.assert_allclose(reg.predict(regression[0], return_std=True), whole[1], rtol=1e-12)
+    np.testing.assert_allclose(reg.predict_log_density(*regression), whole[2], rtol=1e-12)
     np.testing.assert_allclose(clf.predict_proba(X[::-1]), whole[0][::-1], rtol=1e-12)
+
+
+def test_held_out_rows_are_scored_from_a_lazy_view_as_from_the_array(classes, regression, tmp_path):
+    """Early stopping scores a lazy view of the held-out rows of a memory-map, a chunk at a time:
+    the same score as the rows copied into an array."""
+    from alphagp.data.streaming import RowSubset
+    rows = np.arange(3, 120, 4)
+    for estimator, (X, y) in ((DeepGPClassifier, classes), (DeepGPRegressor, regression)):
+        model = estimator(**{**SMALL, "max_iter": 3}).fit(X, y)
+        target = np.searchsorted(model.classes_, y) if hasattr(model, "classes_") else (y - model.y_mean_) / model.y_scale_
+        mapped = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=X.shape)
+        mapped[:] = X
+        lazy = model._held_out_score(RowSubset(mapped, rows), target[rows])
+        assert np.isclose(lazy, model._held_out_score(X[rows], target[rows]), rtol=1e-12)
+        assert np.isfinite(lazy)
 
 
 def test_a_crafted_deep_gp_file_declaring_huge_layers_is_refused_before_allocating(regression, tmp_path):

@@ -19,7 +19,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.streaming import column_mean_std
+from ..data.streaming import StandardizedRows, column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
@@ -221,30 +221,48 @@ class _DeepGPBase(GPEstimatorBase):
     # ------------------------------------------------------------------ prediction draws
     def _output_chunks(self, X, validated: bool = False):
         """The last layer's means and noise-free variances ``[S, rows, H_L]`` for the rows ``X``
-        (unstandardised; checked unless ``validated``), one chunk of rows at a time
-        (``_PREDICT_ROWS`` propagated rows), so what is computed from them (robust-max
-        probabilities cost ``[S rows, C, C, Q]``) stays within memory. ``n_predict_samples`` may
-        be changed after fit."""
+        (unstandardised; checked unless ``validated``; a lazy row view or memory-map is read one
+        chunk at a time), with each chunk's row slice: ``(rows, mean, var)``. Chunks hold
+        ``_PREDICT_ROWS`` propagated rows, so what is computed from them (robust-max probabilities
+        cost ``[S rows, C, C, Q]``) stays within memory. ``n_predict_samples`` may be changed
+        after fit."""
         check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
         if not validated:
             X = self._validate(X)
-        Xs = torch.as_tensor((X - self.mean_) / self.scale_, dtype=DTYPES[self.dtype], device=self._device())
+        Xs = StandardizedRows(X, self.mean_, self.scale_)
+        dtype, device = DTYPES[self.dtype], self._device()
         S = int(self.n_predict_samples)
         chunk = max(1, _PREDICT_ROWS // S)
 
         def chunks():
             for i in range(0, len(Xs), chunk):
+                rows = slice(i, min(i + chunk, len(Xs)))
                 with torch_threads(self.n_jobs):
-                    mean, var = self.model_.predict_output(Xs[i:i + chunk], S)
+                    mean, var = self.model_.predict_output(torch.as_tensor(Xs[rows], dtype=dtype, device=device), S)
                 if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
                     raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
-                yield mean, var
+                yield rows, mean, var
         return chunks()
 
-    def _output_samples(self, X, validated: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def _per_row(self, X, width: int, compute, validated: bool = False) -> np.ndarray:
+        """``[n, width]`` (float64) of ``compute(rows, mean, var)``, a ``[rows, width]`` or ``[rows]``
+        tensor from each chunk's draws (:meth:`_output_chunks`), written into one preallocated
+        array: no ``[S, n, H_L]`` array of every row's draws, and no small per-chunk pieces left
+        between freed temporaries (they kept glibc's heap from being reused; BENCHMARKS.md,
+        "Memory")."""
+        check_is_fitted(self, "model_")
+        if not validated:
+            X = self._validate(X)
+        out = np.empty((len(X), width))
+        for rows, mean, var in self._output_chunks(X, validated=True):
+            with torch_threads(self.n_jobs):
+                out[rows] = compute(rows, mean, var).reshape(-1, width).cpu().double().numpy()
+        return out
+
+    def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
         """All of :meth:`_output_chunks` on the CPU: means and noise-free variances ``[S, n, H_L]``."""
-        parts = list(self._output_chunks(X, validated))
-        return torch.cat([p[0] for p in parts], 1).cpu(), torch.cat([p[1] for p in parts], 1).cpu()
+        parts = list(self._output_chunks(X))
+        return torch.cat([p[1] for p in parts], 1).cpu(), torch.cat([p[2] for p in parts], 1).cpu()
 
     def _output_noise(self) -> torch.Tensor:
         """The last layer's noise ``[H_L]`` on the CPU."""
@@ -308,27 +326,33 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     def predict(self, X, return_std: bool = False):
         """Predictive mean ``[n]`` (and standard deviation with ``return_std``) of y: the moments of the
         mixture of the samples' Gaussians N(m_s, v_s + sigma^2), in the units of ``y``."""
-        mean, var = self._output_samples(X)
-        mu, v = self.model_.likelihood.mixture_moments(mean, var, self._output_noise())
-        mu = mu.double().numpy() * self.y_scale_ + self.y_mean_
-        return (mu, np.sqrt(v.double().clamp_min(0).numpy()) * self.y_scale_) if return_std else mu
+        moments = self._per_row(X, 2, lambda _rows, mean, var: torch.stack(
+            self.model_.likelihood.mixture_moments(mean, var, self._output_noise().to(mean.device)), 1))
+        mu = moments[:, 0] * self.y_scale_ + self.y_mean_
+        return (mu, np.sqrt(np.maximum(moments[:, 1], 0.0)) * self.y_scale_) if return_std else mu
 
     def predict_log_density(self, X, y) -> np.ndarray:
         """log p(y_i | x_i) ``[n]`` under the predictive mixture, in the units of ``y``."""
         y = np.asarray(y, dtype=np.float64)
-        return self._log_density((y - self.y_mean_) / self.y_scale_, *self._output_samples(X)) - math.log(self.y_scale_)
+        return self._log_density((y - self.y_mean_) / self.y_scale_, X) - math.log(self.y_scale_)
 
-    def _log_density(self, ys: np.ndarray, mean: torch.Tensor, var: torch.Tensor) -> np.ndarray:
-        """log p of standardised targets ``ys`` ``[n]`` under the mixture of the samples ``[S, n, 1]``."""
-        if ys.shape != (mean.shape[1],):
-            raise ValueError(f"y must have shape [{mean.shape[1]}], got {list(ys.shape)}")
-        ys = torch.as_tensor(ys, dtype=mean.dtype)
-        return self.model_.likelihood.mixture_log_density(mean, var, self._output_noise(), ys).double().numpy()
+    def _log_density(self, ys: np.ndarray, X, validated: bool = False) -> np.ndarray:
+        """log p of standardised targets ``ys`` ``[n]`` at the rows ``X`` under the mixture of
+        their propagated samples."""
+        check_is_fitted(self, "model_")
+        if not validated:
+            X = self._validate(X)
+        if ys.shape != (len(X),):
+            raise ValueError(f"y must have shape [{len(X)}], got {list(ys.shape)}")
+        noise = self._output_noise().to(self._device())
+        ys = torch.as_tensor(ys, dtype=DTYPES[self.dtype], device=self._device())
+        return self._per_row(X, 1, lambda rows, mean, var: self.model_.likelihood.mixture_log_density(
+            mean, var, noise, ys[rows]), validated=True)[:, 0]
 
     def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
-        """The held-out mean negative log density of the standardised targets."""
-        X_val = np.asarray(X_val, dtype=np.float64)           # the deep GP predicts from whole arrays
-        return float(-np.mean(self._log_density(y_val, *self._output_samples(X_val, validated=True))))
+        """The held-out mean negative log density of the standardised targets (``X_val`` read a
+        chunk at a time)."""
+        return float(-np.mean(self._log_density(y_val, X_val, validated=True)))
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
         """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
@@ -383,13 +407,12 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         return self._proba(X)
 
     def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
-        return negative_log_likelihood(self._proba(np.asarray(X_val, dtype=np.float64), validated=True), y_val)
+        return negative_log_likelihood(self._proba(X_val, validated=True), y_val)
 
     def _proba(self, X, validated: bool = False) -> np.ndarray:
-        chunks = self._output_chunks(X, validated)
-        with torch_threads(self.n_jobs):
-            parts = [self.model_.output_probabilities(mean, var).mean(0).cpu() for mean, var in chunks]
-        return torch.cat(parts).numpy().astype(np.float64)
+        check_is_fitted(self, "model_")
+        return self._per_row(X, len(self.classes_), lambda _rows, mean, var: self.model_.output_probabilities(
+            mean, var).mean(0), validated)
 
     def predict(self, X) -> np.ndarray:
         """``[n]`` most probable labels."""
