@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from alphagp.kernels import ARDKernel
-from alphagp.methods import EP, SEP
+from alphagp.methods import build_method
 from alphagp.optim import make_optimizer
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
@@ -50,11 +50,12 @@ def make_step(C, M, B, D, N, shared, tied):
     y = torch.randint(0, C, (B,), generator=g)
     idx = torch.arange(B) if B == N else torch.randperm(N, generator=g)[:B].sort().values
     Z = torch.randn(1 if shared else C, M, D, generator=g, dtype=torch.float64)
-    model = (SEP if tied else EP)(Z, ARDKernel(C, D, shared=shared), n_data=N, damping=1.0 if B < N else 0.5)
+    model = build_method("sep" if tied else "ep", Z, ARDKernel(C, D, shared=shared), n_data=N,
+                         damping=1.0 if B < N else 0.5)
     opt = make_optimizer("adam", model.parameters(), 1e-3)  # as the trainer makes it
 
     def step():
-        objective = model.local_update(X, y, idx)
+        objective = model.local_update(X, y, idx).total(N, B)   # the trainer's scaling in one process
         opt.zero_grad()
         (-objective / N).backward()
         opt.step()
