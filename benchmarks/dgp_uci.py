@@ -95,7 +95,7 @@ def main() -> None:
                         split=k, layers=L, alpha=alpha, iterations=args.iterations, epochs=epochs,
                         n_train=len(y_tr), n_test=len(y_te), train_seconds=seconds, learning_rate=args.learning_rate,
                         epochs_run=int(model.n_iter_), energy_by_epoch=energy_trace(model.history_),
-                        test_loglik=-metrics["nll"], **score))
+                        test_loglik=-metrics["nll"], diagnostics=model.diagnostics_, **score))
                     first = next(iter(score))
                     print(f"{name:<12} split {k} L={L} alpha={alpha:<6g} {first} {score[first]:.4f} "
                           f"test LL {-metrics['nll']:.4f} ({seconds:.0f} s)", flush=True)

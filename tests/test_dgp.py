@@ -528,3 +528,32 @@ def test_random_hidden_means_separate_the_exchangeable_units_of_a_hidden_layer()
     m = torch.cat([layer.whitened_mean.detach().flatten() for layer in apart[:-1]])
     assert abs(float(m.std()) - 1.0) < 0.2 and abs(float(m.mean())) < 0.2
     assert all(layer.kernel.positive == "log" for layer in apart)
+
+
+def test_clamped_propagated_variances_are_counted_in_training_passes_only(monkeypatch):
+    """The floor on a propagated variance is counted, against an independent count of the
+    variances below it, with the prior variance made small enough that some fall below; a
+    prediction pass (no gradient) does not count."""
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(30, 2, generator=gen, dtype=torch.float64)
+    kernel = ARDKernel(2, 2, lengthscale=1.0, amplitude=1.0, noise=1e-2)
+    layer = DGPLayer(X[:5].expand(2, -1, -1).clone(), kernel, torch.eye(2, dtype=torch.float64))
+    model = DeepGP([layer, DGPLayer(X[:5].expand(1, -1, -1).clone(), ARDKernel(1, 2, noise=1e-2),
+                                    torch.zeros(2, 1, dtype=torch.float64))], "gaussian", 30)
+    Kuu, Kuf = layer._inducing_prior(X)
+    Psi = torch.linalg.solve_triangular(torch.linalg.cholesky(Kuu), Kuf, upper=False)
+    q_diag = Psi.square().sum(1)                                     # Q_ff's diagonal [H, n]
+    layer(X, 1.0)                       # q at the prior: the variance is k_ff itself, nothing clamped
+    assert int(layer.n_clamped_variances) == 0
+    # q at the prior adds Q_ff back, so the variance is the prior variance: make it negative at
+    # the points where Q_ff's diagonal exceeds its median
+    prior = q_diag.median() - q_diag
+    monkeypatch.setattr(kernel, "prior_variance", lambda _X: prior)
+    expected = int((prior < 1e-10).sum())
+    assert 0 < expected < prior.numel()
+    layer(X, 1.0)
+    assert int(layer.n_clamped_variances) == expected
+    with torch.no_grad():
+        layer(X, 1.0)
+    assert int(layer.n_clamped_variances) == expected
+    assert model.diagnostics() == {"n_clamped_variances": expected}

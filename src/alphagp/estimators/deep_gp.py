@@ -111,6 +111,8 @@ class _DeepGPBase(GPEstimatorBase):
     validation_scores_, best_iteration_ : the held-out scores per epoch and the epoch whose state
         the model holds (``None`` without early stopping).
     n_iter_ : int, epochs run.
+    diagnostics_ : dict, ``n_clamped_variances``: propagated variances raised to the floor 1e-10
+        during this fit (in a distributed fit, this process's rows).
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -213,6 +215,7 @@ class _DeepGPBase(GPEstimatorBase):
                 self.model_.seed = seed
             self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
                         callbacks=callbacks, seed=seed, distributed=bool(self.distributed), validation=validation)
+        self.diagnostics_ = self.model_.diagnostics()
         return self
 
     def _checkpoint_settings(self) -> dict:

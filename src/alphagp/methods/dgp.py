@@ -91,6 +91,10 @@ class DGPLayer(nn.Module):
         self.whitened_mean = nn.Parameter(torch.zeros(H, M, dtype=dtype))       # m [H, M]: q at the prior
         self.whitened_scale_raw = nn.Parameter(torch.zeros(H, M, M, dtype=dtype))  # S = I
         self.register_buffer("mean_weights", mean_weights.to(dtype).clone())
+        #: propagated variances raised to MIN_VARIANCE in training passes (rounding can take
+        #: k_ff - Q_ff + the q term, non-negative in exact arithmetic, below it); counted since
+        #: the model was built or loaded, not saved
+        self.register_buffer("n_clamped_variances", torch.zeros((), dtype=torch.long), persistent=False)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -160,7 +164,10 @@ class DGPLayer(nn.Module):
             B_c, b_c = cavity_scale * B_q + (1.0 - cavity_scale) * eye, cavity_scale * b_q
             gap = tied_cavity_log_normaliser_gap(B_q, b_q, 1.0 - cavity_scale)
         mean, var_w, _ = projected_marginals(B_c, b_c, Psi)                           # [H, R]
-        var = (self.kernel.prior_variance(X) - Psi.square().sum(1) + var_w).clamp_min(MIN_VARIANCE)
+        var = self.kernel.prior_variance(X) - Psi.square().sum(1) + var_w
+        if torch.is_grad_enabled():
+            self.n_clamped_variances += (var.detach() < MIN_VARIANCE).sum()
+        var = var.clamp_min(MIN_VARIANCE)
         mean = mean.T.reshape(*F.shape[:-1], H) + F @ self.mean_weights
         return mean, var.T.reshape(*F.shape[:-1], H), g_q, gap
 
@@ -202,6 +209,12 @@ class DeepGP(nn.Module):
         self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
         #: the process group's reducer in a data-parallel fit (set by the trainer): the draws' rows
         self.reducer = Reducer()
+
+    def diagnostics(self) -> dict:
+        """Plain-data facts about the fit: ``n_clamped_variances``, the propagated variances of all
+        layers raised to the floor ``MIN_VARIANCE`` in training passes (where the authors' code
+        takes the absolute value)."""
+        return {"n_clamped_variances": int(sum(int(layer.n_clamped_variances) for layer in self.layers))}
 
     def config(self) -> dict:
         """Plain-data arguments that rebuild this model (:meth:`from_config`) before loading its state."""
