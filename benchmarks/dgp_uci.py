@@ -9,7 +9,9 @@ rows. ``--iterations`` sets the budget (the results record it; epochs = iteratio
 per epoch, rounded up) and ``--learning-rate`` Adam's rate; the rows record the energy at 20
 points of the run. One JSON line per (data set, split, L, alpha) in
 benchmarks/results/dgp_uci.jsonl: RMSE (regression) or error (classification) and the mean
-test log-likelihood.
+test log-likelihood. ``--skip-done`` leaves out the fits whose row from a clean tree (same set, split, L, alpha,
+budget and rate) the output file already holds, so an interrupted queue is resumed by running
+its command again.
 
     python benchmarks/dgp_uci.py --threads 2 --datasets boston kin8nm glass waveform \\
         --layers 2 --alphas 0.001 0.5 1 --splits 0 1 2 --iterations 2000
@@ -17,6 +19,7 @@ test log-likelihood.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -26,7 +29,7 @@ from sklearn.model_selection import train_test_split
 from alphagp import DeepGPClassifier, DeepGPRegressor
 from alphagp.data import data_dir, load_benchmark, read_table
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args
 
 REGRESSION = {"boston": "BOSTON", "power_plant": "POWER", "concrete": "CONCRETE", "energy": "ENERGY",
               "kin8nm": "KIN8NM", "naval": "NAVAL", "wine_quality_red": "WINERED", "yacht": "YACHT"}
@@ -64,6 +67,18 @@ def energy_trace(history: list[dict], points: int = 20) -> list[list[float]]:
     return [[history[i]["epoch"], history[i]["objective"]] for i in keep if i < len(history)]
 
 
+def done_fits(filename: str) -> set[tuple]:
+    """(data set, split, L, alpha, iterations, learning rate) of every row of a clean tree in
+    results file ``filename``."""
+    path = RESULTS / filename
+    if not path.exists():
+        return set()
+    with open(path) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return {(r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"], r["learning_rate"])
+            for r in rows if r["dirty"] is False}
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__, output="dgp_uci.jsonl")
     parser.add_argument("--datasets", nargs="+", default=["boston", "kin8nm", "glass", "waveform_21"],
@@ -73,7 +88,9 @@ def main() -> None:
     parser.add_argument("--splits", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     parser.add_argument("--iterations", type=int, default=20_000)
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (the paper's 0.001)")
+    parser.add_argument("--skip-done", action="store_true", help="leave out the fits the output file already holds")
     args = parse_benchmark_args(parser)
+    done = done_fits(args.output) if args.skip_done else set()
     for name in args.datasets:
         regression = name in REGRESSION
         for k in args.splits:
@@ -81,6 +98,8 @@ def main() -> None:
             epochs = math.ceil(args.iterations / math.ceil(len(y_tr) / 100))
             for L in args.layers:
                 for alpha in args.alphas:
+                    if (name, k, L, alpha, args.iterations, args.learning_rate) in done:
+                        continue
                     cls = DeepGPRegressor if regression else DeepGPClassifier
                     model = cls(n_layers=L, n_inducing=100, alpha=alpha, n_samples=20, batch_size=100,
                                 max_iter=epochs, learning_rate=args.learning_rate, n_jobs=args.threads, random_state=k)
