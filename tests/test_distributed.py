@@ -182,12 +182,16 @@ def test_after_a_fit_the_objective_is_the_one_process_objective():
     assert np.isclose(np.mean(halves), full, rtol=1e-10)
 
 
-def _deep_worker(rank, init_file, family, out_dir):
+def _deep_worker(rank, init_file, family, out_dir, variance_floor=None):
+    if variance_floor is not None:
+        import alphagp.methods.dgp
+        alphagp.methods.dgp.MIN_VARIANCE = variance_floor
     _join_group(init_file, rank, WORLD)
     cls, X, target, X_test = _deep_problem(family)
     model = cls(distributed=True, **_DEEP).fit(X, target)
     np.save(os.path.join(out_dir, f"predict{rank}.npy"), _deep_predict(model, X_test))
     np.save(os.path.join(out_dir, f"history{rank}.npy"), [h["objective"] for h in model.history_])
+    np.save(os.path.join(out_dir, f"clamped{rank}.npy"), [model.diagnostics_["n_clamped_variances"]])
     _leave_group()
 
 
@@ -215,6 +219,21 @@ def test_deep_gps_on_two_processes_equal_one(tmp_path, family):
                                    rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(np.load(tmp_path / f"history{rank}.npy"),
                                    [h["objective"] for h in single.history_], rtol=1e-9)
+
+
+def test_deep_gp_clamp_count_sums_over_processes(tmp_path, monkeypatch):
+    """With a floor above every propagated variance, each training pass clamps all of them, so
+    the count is the number of variances propagated: every process must report the one-process
+    fit's count, not its own rows' share."""
+    import alphagp.methods.dgp
+    floor = 1e6
+    mp.spawn(_deep_worker, args=(str(tmp_path / "init"), "regressor", str(tmp_path), floor), nprocs=WORLD, join=True)
+    monkeypatch.setattr(alphagp.methods.dgp, "MIN_VARIANCE", floor)
+    cls, X, target, _ = _deep_problem("regressor")
+    expected = cls(**_DEEP).fit(X, target).diagnostics_["n_clamped_variances"]
+    assert expected > 0
+    for rank in range(WORLD):
+        assert int(np.load(tmp_path / f"clamped{rank}.npy")[0]) == expected
 
 
 def test_two_processes_validate_and_stop_as_one():

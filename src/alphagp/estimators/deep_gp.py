@@ -112,7 +112,7 @@ class _DeepGPBase(GPEstimatorBase):
         the model holds (``None`` without early stopping).
     n_iter_ : int, epochs run.
     diagnostics_ : dict, ``n_clamped_variances``: propagated variances raised to the floor 1e-10
-        during this fit (in a distributed fit, this process's rows).
+        during this fit (in a distributed fit, summed over the processes).
     """
 
     _parameter_constraints: ClassVar[dict] = {

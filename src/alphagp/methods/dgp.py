@@ -190,6 +190,8 @@ class DeepGP(nn.Module):
     """
 
     TRAINING_STATE: tuple[str, ...] = ()
+    #: buffers each process counts on its own rows; a data-parallel fit sums them at its end
+    PROCESS_COUNTERS: tuple[str, ...] = ("n_clamped_variances",)
 
     def __init__(self, layers: list[DGPLayer], likelihood: str, n_data: int, alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, seed: int = 0):

@@ -250,6 +250,7 @@ class Trainer:
         try:
             while self.state.epoch < self.max_iter and not self.state.stop:
                 self._epoch(X, y_t, n, bar)
+            self._sum_process_counters()
         finally:
             bar.close()
             self.method.reducer = Reducer()  # the fitted model works on its own, in one process
@@ -258,6 +259,15 @@ class Trainer:
         if self.state.epoch > first_epoch:
             self._warn_if_still_improving()
         return self.state
+
+    def _sum_process_counters(self) -> None:
+        """Sum the buffers the method names in ``PROCESS_COUNTERS`` (events each process counts on
+        its own rows) over the processes of each class block, so that every process ends the fit
+        with the totals a one-process fit would have."""
+        counters = getattr(self.method, "PROCESS_COUNTERS", ())
+        for name, buffer in self.method.named_buffers():
+            if name.rsplit(".", 1)[-1] in counters:
+                self.reducer.sum_rows_(buffer)
 
     def _warn_if_still_improving(self) -> None:
         """scikit-learn's ``ConvergenceWarning`` when ``max_iter`` ran out while the last epoch still
