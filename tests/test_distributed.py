@@ -236,6 +236,30 @@ def test_deep_gp_clamp_count_sums_over_processes(tmp_path, monkeypatch):
         assert int(np.load(tmp_path / f"clamped{rank}.npy")[0]) == expected
 
 
+def _broadcast_worker(rank, init_file, out_dir):
+    """Rank 0 holds zeros in one buffer and values in the others; rank 1 holds other values everywhere."""
+    from alphagp.distributed import broadcast_state
+    _join_group(init_file, rank, WORLD)
+    module = torch.nn.Linear(3, 2)
+    module.register_buffer("sites", torch.zeros(4, 3) if rank == 0 else torch.full((4, 3), 7.0))
+    module.register_buffer("count", torch.tensor(5 + rank))
+    if rank == 1:
+        module.weight.data += 1.0
+    broadcast_state(module)
+    np.save(os.path.join(out_dir, f"state{rank}.npy"),
+            np.concatenate([t.detach().numpy().ravel() for t in module.state_dict().values()]))
+    _leave_group()
+
+
+def test_broadcast_state_gives_every_process_the_first_ones_state(tmp_path):
+    """Tensors all zero on the first process are zeroed on the others without being sent; the
+    rest are copied: every process ends with exactly the first process's state."""
+    mp.spawn(_broadcast_worker, args=(str(tmp_path / "init"), str(tmp_path)), nprocs=WORLD, join=True)
+    first = np.load(tmp_path / "state0.npy")
+    assert np.count_nonzero(first[-13:-1]) == 0 and first[-1] == 5   # the zero sites, rank 0's count
+    np.testing.assert_array_equal(np.load(tmp_path / "state1.npy"), first)
+
+
 def test_two_processes_validate_and_stop_as_one():
     """Every process scores the same held-out rows, so they stop at the same epoch and keep the
     same best state as a one-process fit."""

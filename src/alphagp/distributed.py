@@ -247,7 +247,18 @@ def ensure_process_group(device: torch.device) -> None:
 
 
 def broadcast_state(module: torch.nn.Module, src: int = 0) -> None:
-    """Copy every parameter and buffer of ``module`` from process ``src`` to all processes."""
+    """Copy every parameter and buffer of ``module`` from process ``src`` to all processes.
+
+    Tensors that are all zeros on ``src`` (a fresh fit's per-point sites: 0.9 GB on MNIST for EP)
+    are zeroed in place on the others instead of sent: one broadcast of a flag per tensor first."""
     with torch.no_grad():
-        for tensor in list(module.parameters()) + list(module.buffers()):
-            dist.broadcast(tensor.data, src)
+        tensors = [t.data for t in list(module.parameters()) + list(module.buffers())]
+        if not tensors:
+            return
+        zero = torch.tensor([not t.any() for t in tensors], device=tensors[0].device)
+        dist.broadcast(zero, src)
+        for tensor, is_zero in zip(tensors, zero.tolist()):
+            if is_zero:
+                tensor.zero_()
+            else:
+                dist.broadcast(tensor, src)
