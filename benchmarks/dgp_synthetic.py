@@ -7,7 +7,10 @@ layers of H = 3 units, M = 10, mini-batches of 50, S = 50 samples, 500 epochs, A
 (bimodal) and 0.002 (heteroscedastic). Nothing is tuned: every (alpha, seed) is fitted once and
 scored once; the seed draws the data, the initialisation and the Monte Carlo draws.
 ``--hidden-mean-scale`` starts the hidden units' whitened means at random (DeepGPRegressor's
-``hidden_mean_scale``). One JSON line per (problem, alpha, seed) in
+``hidden_mean_scale``). ``--hidden-inducing authors`` replaces the inducing inputs of the layers
+after the first by the authors' start for H > D (``_adjust_z_dim`` in cvillacampa/dgps_pep): the
+first layer's Z projected on the first right singular vector of the (standardised) training
+inputs, tiled into every column; ``carried`` (ours) keeps Z carried through the hidden means. One JSON line per (problem, alpha, seed) in
 benchmarks/results/dgp_synthetic.jsonl with the test RMSE and the test log-likelihood (mean log
 predictive density); ``--plot`` also draws samples of the predictive distribution (the paper's
 Fig. 5, first seed).
@@ -21,7 +24,9 @@ import itertools
 import time
 
 import numpy as np
+import torch
 
+import alphagp.estimators.deep_gp
 from alphagp import DeepGPRegressor
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
@@ -43,6 +48,21 @@ def make_problem(name: str, n: int, rng: np.random.Generator) -> tuple[np.ndarra
     return x[:, None], y
 
 
+def with_authors_hidden_inducing(build_layers):
+    """``initial_layers`` with the inducing inputs of every layer after the first set as the
+    authors' code sets them when a layer has more inputs than the data (H > D): the first
+    principal component of the first layer's Z (uncentred SVD of the inputs, as theirs), tiled."""
+    def build(X, *args, **kwargs):
+        layers = build_layers(X, *args, **kwargs)
+        direction = np.linalg.svd(np.asarray(X, dtype=np.float64), full_matrices=False)[2][0]
+        first_pc = layers[0].inducing_points[0].detach() @ torch.as_tensor(direction)      # [M]
+        with torch.no_grad():
+            for layer in layers[1:]:
+                layer.inducing_points.copy_(first_pc[None, :, None].expand_as(layer.inducing_points))
+        return layers
+    return build
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__, output="dgp_synthetic.jsonl")
     parser.add_argument("--problems", nargs="+", default=["bimodal", "heteroscedastic"])
@@ -50,8 +70,13 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=500)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--hidden-mean-scale", type=float, default=0.0)
+    parser.add_argument("--hidden-inducing", choices=["carried", "authors"], default="carried",
+                        help="the later layers' starting Z: ours, or the authors' tiled first principal component")
     parser.add_argument("--plot", default=None, help="PNG of predictive samples (needs matplotlib)")
     args = parse_benchmark_args(parser)
+    if args.hidden_inducing == "authors":
+        module = alphagp.estimators.deep_gp
+        module.initial_layers = with_authors_hidden_inducing(module.initial_layers)
     draws = {}
     for problem, seed in itertools.product(args.problems, args.seeds):
         rng = np.random.default_rng(seed)
@@ -68,6 +93,7 @@ def main() -> None:
             metrics = model.evaluate(X_te, y_te)
             append_row(args.output, base_row("dgp-synthetic", problem=problem, alpha=alpha, epochs=args.epochs,
                                              seed=seed, hidden_mean_scale=args.hidden_mean_scale,
+                                             hidden_inducing=args.hidden_inducing,
                                              train_seconds=seconds, rmse=metrics["rmse"], test_loglik=-metrics["nll"]))
             print(f"{problem:<15} alpha={alpha:<6g} seed {seed} rmse {metrics['rmse']:.3f} "
                   f"test LL {-metrics['nll']:.3f} ({seconds:.0f} s)", flush=True)
