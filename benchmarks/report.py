@@ -873,22 +873,24 @@ def dgp_synthetic_table(results: str = "dgp_synthetic") -> None:
 
 def dgp_synthetic_seeds_table(results: str = "dgp_synthetic_seeds") -> None:
     """Table 1 / C.6 of the deep-GP paper over seeds: mean ± s.e. of the test RMSE and log-likelihood per
-    problem, alpha and start of the hidden means, and how many seeds found the bimodal solution
-    (test log-likelihood above -2.5; the unimodal fit sits near -3.06)."""
+    problem, alpha, start of the hidden means and of the later layers' inducing inputs, and how
+    many seeds found the bimodal solution (test log-likelihood above -2.5; the unimodal fit sits
+    near -3.06)."""
     paper = deep_gp_paper()["C.6_synthetic"]
     groups = defaultdict(list)
     for r in load(results):
-        groups[r["problem"], r["alpha"], r.get("hidden_mean_scale", 0.0), r["epochs"]].append(r)
-    print("| problem | alpha | hidden mean scale | seeds | RMSE | paper | test log-likelihood | paper "
+        groups[r["problem"], r["alpha"], r.get("hidden_mean_scale", 0.0), r.get("hidden_inducing", "carried"),
+               r["epochs"]].append(r)
+    print("| problem | alpha | hidden mean scale | later layers' Z | seeds | RMSE | paper | test log-likelihood | paper "
           "| seeds above -2.5 | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for (problem, alpha, scale, _), rows in sorted(groups.items()):
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (problem, alpha, scale, inducing, _), rows in sorted(groups.items()):
         ref = paper[problem]
         i = ref["alpha"].index(alpha) if alpha in ref["alpha"] else None
         rmse, ll = (("-", "-") if i is None else (f"{ref['rmse'][i]:.3f}", f"{ref['test_loglik'][i]:.3f}"))
         found = sum(r["test_loglik"] > -2.5 for r in rows) if problem == "bimodal" else "-"
         commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in rows}))
-        print(f"| {problem} | {alpha:g} | {scale:g} | {len(rows)} | {mean_se([r['rmse'] for r in rows], 3)} | {rmse} "
+        print(f"| {problem} | {alpha:g} | {scale:g} | {inducing} | {len(rows)} | {mean_se([r['rmse'] for r in rows], 3)} | {rmse} "
               f"| {mean_se([r['test_loglik'] for r in rows], 3)} | {ll} | {found} | {commits} |")
 
 
@@ -986,8 +988,8 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
     for r in load(results):
         groups[r["dataset"], r["layers"], r["alpha"], r["iterations"]].append(r)
     print("| data set | L | alpha | iterations | splits | RMSE / error | paper | test log-likelihood | paper "
-          "| seconds per fit | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| seconds per fit | clamped variances (most in a fit) | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for (name, layers, alpha, iterations), rows in sorted(groups.items()):
         task = rows[0]["task"]
         metric = "rmse" if task == "regression" else "error"
@@ -999,7 +1001,13 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
               f"| {mean_se([r[metric] for r in rows], 3)} | {_paper_cell(paper[keys[0]], layers, rows[0]['paper_name'], alpha)} "
               f"| {mean_se([r['test_loglik'] for r in rows], 3)} "
               f"| {_paper_cell(paper[keys[1]], layers, rows[0]['paper_name'], alpha)} "
-              f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {', '.join(commits)} |")
+              f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {_most_clamped(rows)} | {', '.join(commits)} |")
+
+
+def _most_clamped(rows: list[dict]) -> str:
+    """The largest ``n_clamped_variances`` of ``rows``, or "-" where no row recorded it."""
+    counts = [r["diagnostics"]["n_clamped_variances"] for r in rows if "diagnostics" in r]
+    return str(max(counts)) if counts else "-"
 
 
 def dgp_gpytorch_table(results: str = "dgp_gpytorch") -> None:
