@@ -64,3 +64,28 @@ def test_a_non_finite_value_anywhere_is_a_clear_error(bad, row, col):
     X[row, col] = bad
     with pytest.raises(ValueError, match="NaN|infinity"):
         GPClassifier(method="ep", n_inducing=3, max_iter=2).fit(X, np.arange(10) % 2)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=problems(), n_layers=st.integers(1, 3), target_scale=st.sampled_from([1e-4, 1.0, 1e5]),
+       n_inducing=st.integers(1, 8), mini_batch=st.booleans())
+def test_deep_gps_on_random_small_problems_give_finite_predictions(data, n_layers, target_scale, n_inducing,
+                                                                   mini_batch):
+    """The deep GPs on the same random problems (regression targets of any scale, one to three
+    layers): finite means, positive finite standard deviations and log densities, normalised
+    class probabilities."""
+    from alphagp import DeepGPClassifier, DeepGPRegressor
+    X, y = data
+    settings_ = dict(n_layers=n_layers, n_inducing=n_inducing, n_samples=2, n_predict_samples=5, max_iter=2,
+                     batch_size=max(2, len(y) // 3) if mini_batch else None, random_state=0)
+    target = target_scale * (X[:, 0] - X[:, 0].mean() + np.random.default_rng(1).standard_normal(len(y)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                           # M > N clips with a warning
+        regressor = DeepGPRegressor(**settings_).fit(X, target)
+        classifier = DeepGPClassifier(**settings_).fit(X, y)
+    mean, std = regressor.predict(X, return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std)) and np.all(std > 0)
+    assert np.all(np.isfinite(regressor.predict_log_density(X, target)))
+    proba = classifier.predict_proba(X)
+    assert proba.shape == (len(y), len(np.unique(y))) and np.all(np.isfinite(proba)) and np.all(proba >= 0)
+    np.testing.assert_allclose(proba.sum(1), 1.0, atol=1e-10)
