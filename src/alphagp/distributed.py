@@ -255,7 +255,10 @@ def broadcast_state(module: torch.nn.Module, src: int = 0) -> None:
         tensors = [t.data for t in list(module.parameters()) + list(module.buffers())]
         if not tensors:
             return
-        zero = torch.tensor([not t.any() for t in tensors], device=tensors[0].device)
+        if dist.get_rank() == src:  # only the sender's tensors decide; the others' are overwritten
+            zero = torch.tensor([not t.any() for t in tensors], device=tensors[0].device)
+        else:
+            zero = torch.zeros(len(tensors), dtype=torch.bool, device=tensors[0].device)
         dist.broadcast(zero, src)
         for tensor, is_zero in zip(tensors, zero.tolist()):
             if is_zero:
