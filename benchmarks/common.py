@@ -65,6 +65,12 @@ def append_row(filename: str, row: dict) -> None:
         f.write(json.dumps(row) + "\n")
 
 
+def read_rows(filename: str) -> list[dict]:
+    """Every row of ``benchmarks/results/<filename>`` (one JSON object a line; blank lines skipped)."""
+    with open(RESULTS / filename) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def base_row(benchmark: str, **fields) -> dict:
     """A result row: the benchmark's name, the commit at the start of the run and whether the
     tree was dirty then, the machine, and ``fields``."""

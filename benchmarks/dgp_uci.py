@@ -19,7 +19,6 @@ its command again.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 
@@ -29,7 +28,7 @@ from sklearn.model_selection import train_test_split
 from alphagp import DeepGPClassifier, DeepGPRegressor
 from alphagp.data import data_dir, load_benchmark, read_table
 
-from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
 
 REGRESSION = {"boston": "BOSTON", "power_plant": "POWER", "concrete": "CONCRETE", "energy": "ENERGY",
               "kin8nm": "KIN8NM", "naval": "NAVAL", "wine_quality_red": "WINERED", "yacht": "YACHT"}
@@ -70,13 +69,10 @@ def energy_trace(history: list[dict], points: int = 20) -> list[list[float]]:
 def done_fits(filename: str) -> set[tuple]:
     """(data set, split, L, alpha, iterations, learning rate) of every row of a clean tree in
     results file ``filename``."""
-    path = RESULTS / filename
-    if not path.exists():
+    if not (RESULTS / filename).exists():
         return set()
-    with open(path) as f:
-        rows = [json.loads(line) for line in f if line.strip()]
     return {(r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"], r["learning_rate"])
-            for r in rows if r["dirty"] is False}
+            for r in read_rows(filename) if r["dirty"] is False}
 
 
 def main() -> None:

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import RESULTS, first_reaching
+from common import RESULTS, first_reaching, read_rows
 
 NAMES = {"glass": "Glass", "new_thyroid": "New-thyroid", "satimage": "Satellite", "svmguide2": "Svmguide2",
          "vehicle": "Vehicle", "vowel": "Vowel", "waveform_21": "Waveform", "wine": "Wine"}
@@ -80,8 +80,8 @@ PAPER_C_TIME = paper_table("alpha_appendix_c", "training_seconds")
 
 
 def load(name: str) -> list[dict]:
-    with open(RESULTS / f"{name}.jsonl") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """Every row of results file ``<name>.jsonl``."""
+    return read_rows(f"{name}.jsonl")
 
 
 def mean_se(values, digits: int = 2) -> str:

@@ -16,6 +16,7 @@ from sklearn.datasets import make_classification
 
 from alphagp import GPClassifier
 from alphagp.distributed import Reducer, class_blocks_for
+from alphagp.testing import methods_with
 
 WORLD = 2
 
@@ -86,15 +87,6 @@ def _per_point_sites(clf) -> np.ndarray:
     return np.empty(0) if sites is None else sites.numpy()
 
 
-def _data_parallel_methods(capability: str = "data_parallel") -> list[str]:
-    """The registered methods whose built instance (default arguments) has ``capability``."""
-    from alphagp.kernels import ARDKernel
-    from alphagp.methods import METHODS, build_method
-    Z = torch.zeros(3, 4, 2, dtype=torch.float64)
-    return [name for name in METHODS
-            if getattr(build_method(name, Z, ARDKernel(3, 2), n_data=10).capabilities, capability)]
-
-
 def _single(method):
     X, y, X_test = _data()
     single = GPClassifier(**_params(method)).fit(X, y)
@@ -111,8 +103,8 @@ def test_split_fits_equal_one_process(tmp_path, grid):
     """Every data-parallel method, in one process group per grid; the class-parallel ones split
     their classes where the grid has class blocks (checked: the marginals were gathered)."""
     world, distributed, class_blocks = GRIDS[grid]
-    methods = _data_parallel_methods()
-    class_parallel = set(_data_parallel_methods("class_parallel"))
+    methods = methods_with("data_parallel")
+    class_parallel = set(methods_with("class_parallel"))
     assert {"sep", "vi", "arpep", "apep", "rpapep"} <= class_parallel
     mp.spawn(_worker, args=(str(tmp_path / "init"), methods, str(tmp_path), None, world, distributed),
              nprocs=world, join=True)

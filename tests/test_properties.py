@@ -5,18 +5,16 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from alphagp import GPClassifier
-from alphagp.kernels import ARDKernel
-from alphagp.methods import METHODS, build_method
+from alphagp.methods import METHODS
 from alphagp.numerics import CholeskyError
+from alphagp.testing import methods_with
 
-#: every registered method, and whether it takes mini-batches (batch-only ones refuse them)
-MINI_BATCHES = {name: build_method(name, torch.zeros(2, 3, 1, dtype=torch.float64), ARDKernel(2, 1),
-                                   n_data=10).capabilities.mini_batches for name in METHODS}
+#: the registered methods that take mini-batches (batch-only ones refuse them)
+MINI_BATCHES = set(methods_with("mini_batches"))
 
 
 @st.composite
@@ -46,7 +44,7 @@ def problems(draw):
 def test_random_small_problems_give_normalised_probabilities(data, method, dtype, n_inducing, mini_batch):
     X, y = data
     clf = GPClassifier(method=method, dtype=dtype, n_inducing=n_inducing, max_iter=4, random_state=0,
-                       batch_size=max(2, len(y) // 3) if mini_batch and MINI_BATCHES[method] else None)
+                       batch_size=max(2, len(y) // 3) if mini_batch and method in MINI_BATCHES else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                           # M > N clips with a warning
         try:

@@ -46,7 +46,7 @@ while True:
     i += 1
 """
 from ..kernels import ARDKernel
-from ..methods import build_method, constructor_parameters, method_parameters, method_spec
+from ..methods import METHODS, build_method, constructor_parameters, method_parameters, method_spec
 
 #: a sampler's own parameters, set small so a contract fit is quick
 _QUICK_SAMPLING = {"n_samples": 20, "burn_in": 10, "thin": 1}
@@ -64,6 +64,14 @@ def contract_problem(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = np.digitize(X[:, 0] + 0.02 * X[:, 1] + 0.3 * g.standard_normal(60), [-0.4, 0.4])
     X[-2:], y[-2:] = X[:2], y[:2]
     return X, y
+
+
+def methods_with(capability: str) -> list[str]:
+    """The registered methods whose instance at default arguments has ``capability`` (a field
+    of :class:`~alphagp.methods.base.Capabilities`, such as ``"mini_batches"``)."""
+    Z = torch.zeros(2, 3, 1, dtype=torch.float64)
+    return [name for name in METHODS
+            if getattr(build_method(name, Z, ARDKernel(2, 1), n_data=10).capabilities, capability)]
 
 
 def contract_settings(name: str, **overrides) -> dict:
