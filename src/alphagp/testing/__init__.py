@@ -33,6 +33,8 @@ import numpy as np
 import torch
 
 from ..estimators import GPClassifier
+from ..kernels import ARDKernel
+from ..methods import METHODS, build_method, constructor_parameters, method_parameters, method_spec
 
 #: a Python program (``python -c``) that saves the models of files argv[2] and argv[3] to the path
 #: argv[1] in turn, forever: the writer of the concurrent-load checks (a test and benchmarks/edges.py)
@@ -45,8 +47,6 @@ while True:
     models[i % 2].save(sys.argv[1])
     i += 1
 """
-from ..kernels import ARDKernel
-from ..methods import METHODS, build_method, constructor_parameters, method_parameters, method_spec
 
 #: a sampler's own parameters, set small so a contract fit is quick
 _QUICK_SAMPLING = {"n_samples": 20, "burn_in": 10, "thin": 1}
