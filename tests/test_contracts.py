@@ -41,6 +41,11 @@ def test_refused_arguments(name):
     testing.check_refused_arguments(name)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_capabilities_before_build(name):
+    testing.check_capabilities_before_build(name)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", NAMES)
 def test_device_agrees_with_the_cpu(name, device):

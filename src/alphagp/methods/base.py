@@ -185,7 +185,9 @@ class SparseGPMethod(nn.Module):
     @property
     def capabilities(self) -> Capabilities:
         """The class's :data:`CAPABILITIES`, refined by subclasses whose capabilities depend on
-        their arguments (SEP against EP, natural-gradient VI)."""
+        their arguments (SEP against EP, natural-gradient VI). ``mini_batches`` and ``damping``
+        are read from the class before the method is built, so they are never refined here
+        (:func:`alphagp.testing.check_capabilities_before_build`)."""
         return self.CAPABILITIES
 
     def _data_scale(self, idx: torch.Tensor) -> float:

@@ -252,8 +252,8 @@ class DeepGP(nn.Module):
             self.layers[k].set_from_factor(R @ R.transpose(-1, -2), natural)
         return result
 
-    #: the deep GP is trained by Adam on mini-batches, in one process
-    #: the energy is global terms plus a sum over the batch, and the draws are made for the global batch
+    #: the deep GP is trained by Adam on mini-batches; its energy is global terms plus a sum over
+    #: the batch, and the draws are made for the global batch, so a step splits across processes
     CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
 
     @property

@@ -21,7 +21,9 @@ and its own parameters (:func:`~alphagp.methods.method_parameters`), never from 
 * :func:`check_refused_arguments`: an estimator argument (``alpha``, ``epsilon``, ``damping``)
   that the method's constructor does not declare is refused with a reason, not ignored;
 * :func:`check_device`: a fit on another torch device (``"cuda"`` where there is one) agrees
-  with the CPU fit.
+  with the CPU fit;
+* :func:`check_capabilities_before_build`: the capabilities the estimator reads from the class
+  before it builds the method (:data:`CAPABILITIES_BEFORE_BUILD`) are those of the built method.
 """
 
 from __future__ import annotations
@@ -66,12 +68,21 @@ def contract_problem(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+#: the :class:`~alphagp.methods.base.Capabilities` fields the estimator reads from a method's
+#: class before building it (``estimators/sparse_model.py``): they may not depend on its arguments
+CAPABILITIES_BEFORE_BUILD = ("mini_batches", "damping")
+
+
+def _built_at_defaults(name: str):
+    """Method ``name`` built at its default arguments on a two-class, one-feature problem."""
+    Z = torch.zeros(2, 3, 1, dtype=torch.float64)
+    return build_method(name, Z, ARDKernel(2, 1), n_data=10)
+
+
 def methods_with(capability: str) -> list[str]:
     """The registered methods whose instance at default arguments has ``capability`` (a field
     of :class:`~alphagp.methods.base.Capabilities`, such as ``"mini_batches"``)."""
-    Z = torch.zeros(2, 3, 1, dtype=torch.float64)
-    return [name for name in METHODS
-            if getattr(build_method(name, Z, ARDKernel(2, 1), n_data=10).capabilities, capability)]
+    return [name for name in METHODS if getattr(_built_at_defaults(name).capabilities, capability)]
 
 
 def contract_settings(name: str, **overrides) -> dict:
@@ -199,6 +210,14 @@ def check_refused_arguments(name: str) -> None:
             assert f"has no {key}" in str(err), f"{name}: unclear refusal of {key}: {err}"
         else:
             raise AssertionError(f"{name}: {key}={value} was accepted and ignored")
+
+
+def check_capabilities_before_build(name: str) -> None:
+    for field in CAPABILITIES_BEFORE_BUILD:
+        declared = getattr(method_spec(name).cls.CAPABILITIES, field)
+        built = getattr(_built_at_defaults(name).capabilities, field)
+        assert declared == built, (f"{name}: the class declares {field}={declared}, which the estimator "
+                                   f"reads before building, but the built method has {field}={built}")
 
 
 def check_device(name: str, device: str) -> None:
