@@ -11,7 +11,9 @@ points of the run. One JSON line per (data set, split, L, alpha) in
 benchmarks/results/dgp_uci.jsonl: RMSE (regression) or error (classification) and the mean
 test log-likelihood. ``--skip-done`` leaves out the fits whose row from a clean tree (same set, split, L, alpha,
 budget and rate) the output file already holds, so an interrupted queue is resumed by running
-its command again.
+its command again. Regression rows also record the median test log-likelihood and the three test
+points of lowest log-likelihood (target, predictive mean and standard deviation), which show
+whether a few points dominate the mean; ``--save-models DIR`` keeps each fitted model's file.
 
     python benchmarks/dgp_uci.py --threads 2 --datasets boston kin8nm glass waveform \\
         --layers 2 --alphas 0.001 0.5 1 --splits 0 1 2 --iterations 2000
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -75,6 +78,16 @@ def done_fits(filename: str) -> set[tuple]:
             for r in read_rows(filename) if r["dirty"] is False}
 
 
+def lowest_points(model, X_te: np.ndarray, y_te: np.ndarray, count: int = 3) -> tuple[float, list[dict]]:
+    """The median test log-likelihood of a regressor and its ``count`` test points of lowest
+    log-likelihood: index in the test set, target, predictive mean and standard deviation."""
+    loglik = model.predict_log_density(X_te, y_te)
+    mean, std = model.predict(X_te, return_std=True)
+    return float(np.median(loglik)), [
+        {"index": int(i), "y": float(y_te[i]), "mean": float(mean[i]), "std": float(std[i]),
+         "loglik": float(loglik[i])} for i in np.argsort(loglik)[:count]]
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__, output="dgp_uci.jsonl")
     parser.add_argument("--datasets", nargs="+", default=["boston", "kin8nm", "glass", "waveform_21"],
@@ -85,6 +98,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=20_000)
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate (the paper's 0.001)")
     parser.add_argument("--skip-done", action="store_true", help="leave out the fits the output file already holds")
+    parser.add_argument("--save-models", type=Path, help="folder for each fitted model's file")
     args = parse_benchmark_args(parser)
     done = done_fits(args.output) if args.skip_done else set()
     for name in args.datasets:
@@ -104,6 +118,12 @@ def main() -> None:
                     seconds = time.perf_counter() - start
                     metrics = model.evaluate(X_te, y_te)
                     score = {"rmse": metrics["rmse"]} if regression else {"error": metrics["error"]}
+                    if regression:
+                        median, lowest = lowest_points(model, X_te, y_te)
+                        score.update(test_loglik_median=median, lowest_test_points=lowest)
+                    if args.save_models:
+                        args.save_models.mkdir(parents=True, exist_ok=True)
+                        model.save(args.save_models / f"{name}_split{k}_L{L}_alpha{alpha:g}.alphagp")
                     append_row(args.output, base_row(
                         "dgp-uci", dataset=name, paper_name=PAPER_NAME[name],
                         task="regression" if regression else ("binary" if name in BINARY else "multiclass"),
