@@ -31,6 +31,7 @@
     python benchmarks/report.py auginducing   # logistic-softmax paper Figure 6: Shuttle, M, shared or not
     python benchmarks/report.py dgpsynth   # deep-GP paper Table 1 / C.6: synthetic bimodal and heteroscedastic
     python benchmarks/report.py dgpuci     # deep-GP paper Tables C.7-C.12: UCI sets, mean ± s.e. over splits
+    python benchmarks/report.py authorsdgp # the authors' deep-GP code beside ours on the same fits
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
     python benchmarks/report.py edges   # model files, the command line and augmented VI's start at the edges
@@ -1004,6 +1005,32 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
               f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {_most_clamped(rows)} | {', '.join(commits)} |")
 
 
+def authors_dgp_table(results: str = "authors_dgp", *ours: str) -> None:
+    """Each fit by the authors' code (benchmarks/authors_dgp.py) beside alphagp's fit of the same set,
+    split, L, alpha and budget (a clean row of the files ``ours``, one that records its lowest test
+    points where there is one): test metrics, the lowest test point, and the last recorded energy
+    (ours: the last epoch's sum over its mini-batches; theirs: all training rows at the end)."""
+    mine = {}
+    for r in (row for name in ours or ("dgp_uci_paper", "dgp_uci_diagnosis") for row in load(name)):
+        key = (r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"])
+        if r["dirty"] is False and (key not in mine or "lowest_test_points" in r):
+            mine[key] = r
+    print("| data set | split | L | alpha | code | RMSE | test log-likelihood | median | lowest point: y, mean ± sd "
+          "| energy at the end | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in load(results):
+        peer = mine.get((r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"]))
+        for code, row in (("authors' " + r["authors_commit"], r), ("alphagp", peer)):
+            if row is None:
+                continue
+            low = row.get("lowest_test_points", [None])[0]
+            low_cell = f"{low['y']:.2f}, {low['mean']:.2f} ± {low['std']:.3f} (LL {low['loglik']:.1f})" if low else "-"
+            median = f"{row['test_loglik_median']:.3f}" if "test_loglik_median" in row else "-"
+            print(f"| {r['paper_name']} | {r['split']} | {r['layers']} | {r['alpha']:g} | {code} | {row['rmse']:.3f} "
+                  f"| {row['test_loglik']:.3f} | {median} | {low_cell} | {row['energy_by_epoch'][-1][1]:.0f} "
+                  f"| {row['commit']} ({row['dirty']}) |")
+
+
 def _most_clamped(rows: list[dict]) -> str:
     """The largest ``n_clamped_variances`` of ``rows``, or "-" where no row recorded it."""
     counts = [r["diagnostics"]["n_clamped_variances"] for r in rows if "diagnostics" in r]
@@ -1213,7 +1240,7 @@ if __name__ == "__main__":
               "mnist30": mnist_30min_report,
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
-              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "dgpgpytorch": dgp_gpytorch_table,
+              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
