@@ -31,7 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-from dgp_uci import PAPER_NAME, REGRESSION, split
+from dgp_uci import PAPER_NAME, REGRESSION, split, summarise_points
 from scipy.cluster.vq import kmeans2
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
@@ -92,12 +92,11 @@ def fit_one(GPNetwork, v1, name: str, k: int, L: int, alpha: float, iterations: 
     seconds = time.perf_counter() - start
     loglik, mean, sd = per_point(net, X_te, y_te, y_mean, y_sd)
     noise = float(np.exp(net.sess.run(net.layers[-1].lvar_noise))) * y_sd ** 2
-    lowest = [{"index": int(i), "y": float(y_te[i]), "mean": float(mean[i]), "std": float(sd[i]),
-               "loglik": float(loglik[i])} for i in np.argsort(loglik)[:3]]
+    median, lowest = summarise_points(loglik, mean, sd, y_te)
     return dict(dataset=name, paper_name=PAPER_NAME[name], task="regression", split=k, layers=L, alpha=alpha,
                 iterations=iterations, epochs=epochs, n_train=len(y_tr), n_test=len(y_te), train_seconds=seconds,
                 learning_rate=0.001, rmse=float(np.sqrt(np.mean((mean - y_te) ** 2))),
-                test_loglik=float(np.mean(loglik)), test_loglik_median=float(np.median(loglik)),
+                test_loglik=float(np.mean(loglik)), test_loglik_median=median,
                 lowest_test_points=lowest, likelihood_variance=noise, energy_by_epoch=trace)
 
 

@@ -78,13 +78,17 @@ def done_fits(filename: str) -> set[tuple]:
             for r in read_rows(filename) if r["dirty"] is False}
 
 
-def lowest_points(model, X_te: np.ndarray, y_te: np.ndarray, count: int = 3) -> tuple[float, list[dict]]:
-    """The median test log-likelihood of a regressor and its ``count`` test points of lowest
-    log-likelihood: index in the test set, target, predictive mean and standard deviation."""
-    loglik = model.predict_log_density(X_te, y_te)
+def lowest_points(model, X_te: np.ndarray, y_te: np.ndarray) -> tuple[float, list[dict]]:
+    """:func:`summarise_points` of a fitted regressor's test predictions."""
     mean, std = model.predict(X_te, return_std=True)
+    return summarise_points(model.predict_log_density(X_te, y_te), mean, std, y_te)
+
+
+def summarise_points(loglik, mean, std, y, count: int = 3) -> tuple[float, list[dict]]:
+    """The median of the test log-likelihoods ``loglik`` ``[n]`` and the ``count`` test points of
+    lowest log-likelihood: index in the test set, target, predictive mean and standard deviation."""
     return float(np.median(loglik)), [
-        {"index": int(i), "y": float(y_te[i]), "mean": float(mean[i]), "std": float(std[i]),
+        {"index": int(i), "y": float(y[i]), "mean": float(mean[i]), "std": float(std[i]),
          "loglik": float(loglik[i])} for i in np.argsort(loglik)[:count]]
 
 
