@@ -44,18 +44,36 @@ from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from alphagp import GPClassifier
-from alphagp.data import load_benchmark
+from alphagp.data import load_benchmark, load_mnist
 from alphagp.metrics import all_metrics
 from alphagp.training import MetricsRecorder
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
 
 PEERS = Path(__file__).resolve().parent / "peers"
 GPC_ROWS = 600
 
 
+#: the mid-sized and large sets: image subsets of the MNIST and Fashion-MNIST training images (their
+#: first rows, a 70/30 split of them) and Shuttle
+LARGER = ["shuttle", "mnist_5000", "fashion_mnist_5000", "mnist_20000", "fashion_mnist_20000"]
+
+
+def load(dataset: str):
+    """``(X, y)`` of a panel set: digits, a set of ../shared/data, or ``<mnist|fashion_mnist>_<rows>``
+    (the first ``rows / 0.7`` training images, so that the 70 % training split has ``rows``)."""
+    if dataset == "digits":
+        return load_digits(return_X_y=True)
+    name, _, rows = dataset.rpartition("_")
+    if name in ("mnist", "fashion_mnist"):
+        X, y, _, _ = load_mnist(name)
+        n = round(int(rows) / 0.7)
+        return np.asarray(X[:n], dtype=np.float64), np.asarray(y[:n])
+    return load_benchmark(dataset)
+
+
 def problem(dataset: str):
-    X, y = load_digits(return_X_y=True) if dataset == "digits" else load_benchmark(dataset)
+    X, y = load(dataset)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     mean, scale = X_train.mean(0), X_train.std(0)
     scale = np.where(scale > 0, scale, 1.0)
@@ -64,15 +82,31 @@ def problem(dataset: str):
             np.searchsorted(classes, y_test))
 
 
-def run_alphagp(X_train, X_test, y_train, y_test, eval_every: int):
-    clf = GPClassifier(n_jobs=1, random_state=0)
-    recorder = MetricsRecorder(clf.predict_proba, X_test, y_test, every=eval_every, classes=np.unique(y_train))
+def run_alphagp(X_train, X_test, y_train, y_test, eval_every: int, max_time: float | None = None):
+    """``GPClassifier()``: model selection on the training rows, then the chosen candidate's
+    final fit, whose test NLL is recorded every ``eval_every`` epochs against the seconds since
+    ``fit`` began (the selection's included: the curve starts where the final fit does)."""
+    clf = GPClassifier(n_jobs=1, random_state=0, max_time=max_time)
     start = time.perf_counter()
+    recorder = MetricsRecorder(clf.predict_proba, X_test, y_test, every=eval_every, classes=np.unique(y_train))
     clf.fit(X_train, y_train, callbacks=[recorder])
     seconds = time.perf_counter() - start
-    curve = [{"train_seconds": r["train_seconds"], "test_nll": r["nll"]} for r in recorder.rows]
-    return clf.predict_proba(X_test), seconds, {"curve": curve, "chose": clf._settings(),
-                                                "best_iteration": clf.best_iteration_}
+    selection = seconds - clf.history_[-1]["train_seconds"] if clf.history_ else 0.0
+    curve = [{"train_seconds": r["train_seconds"] + selection, "test_nll": r["nll"]} for r in recorder.rows]
+    results = getattr(clf, "cv_results_", {})
+    return clf.predict_proba(X_test), seconds, {
+        "curve": curve, "chose": clf._settings(), "candidate": getattr(clf, "candidate_", None),
+        "scheme": getattr(clf, "selection_scheme_", None), "best_iteration": clf.best_iteration_, "max_time": max_time,
+        "cv": {k: results[k] for k in ("candidate", "mean_test_nll", "std_test_nll", "mean_fit_time") if k in results}}
+
+
+def run_alphagp_in_gpflow_time(X_train, X_test, y_train, y_test, eval_every: int, dataset: str = ""):
+    """``GPClassifier(max_time=t)`` with t the GPflow recipe's training seconds on the set (its
+    latest row in the results file)."""
+    rows = [r for r in read_rows("defaults_panel.jsonl") if r["dataset"] == dataset and r["estimator"] == "GPflow SVGP"]
+    if not rows:
+        raise LookupError(f"no GPflow SVGP row for {dataset}: run that estimator first")
+    return run_alphagp(X_train, X_test, y_train, y_test, eval_every, max_time=rows[-1]["train_seconds"])
 
 
 def run_gpflow(X_train, X_test, y_train, y_test, eval_every: int):
@@ -138,9 +172,17 @@ def boosting():
     return HistGradientBoostingClassifier(random_state=0)
 
 
-RUNS = {"alphagp GPClassifier()": run_alphagp, "GPflow SVGP": run_gpflow, "GPyTorch SVGP": run_gpytorch,
-        "scikit-learn GPC": run_sklearn(gpc),
-        "LogisticRegression": run_sklearn(logistic), "HistGradientBoosting": run_sklearn(boosting)}
+def catboost():
+    from catboost import CatBoostClassifier
+    return CatBoostClassifier(thread_count=1, random_seed=0, verbose=False, allow_writing_files=False)
+
+
+RUNS = {"alphagp GPClassifier()": run_alphagp, "alphagp GPClassifier(max_time=GPflow's)": run_alphagp_in_gpflow_time,
+        "GPflow SVGP": run_gpflow, "GPyTorch SVGP": run_gpytorch, "scikit-learn GPC": run_sklearn(gpc),
+        "LogisticRegression": run_sklearn(logistic), "HistGradientBoosting": run_sklearn(boosting),
+        "CatBoost": run_sklearn(catboost)}
+#: the estimators that need their data set's name
+NAMED = ("alphagp GPClassifier(max_time=GPflow's)",)
 
 
 def main() -> None:
@@ -154,8 +196,9 @@ def main() -> None:
         for name in args.estimators:
             if name == "scikit-learn GPC" and len(y_train) > GPC_ROWS:
                 continue
+            named = {"dataset": dataset} if name in NAMED else {}
             with threadpool_limits(args.threads):
-                proba, seconds, extra = RUNS[name](X_train, X_test, y_train, y_test, args.eval_every)
+                proba, seconds, extra = RUNS[name](X_train, X_test, y_train, y_test, args.eval_every, **named)
             metrics = all_metrics(proba, y_test)
             append_row(args.output, base_row("defaults_panel", dataset=dataset, estimator=name, threads=args.threads,
                                              n_train=len(y_train), train_seconds=seconds,

@@ -21,6 +21,8 @@ from sklearn.model_selection import train_test_split
 
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark
+from alphagp.estimators import model_selection
+from alphagp.estimators.model_selection import Candidate
 from alphagp.metrics import all_metrics
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
@@ -75,14 +77,51 @@ def split(dataset: str = "digits"):
     return train_test_split(X_train, y_train, test_size=0.1, stratify=y_train, random_state=0)
 
 
+_MINI = {"batch_size": 128, "inducing_init": "kmeans"}
+#: the wide portfolio of the study of method="auto" (``--portfolio``): the library's candidates and more;
+#: the default's portfolio is chosen from these by their held-out scores and seconds
+WIDE = (
+    Candidate("sep", {"method": "sep", **_MINI, "early_stopping": True}),
+    Candidate("vi", {"method": "vi", **_MINI, "early_stopping": True}),
+    Candidate("vi_cosine", {"method": "vi", **_MINI, "learning_rate_decay": "cosine", "max_iter": 100,
+                            "early_stopping": False}, max_rows=2_000),
+    Candidate("label_regression", {"method": "label_regression"}, max_rows=2_000),
+    Candidate("pep", {"method": "pep"}, max_rows=2_000),
+    Candidate("arpep", {"method": "arpep"}, max_rows=2_000),
+    Candidate("rpapep", {"method": "rpapep"}, max_rows=2_000),
+)
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__, output="defaults_study.jsonl")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--datasets", nargs="+", default=["digits"],
                         help="'digits' and classification sets of ../shared/data ('all': digits and SETS)")
+    parser.add_argument("--portfolio", action="store_true",
+                        help="instead of --configs: method='auto''s selection over the WIDE portfolio on each set's "
+                             "70 %% training rows (cross-validation or one split, as the library does); one row "
+                             "per set with every candidate's held-out NLL and seconds")
     args = parse_benchmark_args(parser)
     for dataset in (["digits", *SETS] if args.datasets == ["all"] else args.datasets):
-        run(dataset, args)
+        (run_portfolio if args.portfolio else run)(dataset, args)
+
+
+def run_portfolio(dataset: str, args) -> None:
+    """The selection of ``method="auto"`` over :data:`WIDE` on the training rows of ``dataset``
+    (the panel's 70 % split); the test rows are not read."""
+    from defaults_panel import load
+    X, y = load(dataset)
+    X_train, _, y_train, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    clf = GPClassifier(n_jobs=args.threads, random_state=0, verbose=True)
+    y_idx = np.searchsorted(np.unique(y_train), y_train)
+    start = time.perf_counter()
+    selection = model_selection.select(clf, np.asarray(X_train, dtype=np.float64), y_train, y_idx, portfolio=WIDE)
+    row = {"dataset": dataset, "n_train": len(y_train), "n_features": X_train.shape[1],
+           "n_classes": len(np.unique(y_train)), "threads": args.threads, "scheme": selection.scheme,
+           "chosen": selection.candidate.name, "seconds": time.perf_counter() - start,
+           "cv_results": selection.cv_results}
+    append_row(args.output, base_row("defaults_portfolio", **row))
+    print(f"{dataset:14s} chose {selection.candidate.name} ({selection.scheme}) in {row['seconds']:.1f}s", flush=True)
 
 
 def run(dataset: str, args) -> None:

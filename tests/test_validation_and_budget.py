@@ -155,52 +155,18 @@ def test_deep_gps_validate_and_keep_their_best_state(family):
 
 
 # ---------------------------------------------------------------------- method="auto"
+# (model selection itself: tests/test_model_selection.py)
 def _rows(n, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 3))
     return X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
 
 
-def test_auto_picks_power_ep_on_small_data_and_stochastic_ep_with_validation_on_large():
-    from alphagp.estimators import auto_settings
-    from alphagp.methods import SEP, PowerEP
+def test_an_explicit_method_keeps_its_settings():
     X, y = _rows(300)
-    small = GPClassifier(max_iter=2, random_state=0).fit(X, y)
-    assert (small.method_, small.n_inducing_, small.batch_size_, small.inducing_init_, small.early_stopping_) == \
-        ("pep", 50, None, "random", False)
-    assert type(small.model_) is PowerEP and small.alpha_ == 0.5 and small.validation_scores_ is None
-    X, y = _rows(auto_settings.LARGE_ROWS + 100)
-    large = GPClassifier(max_iter=2, random_state=0).fit(X, y)
-    assert (large.method_, large.batch_size_, large.inducing_init_, large.early_stopping_) == \
-        ("sep", auto_settings.LARGE_BATCH_SIZE, "kmeans", True)
-    assert type(large.model_) is SEP and len(large.validation_scores_) == 2
-    # the model saw the rows left after the held-out tenth
-    assert large.model_.n_data == len(y) - int(np.ceil(0.1 * len(y)))
-    # a class of one row has no stratified validation share: "auto" leaves early stopping off
-    y_single = y.copy()
-    y_single[0] = 7
-    assert GPClassifier(max_iter=1, random_state=0).fit(X, y_single).early_stopping_ is False
-    # an explicitly chosen method keeps its old settings
     explicit = GPClassifier(method="ep", max_iter=2, random_state=0).fit(X, y)
     assert (explicit.batch_size_, explicit.inducing_init_, explicit.early_stopping_) == (None, "random", False)
-
-
-def test_the_auto_choice_survives_save_load_and_checkpoints(tmp_path):
-    from alphagp.estimators import auto_settings
-    X, y = _rows(auto_settings.LARGE_ROWS + 100)
-    params = dict(max_iter=3, random_state=0)
-    whole = GPClassifier(**params).fit(X, y)
-    whole.save(tmp_path / "m.agp")
-    loaded = GPClassifier.load(tmp_path / "m.agp")
-    assert loaded._settings() == whole._settings()
-    np.testing.assert_array_equal(loaded.predict_proba(X[:50]), whole.predict_proba(X[:50]))
-    path = tmp_path / "fit.ckpt"
-    with pytest.raises(Interrupt):
-        GPClassifier(**params, checkpoint=path).fit(X, y, callbacks=[interrupt_at(2)])
-    with pytest.warns(UserWarning, match="checkpoint"):
-        resumed = GPClassifier(**params, checkpoint=path).fit(X, y)
-    assert resumed._settings() == whole._settings()
-    np.testing.assert_array_equal(resumed.predict_proba(X[:50]), whole.predict_proba(X[:50]))
+    assert not hasattr(explicit, "cv_results_")
 
 
 def test_auto_with_method_params_is_a_clear_error():

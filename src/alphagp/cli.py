@@ -221,6 +221,18 @@ def _describe(clf) -> str:
     return f"GPClassifier(method={clf.method!r})"
 
 
+def _print_selection(clf) -> None:
+    """What ``method="auto"`` tried: each candidate's held-out NLL and seconds, the chosen marked."""
+    results = getattr(clf, "cv_results_", None)
+    if not results:
+        return
+    scheme = {"cv": "cross-validated", "split": "on a held-out split", "none": "not scored (a class of one row)"}
+    print(f"  method='auto' chose {clf.candidate_}; held-out NLL {scheme[clf.selection_scheme_]}:")
+    for name, nll, seconds, rank in zip(results["candidate"], results["mean_test_nll"], results["mean_fit_time"],
+                                        results["rank_test_nll"]):
+        print(f"    {'*' if rank == 1 else ' '} {name:<18} {nll:.4f}  ({seconds:.1f} s a fit)")
+
+
 def _print_metrics(metrics: dict, seconds: float | None = None) -> None:
     for key, value in metrics.items():
         print(f"  test {key:<6} {value:.4f}")
@@ -243,6 +255,7 @@ def cmd_demo(args) -> int:
     seconds = time.perf_counter() - start
     schedule = f"{clf.n_iter_} " + ("epochs of mini-batches" if clf._resolved("batch_size") else "batch iterations")
     print(f"  fitted: {_describe(clf)}, {schedule}")
+    _print_selection(clf)
     _print_metrics(clf.evaluate(Xte, yte), seconds)
     if not hasattr(clf, "n_skipped_updates_"):   # a deep GP
         return 0
@@ -269,6 +282,7 @@ def cmd_fit(args) -> int:
     clf.save(args.model)
     print(f"fitted {_describe(clf)} on {len(y)} rows and {X.shape[1]} features in "
           f"{time.perf_counter() - start:.2f} s; saved to {args.model}")
+    _print_selection(clf)
     return 0
 
 

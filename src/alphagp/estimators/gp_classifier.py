@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -17,7 +18,7 @@ from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import method_table
 from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
-from . import auto_settings, sparse_model
+from . import auto_settings, model_selection, sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase
 
@@ -36,7 +37,17 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     Parameters
     ----------
-    method : str, one of ``alphagp methods``
+    method : "auto" or str, one of ``alphagp methods``
+        ``"auto"`` (the default) is validated model selection: every candidate of a portfolio
+        (stochastic EP and sparse VI on mini-batches of 128 with k-means inducing inputs and
+        validated early stopping; label regression and power EP at alpha = 0.5 in batch mode
+        below 2,000 rows) is scored by its held-out NLL on the training rows, by stratified
+        ``cv``-fold cross-validation below 2,000 rows and on one stratified
+        ``validation_fraction`` split from there on, and the best is fitted on all rows
+        (:mod:`~alphagp.estimators.model_selection`). Parameters set explicitly override the
+        candidates' values; ``max_time`` bounds the whole selection. ``cv_results_`` and
+        ``candidate_`` say what was tried and what won. A registered name fits that method:
+
         {methods}
 
         The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form
@@ -54,7 +65,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     alpha_grid : array-like or None
         Candidates for ``alpha="auto"`` (default: 0.001, 0.25, 0.5, 0.75, 1).
     cv : int
-        Folds of the cross-validation of ``alpha="auto"``.
+        Folds of the cross-validation of ``method="auto"`` and ``alpha="auto"``.
     method_params : dict or None
         Further arguments of the method (see ``alphagp methods`` and each method's class), e.g.
         ``{"ep_tol": 1e-4}`` for GFITC.
@@ -163,6 +174,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
     alpha_scores_ : dict alpha -> mean held-out log-likelihood per point (``alpha="auto"`` only).
     history_ : list of per-epoch dicts (objective, train_seconds, validation score, ...).
+    cv_results_ : dict (``method="auto"`` only), scikit-learn's shape: one entry per candidate in
+        each of ``candidate``, ``params``, ``mean_test_nll``, ``std_test_nll``, ``split<k>_test_nll``,
+        ``mean_fit_time`` (seconds) and ``rank_test_nll`` (1: chosen).
+    candidate_ : str, the name of the chosen candidate (``method="auto"`` only); ``method_`` is its
+        method.
+    selection_scheme_ : str, ``"cv"`` (k-fold), ``"split"`` (one held-out split) or ``"none"`` (a
+        class of one row: nothing could be held out, the first candidate was fitted).
     validation_scores_ : list of the held-out mean negative log-likelihood after each epoch, or
         ``None`` without early stopping.
     best_iteration_ : int, the epoch whose state the model holds (the best validation score), or
@@ -276,6 +294,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
+        if self.method == "auto":
+            return self._select_and_fit(X, y, y_idx, callbacks)
         for name, value in auto_settings.resolve(self, y_idx).items():
             setattr(self, name + "_", value)
         if self.verbose:
@@ -297,6 +317,28 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             self.model_.after_fit(Xs, y_fit)
         self._set_diagnostics()
         self.alpha_ = getattr(self.model_, "alpha", None)
+        return self
+
+    def _select_and_fit(self, X, y, y_idx, callbacks):
+        """``method="auto"``: the candidate of the portfolio with the best held-out NLL
+        (:mod:`~alphagp.estimators.model_selection`), fitted on all of ``X`` ``[N, D]``, ``y``."""
+        start = time.perf_counter()
+        reuse = not callbacks and not self.checkpoint      # one split's winning fit is the final one
+        selection = model_selection.select(self, X, y, y_idx, keep_split_fit=reuse)
+        if self.verbose:
+            print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
+                  f"{auto_settings.describe(selection.candidate.params)}", flush=True)
+        final = selection.fitted
+        if final is None or not reuse:
+            remaining = None if self.max_time is None else max(self.max_time - (time.perf_counter() - start), 1e-6)
+            final = clone(self).set_params(**{**selection.params, "checkpoint": self.checkpoint,
+                                              "verbose": self.verbose, "max_time": remaining})
+            final.fit(X, y, callbacks=callbacks)
+        for name, value in vars(final).items():
+            if name.endswith("_") and not name.startswith("_") and name != "feature_names_in_":
+                setattr(self, name, value)
+        self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
+                                                                     selection.scheme)
         return self
 
     def _settings(self) -> dict:
@@ -388,6 +430,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.alpha_ = getattr(self.model_, "alpha", None)
         if content.get("alpha_scores"):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
+        if content.get("selection"):                       # method="auto" (files before it have none)
+            selection = content["selection"]
+            self.candidate_, self.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])
+            self.cv_results_ = dict(selection["cv_results"])
         self._set_diagnostics()
 
 

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from ..inducing import init_inducing_points
 from ..kernels import ARDKernel
-from ..labels import classes_from_plain, classes_to_plain
+from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import METHODS, build_method, check_method_params, method_config, method_parameters, method_spec
 from ..numerics import CholeskyError
 from .base import DTYPES
@@ -176,7 +176,9 @@ def file_content(est, include_training_state: bool) -> dict:
             "settings": {"batch_size": est.batch_size_, "inducing_init": est.inducing_init_,
                          "early_stopping": est.early_stopping_},
             "state": state, "optimize_inducing": bool(est.optimize_inducing_),
-            "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()}}
+            "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()},
+            "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
+                           "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None)}
 
 
 def _registered_config(name: str, config: dict) -> dict:

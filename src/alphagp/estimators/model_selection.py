@@ -1,0 +1,233 @@
+"""``method="auto"``: validated model selection over a portfolio of candidate settings.
+
+:class:`~alphagp.GPClassifier` with ``method="auto"`` fits every candidate of :data:`PORTFOLIO`
+that suits the data, scores each on held-out rows of the training data, keeps the one with
+the lowest mean held-out negative log-likelihood (NLL) and fits it on all training rows:
+
+* below :data:`CV_ROWS` training rows, stratified k-fold cross-validation (``cv`` folds, at
+  most as many as the smallest class has rows), so that a validation split of a dozen rows
+  does not decide;
+* from :data:`CV_ROWS` rows on, one stratified split: each candidate trains with validated
+  early stopping on the same held-out ``validation_fraction`` of the rows, and is scored by
+  the NLL of the state it returns (the best one on those rows). The winner's fit is then the
+  final fit already and is kept, unless callbacks or a checkpoint ask for a fit of their own.
+
+A candidate is a set of estimator parameters (method, inducing points, schedule). Its values
+fill only the parameters the user left at their defaults: ``GPClassifier(n_inducing=100)``
+tries every candidate with 100 inducing points. A candidate whose method cannot take an
+explicit ``alpha``, ``epsilon``, ``damping`` or mini-batch ``batch_size`` the user set is left
+out. With ``max_time``,
+every fit gets an equal share of the time left (a final fit counted as one more where there is
+one), so the whole selection stays within the budget up to one step of each fit.
+
+Where no stratified held-out share exists (a class with a single row), no candidate can be
+scored: the first candidate that suits the data is fitted, and ``cv_results_`` says so.
+
+The portfolio and the thresholds are measured (BENCHMARKS.md, "The default as validated model
+selection"); every number there was chosen on validation rows of the training data.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import clone
+
+from ..data.held_out import class_counts, held_out_rows
+from ..methods import build_method, method_spec
+from ..metrics import negative_log_likelihood
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One setting of the portfolio: a ``name`` for the progress output and ``cv_results_``,
+    the estimator ``params`` it sets, and the training rows it is tried at
+    (``min_rows <= N < max_rows``; batch methods cost O(N) memory and time per step)."""
+
+    name: str
+    params: dict = field(default_factory=dict)
+    min_rows: int = 0
+    max_rows: int | None = None
+
+    def suits(self, n_rows: int) -> bool:
+        return n_rows >= self.min_rows and (self.max_rows is None or n_rows < self.max_rows)
+
+
+_MINI_BATCHES = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping": True}
+
+#: the candidates, cheapest first (BENCHMARKS.md, "The default as validated model selection")
+PORTFOLIO: tuple[Candidate, ...] = (
+    Candidate("sep", {"method": "sep", **_MINI_BATCHES}),
+    Candidate("vi", {"method": "vi", **_MINI_BATCHES}),
+    Candidate("label_regression", {"method": "label_regression"}, max_rows=2_000),
+    Candidate("pep", {"method": "pep"}, max_rows=2_000),
+)
+#: below this many training rows the candidates are compared by k-fold cross-validation
+CV_ROWS = 2_000
+#: the estimator parameters a method may refuse (its constructor or its likelihood decides)
+_METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
+
+
+def accepts(method: str, explicit: dict) -> bool:
+    """Whether registered ``method`` takes the explicitly set ``alpha``, ``epsilon`` and
+    ``damping`` in ``explicit``: the method is built once on a two-class, one-point placeholder
+    with them (its constructor and the registry decide, as in a fit)."""
+    import torch
+
+    from ..kernels import ARDKernel
+    given = {k: explicit[k] for k in _METHOD_ARGUMENTS if explicit.get(k) is not None}
+    if given.get("alpha") == "auto":
+        given["alpha"] = 0.5
+    try:
+        build_method(method, torch.zeros(2, 1, 1, dtype=torch.float64), ARDKernel(2, 1), n_data=1, **given)
+    except ValueError:
+        return False
+    return True
+
+
+def candidates_for(estimator, n_rows: int, portfolio=None) -> list[tuple[Candidate, dict]]:
+    """``[(candidate, params)]``: the candidates of ``portfolio`` (default :data:`PORTFOLIO`)
+    that suit ``n_rows`` training rows and the user's explicit settings, each with the estimator
+    parameters it is fitted with (its own values where the user kept the default)."""
+    defaults = type(estimator)().get_params()
+    user = estimator.get_params()
+    explicit = {k: v for k, v in user.items() if not _same(v, defaults.get(k))}
+    chosen = []
+    mini = isinstance(explicit.get("batch_size"), int) and explicit["batch_size"] < n_rows
+    for candidate in PORTFOLIO if portfolio is None else portfolio:
+        method = candidate.params["method"]
+        if (not candidate.suits(n_rows) or not accepts(method, explicit)
+                or (mini and not method_spec(method).cls.CAPABILITIES.mini_batches)):
+            continue
+        own = {k: v for k, v in candidate.params.items() if k not in explicit}
+        chosen.append((candidate, {**own, "checkpoint": None, "verbose": False}))
+    return chosen
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) if not isinstance(a, np.ndarray) else False
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class Selection:
+    """What :func:`select` found: the winner's parameters, ``cv_results_`` and, where the winner's
+    scored fit is the final one (one split), that fitted estimator."""
+
+    candidate: Candidate
+    params: dict
+    cv_results: dict
+    scheme: str
+    fitted: object | None = None
+
+
+def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
+    """The held-out scheme: ``("cv", [(train, test), ...])`` below :data:`CV_ROWS` rows,
+    ``("split", None)`` from there on, ``("none", None)`` where no stratified share exists."""
+    from sklearn.model_selection import StratifiedKFold
+    counts = class_counts(y_idx)
+    smallest = int(counts[counts > 0].min())
+    if smallest < 2:
+        return "none", None
+    if n_rows >= CV_ROWS:
+        return ("split" if _feasible({"early_stopping": True}, y_idx, fraction)["early_stopping"] else "none"), None
+    k = min(cv, smallest)
+    return "cv", list(StratifiedKFold(k, shuffle=True, random_state=seed).split(np.zeros(n_rows), y_idx))
+
+
+def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
+           clock=time.perf_counter) -> Selection:
+    """Score the candidates (module docstring) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class
+    indices ``y_idx``) and return the :class:`Selection`. No row outside ``X`` is read.
+    ``keep_split_fit``: on one split, the winner's fit will be kept as the final one, so the
+    budget holds no share for a final fit there."""
+    n = len(y)
+    seed = int(np.random.default_rng(estimator.random_state).integers(2**31 - 1))
+    choices = candidates_for(estimator, n, portfolio)
+    if not choices:
+        raise ValueError("method='auto' found no candidate method that takes the settings given "
+                         f"(alpha={estimator.alpha!r}, epsilon={estimator.epsilon!r}, damping={estimator.damping!r}); "
+                         "choose a method")
+    scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed)
+    if scheme == "none":
+        candidate, params = choices[0]
+        params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
+        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme)
+    start, budget = clock(), estimator.max_time
+    fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
+    scores, seconds, fitted = [], [], []
+    for candidate, params in choices:
+        params = {**params, "random_state": seed}
+        if scheme == "split":
+            params["early_stopping"] = True
+        own_scores, own_seconds, model = [], [], None
+        for train, test in folds if scheme == "cv" else [(None, None)]:
+            share = None if budget is None else max(budget - (clock() - start), 0.0) / fits_left
+            fits_left -= 1
+            if share is not None and share <= 0.0:
+                break
+            rows = y_idx if train is None else y_idx[train]
+            model = clone(estimator).set_params(**_feasible(params, rows, estimator.validation_fraction),
+                                                max_time=share)
+            t0 = clock()
+            if scheme == "cv":
+                model.fit(X[train], y[train])
+                own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test]))
+            else:
+                model.fit(X, y)
+                own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
+            own_seconds.append(clock() - t0)
+        scores.append(own_scores)
+        seconds.append(own_seconds)
+        fitted.append(model if scheme == "split" else None)
+        if estimator.verbose:
+            mean = f"{np.mean(own_scores):.4f}" if own_scores else "not scored (budget spent)"
+            print(f"method='auto': {candidate.name}: held-out NLL {mean} "
+                  f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s)", flush=True)
+    results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)
+    best = results["rank_test_nll"].index(1)
+    candidate, params = choices[best]
+    params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
+    return Selection(candidate, params, results, scheme, fitted[best])
+
+
+def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
+    """``params`` for a fit on rows of class indices ``y_idx``: a candidate's validated early
+    stopping is left out where those rows cannot give a stratified held-out share (a class of
+    one row, or fewer held-out rows than classes: tiny data or a small fold)."""
+    if params.get("early_stopping") is not True:
+        return params
+    try:
+        held_out_rows(y_idx, fraction, stratify=True, random_state=0)
+    except ValueError:
+        return {**params, "early_stopping": False}
+    return params
+
+
+def _results(candidates, params, scores, seconds) -> dict:
+    """scikit-learn's ``cv_results_`` shape: one entry per candidate in every list, the NLL of
+    each split (``NaN`` where the budget ran out before it), their mean and spread (``NaN`` for
+    a candidate not scored on every split), the mean seconds of a fit and the rank (1 = chosen:
+    the lowest mean; unscored candidates rank last, and the first candidate wins when none was
+    scored)."""
+    width = max((len(s) for s in scores), default=0)
+    table = np.full((len(candidates), width), np.nan)
+    for i, s in enumerate(scores):
+        table[i, :len(s)] = s
+    scored = np.array([len(s) == width and width > 0 for s in scores])
+    mean = np.array([np.mean(s) if ok else np.nan for s, ok in zip(scores, scored)])
+    order = np.argsort(np.where(np.isnan(mean), np.inf, mean), kind="stable")
+    rank = np.empty(len(candidates), dtype=int)
+    rank[order] = np.arange(1, len(candidates) + 1)
+    results = {"candidate": [c.name for c in candidates], "params": [dict(p) for p in params],
+               "mean_test_nll": mean.tolist(),
+               "std_test_nll": [float(np.std(s)) if ok else float("nan") for s, ok in zip(scores, scored)],
+               "mean_fit_time": [float(np.mean(s)) if s else float("nan") for s in seconds],
+               "rank_test_nll": rank.tolist()}
+    for k in range(width):
+        results[f"split{k}_test_nll"] = table[:, k].tolist()
+    return results

@@ -1,0 +1,211 @@
+"""``method="auto"``: validated model selection over a portfolio of candidates. The scores are
+checked against a second computation of the same cross-validation, the budget with a fake
+clock, the rows read against the training rows, and the choice through model files and
+checkpoints."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+from alphagp import GPClassifier
+from alphagp.estimators import model_selection
+from alphagp.estimators.model_selection import Candidate
+from alphagp.metrics import negative_log_likelihood
+
+from conftest import Interrupt, interrupt_at
+
+#: a portfolio of quick fits; "flat" cannot learn (a fixed, enormous lengthscale), so it must lose
+QUICK = (
+    Candidate("sep", {"method": "sep", "batch_size": 40, "inducing_init": "kmeans", "early_stopping": True,
+                      "max_iter": 4}),
+    Candidate("flat", {"method": "pep", "max_iter": 2, "optimize_hyperparameters": False,
+                       "kernel_params": {"lengthscale": 1e4}}),
+    Candidate("pep", {"method": "pep", "max_iter": 8}),
+    Candidate("vi", {"method": "vi", "max_iter": 8}, max_rows=150),
+)
+
+
+@pytest.fixture
+def quick_portfolio(monkeypatch):
+    monkeypatch.setattr(model_selection, "PORTFOLIO", QUICK)
+
+
+def _problem(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(n) > 0, "a", "b")
+    y[X[:, 1] > 0.8] = "c"
+    return X, y
+
+
+def test_selection_keeps_the_candidate_with_the_best_cross_validated_nll(quick_portfolio):
+    X, y = _problem()
+    clf = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
+    results = clf.cv_results_
+    assert clf.selection_scheme_ == "cv" and results["candidate"] == ["sep", "flat", "pep", "vi"]
+    # the same folds and fits computed again, outside the estimator
+    seed = results["params"][0]["random_state"]
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=seed).split(X, y))
+    labels = np.unique(y)
+    for i, params in enumerate(results["params"]):
+        params = {k: v for k, v in params.items() if k not in ("checkpoint", "verbose")}
+        nll = [negative_log_likelihood(GPClassifier(n_inducing=6, **params).fit(X[tr], y[tr]).predict_proba(X[te]),
+                                       np.searchsorted(labels, y[te])) for tr, te in folds]
+        np.testing.assert_allclose([results[f"split{k}_test_nll"][i] for k in range(3)], nll, rtol=1e-10)
+        assert results["mean_test_nll"][i] == pytest.approx(np.mean(nll), rel=1e-10)
+    best = int(np.argmin(results["mean_test_nll"]))
+    assert results["rank_test_nll"][best] == 1 and clf.candidate_ == results["candidate"][best]
+    assert results["rank_test_nll"][1] == 4                      # "flat" learns nothing and ranks last
+    assert results["mean_test_nll"][1] > np.log(3) - 0.2
+    # the winner refitted on all rows
+    winner = {k: v for k, v in results["params"][best].items() if k not in ("checkpoint", "verbose")}
+    refit = GPClassifier(n_inducing=6, **winner).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X[:20]), refit.predict_proba(X[:20]))
+    assert clf.method_ == winner["method"] and list(clf.classes_) == ["a", "b", "c"]
+
+
+def test_selection_reads_only_training_rows_and_scores_each_fold_on_rows_it_did_not_fit(quick_portfolio,
+                                                                                        monkeypatch):
+    X, y = _problem()
+    index = {row.tobytes(): i for i, row in enumerate(X)}
+    fitted, scored = [], []
+    real_fit, real_proba = GPClassifier.fit, GPClassifier._proba
+
+    def spy_fit(self, X_, y_, callbacks=None):
+        fitted.append({index[row.tobytes()] for row in np.asarray(X_)})     # KeyError: a row not in X
+        return real_fit(self, X_, y_, callbacks=callbacks)
+
+    def spy_proba(self, X_, *args):
+        rows = {index[row.tobytes()] for row in np.asarray(X_)}
+        if isinstance(X_, np.ndarray):       # the selection's scoring (early stopping passes a lazy view)
+            scored.append((rows, fitted[-1]))
+        else:
+            assert rows <= fitted[-1]        # early stopping holds out rows of the fold's training rows
+        return real_proba(self, X_, *args)
+
+    monkeypatch.setattr(GPClassifier, "fit", spy_fit)
+    monkeypatch.setattr(GPClassifier, "_proba", spy_proba)
+    clf = GPClassifier(n_inducing=6, cv=3, random_state=0)
+    real_fit(clf, X, y)
+    assert len(scored) == 4 * 3 and all(rows and not rows & fit_rows for rows, fit_rows in scored)
+    # each candidate scores every training row once
+    for i in range(4):
+        assert set().union(*(rows for rows, _ in scored[3 * i:3 * i + 3])) == set(range(len(X)))
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.mark.parametrize("overrun", [1.0, 3.0])
+def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overrun):
+    """Each fit gets an equal share of the time left (the final fit counted); fits that overrun
+    their share leave the later candidates unscored, ranked last."""
+    X, y = _problem()
+    clock, shares = FakeClock(), []
+
+    def fake_fit(self, X_, y_, callbacks=None):
+        shares.append(self.max_time)
+        clock.now += self.max_time * overrun
+        self.classes_ = np.unique(y_)
+        return self
+
+    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), 1 / 3))
+    est = GPClassifier(cv=2, max_time=70.0, random_state=0)
+    y_idx = np.searchsorted(np.unique(y), y)
+    selection = model_selection.select(est, X, y, y_idx, clock=clock)
+    assert all(s > 0 for s in shares)
+    if overrun == 1.0:     # 4 candidates x 2 folds + the final fit: 70 s in 9 equal shares
+        assert len(shares) == 8 and sum(shares) == pytest.approx(70.0 * 8 / 9)
+        assert all(np.isfinite(selection.cv_results["mean_test_nll"]))
+    else:
+        assert sum(shares[:-1]) < 70.0 and len(shares) < 8
+        unscored = np.isnan(selection.cv_results["mean_test_nll"])
+        assert unscored[-1] and selection.cv_results["rank_test_nll"][-1] == 4
+        assert not unscored[0] and selection.candidate.name != "vi"
+
+
+def test_one_split_from_cv_rows_on_keeps_the_winners_validated_fit(quick_portfolio, monkeypatch):
+    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    X, y = _problem(200)
+    clf = GPClassifier(n_inducing=6, random_state=0).fit(X, y)
+    results = clf.cv_results_
+    assert clf.selection_scheme_ == "split" and results["candidate"] == ["sep", "flat", "pep"]   # vi: below 150
+    assert clf.early_stopping_ is True and clf.model_.n_data == 200 - 20
+    # the score of each candidate is the held-out NLL of the state it returned
+    held = GPClassifier(**{k: v for k, v in results["params"][0].items() if k not in ("checkpoint", "verbose")},
+                        n_inducing=6).fit(X, y)
+    assert results["mean_test_nll"][0] == pytest.approx(min(held.validation_scores_), rel=1e-12)
+    assert clf.validation_scores_[clf.best_iteration_ - 1] == pytest.approx(min(results["mean_test_nll"]), rel=1e-12)
+
+
+def test_explicit_parameters_override_the_candidates_and_filter_them(quick_portfolio):
+    X, y = _problem()
+    clf = GPClassifier(n_inducing=5, max_iter=3, random_state=0).fit(X, y)
+    assert clf.n_inducing_ == 5 and all(h["epoch"] <= 3 for h in clf.history_)
+    assert all("max_iter" not in p and "n_inducing" not in p for p in clf.cv_results_["params"])
+    # vi takes no alpha: an explicit alpha leaves it out
+    clf = GPClassifier(n_inducing=5, alpha=0.3, random_state=0).fit(X, y)
+    assert "vi" not in clf.cv_results_["candidate"] and clf.alpha_ == 0.3
+    # explicit mini-batches leave out the batch-only candidates (pep keeps per-point sites and takes them)
+    clf = GPClassifier(n_inducing=5, batch_size=50, max_iter=2, random_state=0)
+    assert [c.name for c, _ in model_selection.candidates_for(clf, len(y), (*QUICK, Candidate(
+        "label_regression", {"method": "label_regression"})))] == ["sep", "flat", "pep", "vi"]
+    # sep has the Heaviside likelihood, which takes no epsilon
+    with pytest.raises(ValueError, match="no candidate method"):
+        model_selection.select(GPClassifier(epsilon=0.01), X, y, np.searchsorted(np.unique(y), y),
+                               portfolio=(QUICK[0],))
+
+
+def test_a_class_of_one_row_fits_the_first_candidate_unscored(quick_portfolio):
+    X, y = _problem()
+    y = y.copy()
+    y[0] = "z"
+    clf = GPClassifier(n_inducing=6, random_state=0).fit(X, y)
+    assert clf.selection_scheme_ == "none" and clf.candidate_ == "sep" and clf.early_stopping_ is False
+    assert np.isnan(clf.cv_results_["mean_test_nll"][0])
+
+
+def test_the_choice_survives_model_files_and_checkpoints(quick_portfolio, tmp_path):
+    X, y = _problem()
+    params = dict(n_inducing=6, random_state=0)
+    whole = GPClassifier(**params).fit(X, y)
+    whole.save(tmp_path / "m.agp")
+    loaded = GPClassifier.load(tmp_path / "m.agp")
+    assert (loaded.candidate_, loaded.selection_scheme_, loaded._settings()) == \
+        (whole.candidate_, whole.selection_scheme_, whole._settings())
+    assert loaded.cv_results_["candidate"] == whole.cv_results_["candidate"]
+    np.testing.assert_array_equal(loaded.cv_results_["mean_test_nll"], whole.cv_results_["mean_test_nll"])
+    np.testing.assert_array_equal(loaded.predict_proba(X[:30]), whole.predict_proba(X[:30]))
+    path = tmp_path / "fit.ckpt"
+    with pytest.raises(Interrupt):
+        GPClassifier(**params, checkpoint=path).fit(X, y, callbacks=[interrupt_at(2)])
+    with pytest.warns(UserWarning, match="checkpoint"):
+        resumed = GPClassifier(**params, checkpoint=path).fit(X, y)
+    assert resumed.candidate_ == whole.candidate_
+    assert resumed.cv_results_["mean_test_nll"] == whole.cv_results_["mean_test_nll"]
+    np.testing.assert_array_equal(resumed.predict_proba(X[:30]), whole.predict_proba(X[:30]))
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfolio, monkeypatch, keep):
+    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    X, y = _problem(200)
+    clock, shares = FakeClock(), []
+
+    def fake_fit(self, X_, y_, callbacks=None):
+        shares.append(self.max_time)
+        clock.now += self.max_time
+        self.validation_scores_, self.best_iteration_ = [1.0], 1
+        return self
+
+    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    selection = model_selection.select(GPClassifier(max_time=60.0, random_state=0), X, y,
+                                       np.searchsorted(np.unique(y), y), keep_split_fit=keep, clock=clock)
+    assert selection.scheme == "split" and len(shares) == 3          # sep, flat, pep (vi: below 150 rows)
+    assert sum(shares) == pytest.approx(60.0 if keep else 45.0)
