@@ -1174,6 +1174,57 @@ def defaults_test_table(results: str = "defaults_test") -> None:
 
 
 
+def portfolio_study(results: str = "defaults_portfolio") -> None:
+    """The study behind method="auto"'s portfolio (validation rows only): every candidate's held-out
+    NLL per set, and for every sub-portfolio the held-out NLL of what it would choose (relative to
+    the best candidate of the set) against the seconds its selection costs, summed over the sets."""
+    from itertools import combinations
+    rows = load(results)
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
+    names = list(dict.fromkeys(c for r in rows for c in r["cv_results"]["candidate"]))
+    # the portfolios' rows of one set share its folds (the same seed): their candidates are merged
+    table, info = {}, {}
+    for r in rows:
+        cv = r["cv_results"]
+        folds = sum(k.startswith("split") for k in cv)
+        table.setdefault(r["dataset"], {}).update(
+            {c: (m, t * folds) for c, m, t in zip(cv["candidate"], cv["mean_test_nll"], cv["mean_fit_time"])})
+        info[r["dataset"]] = (r["n_train"], r["scheme"])
+    print("| data set (training rows) | scheme | " + " | ".join(names) + " |\n| --- | --- |" + " --- |" * len(names))
+    wins = dict.fromkeys(names, 0)
+    for d, scores in table.items():
+        best = min(scores, key=lambda c: scores[c][0])
+        wins[best] += 1
+        cells = [("-" if c not in scores else f"**{scores[c][0]:.4f}**" if c == best else f"{scores[c][0]:.4f}")
+                 + ("" if c not in scores else f" ({scores[c][1]:.0f} s)") for c in names]
+        print(f"| {d} ({info[d][0]}) | {info[d][1]} | " + " | ".join(cells) + " |")
+    print("| lowest on | | " + " | ".join(f"{wins[c]}" for c in names) + " |\n")
+    print("cells: held-out NLL (seconds of all its fits)\n")
+    print("Sub-portfolios (each keeps the candidate with the lowest held-out NLL among its members; a set where "
+          "none of them runs keeps the full portfolio's first): geometric mean over the sets of the chosen NLL over "
+          "the best candidate's, the sets where it chooses the best, and the seconds of all fits summed over the "
+          "sets; the Pareto front of the two:\n")
+    options = []
+    for k in range(1, len(names) + 1):
+        for subset in combinations(names, k):
+            ratios, seconds, best_hits = [], 0.0, 0
+            for scores in table.values():
+                present = [c for c in subset if c in scores]
+                if not present:
+                    present = [next(iter(scores))]
+                pick = min(present, key=lambda c: scores[c][0])
+                best = min(v[0] for v in scores.values())
+                ratios.append(scores[pick][0] / best)
+                best_hits += scores[pick][0] == best
+                seconds += sum(scores[c][1] for c in present)
+            options.append((float(np.exp(np.mean(np.log(ratios)))), seconds, best_hits, subset))
+    front = [o for o in options if not any(p[0] <= o[0] and p[1] < o[1] or p[0] < o[0] and p[1] <= o[1]
+                                           for p in options)]
+    print("| sub-portfolio | NLL over the best (geometric mean) | best on | seconds (all sets) |\n| --- | --- | --- | --- |")
+    for ratio, seconds, hits, subset in sorted(front, key=lambda o: o[1]):
+        print(f"| {', '.join(subset)} | {ratio:.4f} | {hits} of {len(table)} | {seconds:.0f} |")
+
+
 OURS = "alphagp GPClassifier()"
 GP_PEERS = ("GPflow SVGP", "GPyTorch SVGP", "scikit-learn GPC")
 
@@ -1294,6 +1345,6 @@ if __name__ == "__main__":
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
-              "panel": defaults_panel_report}
+              "panel": defaults_panel_report, "portfolio": portfolio_study}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 
