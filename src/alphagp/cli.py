@@ -291,10 +291,8 @@ def _load_model(path):
     from . import DeepGPClassifier, DeepGPRegressor, GPClassifier, serialization
     from .estimators.gp_classifier import MODEL_KIND
     kinds = {MODEL_KIND: GPClassifier, **{cls.MODEL_KIND: cls for cls in (DeepGPClassifier, DeepGPRegressor)}}
-    kind = serialization.file_kind(path)
-    if kind not in kinds:
-        raise serialization.ModelFileError(f"{path} holds a {kind!r}, not an alphagp model")
-    return kinds[kind].load(path)
+    content = serialization.read(path, tuple(kinds))       # one read: a file replaced meanwhile is never mixed
+    return kinds[content["__kind__"]]._read(path, content)
 
 
 def _read_for(clf, args):

@@ -7,17 +7,20 @@ reference ``{"__tensor__": name}``, is plain JSON stored in the safetensors meta
 version. A SHA-256 checksum of that header text and of every tensor (name, dtype, shape and
 bytes) is stored beside it under ``"alphagp_sha256"``.
 
-Reading takes the file's bytes in one read (so a concurrent :func:`write` to the same path
-yields the old file or the new one, never a mix), checks the declared sizes against the
-file's length, then the checksum, and only then builds anything. It never unpickles and never
+Reading first checks the header length the file's first 8 bytes declare against its size (a
+large file of another kind is refused without reading it), then takes the file's bytes in one
+read (so a concurrent :func:`write` to the same path yields the old file or the new one, never
+a mix), checks the declared sizes against the file's length, the format version against the
+versions that exist, then the checksum, and only then builds anything. It never unpickles and never
 imports or calls anything named in the file, so a crafted file cannot run code; a file that is
 not such a file, is truncated, damaged or edited, holds another kind, or was written by a newer
 format version gets :class:`ModelFileError`. :func:`allocation_limit` bounds what building a
 model from a file's declared sizes may allocate.
 
-Writing goes to a uniquely named temporary file in the target's folder, which is then moved
-into place: a crash never leaves a half-written file, and two processes writing the same path
-at once both succeed (the last one wins).
+Writing goes to a uniquely named temporary file in the target's folder (its name carries the
+writing process's id), which is then moved into place: a crash never leaves a half-written
+file, two processes writing the same path at once both succeed (the last one wins), and the
+next write to a path removes the temporaries that killed writers of it left.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ import json
 import os
 import struct
 import tempfile
+import time
 import warnings
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,8 @@ from .paths import check_readable_file, check_writable
 #: 2 added the checksum; files of format 1 are still read, with a warning. 3: deep GPs store q whitened
 #: (their format-2 factor form is converted on reading, DeepGP.load_state_dict)
 FORMAT_VERSION = 3
+#: the format versions that exist (any other is refused: a relabelled version must not skip the checksum)
+FORMAT_VERSIONS = (1, 2, 3)
 _HEADER_KEY = "alphagp"
 _CHECKSUM_KEY = "alphagp_sha256"
 _TENSOR_REF = "__tensor__"
@@ -115,7 +122,8 @@ def write(path: str | os.PathLike, kind: str, content: dict) -> None:
     header = json.dumps({"kind": kind, "format_version": FORMAT_VERSION, "library_version": __version__,
                          "content": body})
     data = save_tensors(tensors, metadata={_HEADER_KEY: header, _CHECKSUM_KEY: checksum(header, tensors)})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -124,6 +132,46 @@ def write(path: str | os.PathLike, kind: str, content: dict) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary files of writes to ``path`` that a killed process left: their names
+    carry the writing process's id, and only those whose process no longer runs on this machine
+    go (a concurrent writer's file stays). Temporaries named before the id was added go after an
+    hour."""
+    prefix = f".{path.name}."
+    for tmp in path.parent.glob(f"{glob_escape(prefix)}*.tmp"):
+        owner = tmp.name[len(prefix):].split(".", 1)[0]
+        try:
+            stale = not _process_runs(int(owner)) if owner.isdigit() else time.time() - tmp.stat().st_mtime > 3600
+            if stale:
+                tmp.unlink()
+        except OSError:          # gone meanwhile, or not ours to remove
+            continue
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # another user's process
+        return True
+    return True
+
+
+def _check_header_length(path: Path, kind: str) -> None:
+    """Refuse a file whose first 8 bytes (a safetensors file's header length) do not fit its size,
+    before the file is read whole (a large CSV passed as a model file is not read into memory)."""
+    with open(path, "rb") as f:
+        head, size = f.read(8), os.fstat(f.fileno()).st_size
+    if len(head) == 8:
+        (n,) = struct.unpack("<Q", head)
+        if n <= min(size - 8, _MAX_HEADER_BYTES):
+            return
+    raise ModelFileError(f"{path} is not an alphagp {kind} file (or it is damaged or truncated): "
+                         + (f"only {len(head)} bytes" if len(head) < 8 else
+                            f"its first 8 bytes declare a header of {n} bytes, the file has {size - 8}"))
 
 
 def _metadata(data: bytes, path: Path, kind: str) -> dict:
@@ -144,22 +192,30 @@ def _metadata(data: bytes, path: Path, kind: str) -> dict:
     return metadata
 
 
-def _read(path: str | os.PathLike, kind: str | None) -> tuple[dict, int]:
-    """The checked header and tensors of the file at ``path`` (``kind=None``: any kind) and its length."""
+def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None) -> tuple[dict, int]:
+    """The checked header and tensors of the file at ``path`` and its length; ``kind``: the kind
+    it must hold, or a tuple of the kinds it may hold, or ``None`` (any kind)."""
     path = Path(path)
-    data = check_readable_file(path, "model file").read_bytes()
-    what = kind or "model"
+    what = kind if isinstance(kind, str) else "model"
+    _check_header_length(check_readable_file(path, "model file"), what)
+    data = path.read_bytes()
     metadata = _metadata(data, path, what)
     try:
         header = json.loads(metadata[_HEADER_KEY])
         version, found_kind = int(header["format_version"]), str(header["kind"])
     except (ValueError, KeyError, TypeError) as err:
         raise ModelFileError(f"{path} has a damaged alphagp header: {err}") from None
-    if kind is not None and found_kind != kind:
+    if isinstance(kind, str) and found_kind != kind:
         raise ModelFileError(f"{path} holds a {found_kind!r}, not a {kind!r}")
+    if isinstance(kind, tuple) and found_kind not in kind:
+        raise ModelFileError(f"{path} holds a {found_kind!r}, not an alphagp model (one of {list(kind)})")
     if version > FORMAT_VERSION:
         raise ModelFileError(f"{path} was written by alphagp {header.get('library_version', '?')} in file format "
                              f"{version}; this alphagp reads formats up to {FORMAT_VERSION}: upgrade alphagp")
+    if version not in FORMAT_VERSIONS or isinstance(header["format_version"], bool) \
+            or header["format_version"] != version:
+        raise ModelFileError(f"{path} declares file format {header['format_version']!r}, which never existed "
+                             f"(formats are {list(FORMAT_VERSIONS)}): the file is damaged or was edited")
     try:
         tensors = load_tensors(data)
     except (SafetensorError, ValueError, RuntimeError, OSError) as err:
@@ -174,23 +230,19 @@ def _read(path: str | os.PathLike, kind: str | None) -> tuple[dict, int]:
     return header, len(data)
 
 
-def file_kind(path: str | os.PathLike) -> str:
-    """The ``kind`` an alphagp file declares, after the checks of :func:`read`; raises
-    :class:`ModelFileError` for any other file."""
-    return _read(path, None)[0]["kind"]
+def read(path: str | os.PathLike, kind: str | tuple[str, ...]) -> dict:
+    """Read a file written by :func:`write` with the same ``kind`` (or one of a tuple of kinds), in
+    one read of the file; raises :class:`ModelFileError`.
 
-
-def read(path: str | os.PathLike, kind: str) -> dict:
-    """Read a file written by :func:`write` with the same ``kind``; raises :class:`ModelFileError`.
-
-    The returned content has one more key, ``"__file_bytes__"``: the file's length, the budget
-    of :func:`allocation_limit` when a model is built from the content.
+    The returned content has two more keys: ``"__file_bytes__"``, the file's length (the budget
+    of :func:`allocation_limit` when a model is built from the content), and ``"__kind__"``, the
+    kind the file holds.
     """
     header, size = _read(path, kind)
     content = _join(header["content"], header["tensors"])
     if not isinstance(content, dict):
         raise ModelFileError(f"{path} has a damaged alphagp header: its content is not a mapping")
-    return {**content, "__file_bytes__": size}
+    return {**content, "__file_bytes__": size, "__kind__": header["kind"]}
 
 
 class _AllocationLimit(TorchDispatchMode):

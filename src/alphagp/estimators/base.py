@@ -178,11 +178,13 @@ class GPEstimatorBase(BaseEstimator):
             "best_iteration": self.best_iteration_, **self._file_content(**options)})
 
     @classmethod
-    def _read(cls, path, **params):
-        """An estimator from a file written by :meth:`_write`, its parameters updated by ``params``.
-        Raises :class:`~alphagp.serialization.ModelFileError` for another kind of file, a damaged
-        one, or one whose model cannot be rebuilt."""
-        content = serialization.read(path, cls.MODEL_KIND)
+    def _read(cls, path, content: dict | None = None, **params):
+        """An estimator from a file written by :meth:`_write` (or from its ``content`` as
+        :func:`~alphagp.serialization.read` returned it, the file read once), its parameters updated
+        by ``params``. Raises :class:`~alphagp.serialization.ModelFileError` for another kind of
+        file, a damaged one, or one whose model cannot be rebuilt."""
+        if content is None:
+            content = serialization.read(path, cls.MODEL_KIND)
         try:
             est = cls(**{**content["params"], **params})
             est.n_features_in_ = int(content["n_features_in"])

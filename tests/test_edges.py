@@ -1,0 +1,115 @@
+"""The edges a user touched (issue 45): one read of a model file on the command line, no temporary
+file left by a killed writer, only format versions that exist, and a non-model file refused
+before it is read whole."""
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from alphagp import DeepGPClassifier, GPClassifier, serialization
+from alphagp.serialization import ModelFileError
+
+from conftest import rewrite_model_header
+
+FAST = dict(method="ep", n_inducing=6, max_iter=3, random_state=0)
+
+_KIND_SAVER = """
+import sys
+from alphagp.cli import _load_model
+models = [_load_model(p) for p in sys.argv[2:4]]
+i = 0
+while True:
+    models[i % 2].save(sys.argv[1])
+    i += 1
+"""
+
+
+def test_the_command_line_reads_a_model_once_while_another_process_replaces_it(thyroid, tmp_path):
+    """A GPClassifier file and a DeepGPClassifier file are saved in turn to one path; every load of
+    the command line returns one of them whole (reading the kind, then the file again, failed with
+    "holds a DeepGPClassifier, not a GPClassifier" when the file changed in between)."""
+    from alphagp.cli import _load_model
+    X, y = thyroid
+    a, b, target = tmp_path / "gp.agp", tmp_path / "deep.agp", tmp_path / "shared.agp"
+    GPClassifier(**FAST).fit(X, y).save(a)
+    DeepGPClassifier(n_layers=1, n_inducing=5, n_samples=2, n_predict_samples=4, max_iter=2,
+                     random_state=0).fit(X, y).save(b)
+    expected = {type(m).__name__: m.predict_proba(X[:10]) for m in map(_load_model, (a, b))}
+    _load_model(a).save(target)
+    writer = subprocess.Popen([sys.executable, "-c", _KIND_SAVER, str(target), str(a), str(b)])
+    seen, loads = {}, 0
+    try:
+        deadline = time.monotonic() + 120.0
+        while time.monotonic() < deadline and (len(seen) < 2 or loads < 600):
+            model = _load_model(target)                       # a spurious ModelFileError fails here
+            name = type(model).__name__
+            np.testing.assert_allclose(model.predict_proba(X[:10]), expected[name], atol=1e-12)
+            seen[name] = seen.get(name, 0) + 1
+            loads += 1
+    finally:
+        writer.kill()
+        writer.wait()
+    assert len(seen) == 2, f"the writer never replaced the file in {loads} loads"
+
+
+_HANGING_WRITER = """
+import os, sys, time, torch
+from alphagp import serialization
+os.replace = lambda *a: time.sleep(600)       # killed after the temporary file is whole, before the move
+serialization.write(sys.argv[1], "test", {"x": torch.zeros(10)})
+"""
+
+
+def test_the_next_write_removes_the_temporary_file_of_a_killed_writer(tmp_path):
+    target = tmp_path / "fit.ckpt"
+    writer = subprocess.Popen([sys.executable, "-c", _HANGING_WRITER, str(target)])
+    deadline = time.monotonic() + 120.0
+    while not list(tmp_path.glob(".fit.ckpt.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    writer.kill()
+    writer.wait()
+    left = list(tmp_path.glob(".fit.ckpt.*.tmp"))
+    assert len(left) == 1 and str(writer.pid) in left[0].name
+    # a live writer's temporary file (this process's) is not touched
+    live = tmp_path / f".fit.ckpt.{os.getpid()}.abc.tmp"
+    live.write_bytes(b"in progress")
+    other = tmp_path / f".other.ckpt.{writer.pid}.abc.tmp"          # another target's
+    other.write_bytes(b"x")
+    serialization.write(target, "test", {"x": np.zeros(3).tolist()})
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fit.ckpt", live.name, other.name])
+    assert serialization.read(target, "test")["x"] == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("version", [0, -5, 4, 1.5, True, "1"])
+def test_only_format_versions_that_exist_are_read(thyroid, tmp_path, version):
+    X, y = thyroid
+    GPClassifier(**FAST).fit(X, y).save(tmp_path / "m.agp")
+    raw = (tmp_path / "m.agp").read_bytes()
+
+    def relabel(meta):
+        meta["format_version"] = version
+    (tmp_path / "relabelled.agp").write_bytes(rewrite_model_header(raw, relabel, keep_checksum=False))
+    with pytest.raises(ModelFileError, match="format"):
+        GPClassifier.load(tmp_path / "relabelled.agp")
+
+
+def test_a_large_file_of_another_kind_is_refused_before_it_is_read(tmp_path):
+    import tracemalloc
+    table = tmp_path / "table.csv"
+    row = ",".join(["0.123456789"] * 20) + "\n"
+    with open(table, "w") as f:
+        f.write("a" + ",a" * 19 + "\n")
+        f.writelines(row * 60_000 for _ in range(8))                # 115 MB of text
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match="not an alphagp"):
+            GPClassifier.load(table)
+        peak_mib = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert peak_mib < 10                                            # reading it whole took 110 MiB
