@@ -113,3 +113,43 @@ def test_a_large_file_of_another_kind_is_refused_before_it_is_read(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak_mib < 10                                            # reading it whole took 110 MiB
+
+
+def test_n_inducing_reports_the_points_the_model_has(thyroid, tmp_path, capsys):
+    from alphagp.cli import main
+    X, y = thyroid
+    rows = np.random.default_rng(0).choice(len(y), 60, replace=False)
+    X, y = X[rows], y[rows]
+    with pytest.warns(UserWarning, match="larger than the"):
+        clf = GPClassifier(**{**FAST, "n_inducing": 10**9}).fit(X, y)
+    assert clf.n_inducing_ == clf.model_.inducing_points.shape[1] == 60
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header=",".join(
+        [f"f{j}" for j in range(X.shape[1])] + ["label"]), comments="")
+    assert main(["--quiet", "fit", "--data", str(data), "--target", "label", "--model", str(tmp_path / "m.agp"),
+                 "--method", "ep", "--n-inducing", str(10**9), "--max-iter", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "n_inducing=60" in out and "1000000000" not in out
+
+
+def test_the_reliability_plot_names_the_chosen_method_and_keeps_its_legend_inside(thyroid, tmp_path, monkeypatch):
+    import matplotlib
+    matplotlib.use("Agg")
+    from alphagp import cli, plotting
+    from alphagp.calibration import predicted_probabilities, reliability_curve
+    X, y = thyroid
+    model = tmp_path / "m.agp"
+    GPClassifier(**{**FAST, "method": "auto", "n_inducing": 5}).fit(X, y).save(model)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header=",".join(
+        [f"f{j}" for j in range(X.shape[1])] + ["label"]), comments="")
+    titles = []
+    monkeypatch.setattr(plotting, "plot_reliability", lambda curves, path, title: titles.append(title))
+    assert cli.main(["evaluate", "--model", str(model), "--data", str(data), "--target", "label",
+                     "--plot", str(tmp_path / "r.png")]) == 0
+    assert titles and not titles[0].startswith("auto") and titles[0].split()[0] in ("sep", "vi", "pep")
+    monkeypatch.undo()
+    clf = GPClassifier.load(model)
+    fig = plotting.plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)))
+    legend = fig.legends[0].get_window_extent(fig.canvas.get_renderer())
+    assert legend.x0 >= 0 and legend.x1 <= fig.bbox.width and legend.y0 >= 0

@@ -340,7 +340,7 @@ def cmd_evaluate(args) -> int:
         from .calibration import predicted_probabilities, reliability_curve
         from .plotting import plot_reliability
         plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)), args.plot,
-                         title=f"{getattr(clf, 'method', type(clf).__name__)} on {Path(args.data).name}")
+                         title=f"{getattr(clf, 'method_', type(clf).__name__)} on {Path(args.data).name}")
     if args.json:
         print(json.dumps(metrics))
     else:

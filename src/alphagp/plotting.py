@@ -31,9 +31,15 @@ def _finish(fig, path, legend_handles=None):
     write it to ``path`` if given."""
     bottom = 0.0
     if legend_handles:
-        fig.legend(handles=legend_handles, loc="lower center", ncol=len(legend_handles), frameon=False,
-                   fontsize="small")
-        bottom = 0.07
+        renderer = fig.canvas.get_renderer()
+        for ncol in range(len(legend_handles), 0, -1):      # as many columns as fit the figure's width
+            legend = fig.legend(handles=legend_handles, loc="lower center", ncol=ncol, frameon=False,
+                                fontsize="small")
+            box = legend.get_window_extent(renderer)
+            if box.width <= 0.98 * fig.bbox.width or ncol == 1:
+                break
+            legend.remove()
+        bottom = min(0.4, (box.height + 4) / fig.bbox.height)
     fig.tight_layout(rect=(0, bottom, 1, 1))
     if path is not None:
         fig.savefig(path, dpi=DPI)

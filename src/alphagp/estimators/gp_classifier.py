@@ -307,6 +307,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             Xs = self._standardize(X_fit, self.standardize)
             rng = np.random.default_rng(self.random_state)
             self.model_, mini = sparse_model.build_model(self, X_fit, Xs, len(self.classes_), rng)
+            self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
                 seed = self._share_start(self.model_, seed)
