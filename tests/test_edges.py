@@ -153,3 +153,43 @@ def test_the_reliability_plot_names_the_chosen_method_and_keeps_its_legend_insid
     fig = plotting.plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)))
     legend = fig.legends[0].get_window_extent(fig.canvas.get_renderer())
     assert legend.x0 >= 0 and legend.x1 <= fig.bbox.width and legend.y0 >= 0
+
+
+_CAPPED_PREDICTION = """
+import resource, sys
+import numpy as np
+from alphagp import GPClassifier
+r = np.random.default_rng(0)
+y = np.arange(300) % 100
+X = r.normal(size=(100, 5))[y] * 3 + r.normal(size=(300, 5))
+m = GPClassifier(method="pep", max_iter=2, random_state=0).fit(X, y)
+with open("/proc/self/status") as f:                               # what RLIMIT_DATA counts
+    used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:"))
+resource.setrlimit(resource.RLIMIT_DATA, (used + 2**30, resource.RLIM_INFINITY))
+p = m.predict_proba(r.normal(size=(2048, 5)))
+print(p.shape, float(np.abs(p.sum(1) - 1).max()))
+"""
+
+
+def test_prediction_over_many_classes_stays_within_a_gigabyte():
+    """The issue's reproduction (100 classes of 3 rows; its prediction asked for 7.9 GB) under a
+    1 GiB cap on the memory it may add."""
+    out = subprocess.run([sys.executable, "-c", _CAPPED_PREDICTION], check=False, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("(")[1].startswith("2048, 100)") and float(out.stdout.split()[-1]) < 1e-9
+
+
+@pytest.mark.parametrize("classes", [3, 40])
+def test_the_blocked_quadrature_equals_the_whole_tensor(classes, monkeypatch):
+    import torch
+
+    from alphagp import numerics
+    g = torch.Generator().manual_seed(classes)
+    mean = torch.randn(50, classes, generator=g, dtype=torch.float64)
+    var = torch.rand(50, classes, generator=g, dtype=torch.float64) + 0.05
+    whole = numerics.log_prob_largest(mean, var)
+    monkeypatch.setattr(numerics, "QUADRATURE_BLOCK_BYTES", 1)            # one row and one class per block
+    np.testing.assert_allclose(numerics.log_prob_largest(mean, var), whole, rtol=0, atol=1e-13)
+    picked = numerics.log_prob_largest(mean, var, torch.arange(50) % classes)
+    np.testing.assert_allclose(picked, whole[torch.arange(50), torch.arange(50) % classes], atol=1e-12)

@@ -154,6 +154,12 @@ def log1mexp(x: torch.Tensor) -> torch.Tensor:
                        torch.log1p(-torch.exp(torch.where(near, -1.0, x))))
 
 
+#: the largest [rows, c, k, Q] block :func:`log_prob_largest` builds for all classes at once, in bytes
+QUADRATURE_BLOCK_BYTES = 32 * 2**20
+#: the block's temporaries alive at once (the differences, their ratio and log Phi)
+_LIVE_COPIES = 3
+
+
 def log_prob_largest(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor | None = None,
                      n_quadrature: int = 48) -> torch.Tensor:
     """log P(f^c > f^k for all k != c) for independent f^k ~ N(mean_k, var_k).
@@ -162,16 +168,29 @@ def log_prob_largest(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor | No
         mean, var: ``[N, C]``.
         y: ``[N]`` class indices: return ``[N]`` for c = y_i; ``None``: return ``[N, C]`` for every c.
     Returns:
-        log probabilities by Gauss-Hermite quadrature over f^c, summed in log space.
+        log probabilities by Gauss-Hermite quadrature over f^c, summed in log space. For every c the
+        work is N C^2 Q terms, taken in blocks of rows and classes of at most
+        ``QUADRATURE_BLOCK_BYTES``, so the memory stays bounded for any N and C.
     """
     x, w = gauss_hermite(n_quadrature, dtype=mean.dtype, device=mean.device)
     sd = torch.sqrt(var)
     C = mean.shape[-1]
     eye = torch.eye(C, dtype=torch.bool, device=mean.device)
     if y is None:
-        f = mean[..., None] + sd[..., None] * x                                  # [N, C, Q]
-        lp = log_ndtr((f[:, :, None, :] - mean[:, None, :, None]) / sd[:, None, :, None])  # [N, c, k, Q]
-        lp = lp.masked_fill(eye[None, :, :, None], 0.0).sum(2)
+        # [rows, c, k, Q] blocks of at most QUADRATURE_BLOCK_BYTES each, whatever N and C
+        per_c = C * n_quadrature * mean.element_size() * _LIVE_COPIES
+        c_block = max(1, min(C, QUADRATURE_BLOCK_BYTES // per_c))
+        row_block = max(1, QUADRATURE_BLOCK_BYTES // (per_c * c_block))
+        rows = []
+        for r in range(0, mean.shape[0], row_block):
+            m, v = mean[r:r + row_block], sd[r:r + row_block]
+            blocks = []
+            for c in range(0, C, c_block):
+                f = m[:, c:c + c_block, None] + v[:, c:c + c_block, None] * x                # [R, c, Q]
+                lp = log_ndtr((f[:, :, None, :] - m[:, None, :, None]) / v[:, None, :, None])  # [R, c, k, Q]
+                blocks.append(lp.masked_fill(eye[c:c + c_block, :, None], 0.0).sum(2))
+            rows.append(torch.cat(blocks, 1))
+        lp = torch.cat(rows, 0)
     else:
         f = mean.gather(1, y[:, None]) + sd.gather(1, y[:, None]) * x          # [N, Q]
         lp = log_ndtr((f[:, None, :] - mean[..., None]) / sd[..., None])       # [N, k, Q]
