@@ -193,3 +193,49 @@ def test_the_blocked_quadrature_equals_the_whole_tensor(classes, monkeypatch):
     np.testing.assert_allclose(numerics.log_prob_largest(mean, var), whole, rtol=0, atol=1e-13)
     picked = numerics.log_prob_largest(mean, var, torch.arange(50) % classes)
     np.testing.assert_allclose(picked, whole[torch.arange(50), torch.arange(50) % classes], atol=1e-12)
+
+
+def _rewritten(path, out, edit, kind="alphagp.GPClassifier"):
+    """A copy of model file ``path`` whose whole header ``edit`` changed, written with a valid checksum
+    (a crafted file can have one)."""
+    import json
+    import struct
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    table = json.loads(raw[8:8 + n])
+    header = json.loads(table["__metadata__"]["alphagp"])
+    edit(header)
+    tensors = serialization.load_tensors(raw)
+    text = json.dumps(header)
+    out.write_bytes(serialization.save_tensors(tensors, metadata={"alphagp": text, "alphagp_sha256":
+                                                                  serialization.checksum(text, tensors)}))
+    return out
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda h: h.pop("content"), "no content"),
+    (lambda h: h["content"]["classes"].update(values=h["content"]["classes"]["values"][::-1]), "sorted"),
+    (lambda h: h["content"]["params"].update(dtype="float32"), "dtype"),
+    (lambda h: h["content"].update(n_features_in=4), "feature counts"),
+    (lambda h: h["content"]["classes"].update(values=h["content"]["classes"]["values"][:2]),
+     "cannot be rebuilt: inducing_points must have shape"),
+])
+def test_a_header_edited_against_its_tensors_is_refused(thyroid, tmp_path, edit, message):
+    X, y = thyroid
+    GPClassifier(**FAST).fit(X, y).save(tmp_path / "m.agp")
+    crafted = _rewritten(tmp_path / "m.agp", tmp_path / "crafted.agp", edit)
+    with pytest.raises(ModelFileError, match=message):
+        GPClassifier.load(crafted)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda h: h["content"].update(n_features_in=7), "feature counts"),
+    (lambda h: h["content"]["classes"].update(values=[1, 2]), "classes over"),
+])
+def test_a_deep_gp_header_edited_against_its_tensors_is_refused(thyroid, tmp_path, edit, message):
+    X, y = thyroid
+    DeepGPClassifier(n_layers=1, n_inducing=5, n_samples=2, n_predict_samples=4, max_iter=1,
+                     random_state=0).fit(X, y).save(tmp_path / "m.agp")
+    crafted = _rewritten(tmp_path / "m.agp", tmp_path / "crafted.agp", edit)
+    with pytest.raises(ModelFileError, match=message):
+        DeepGPClassifier.load(crafted)

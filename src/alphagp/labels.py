@@ -69,4 +69,7 @@ def classes_from_plain(content: dict) -> np.ndarray:
             dtype.kind == "U" and dtype.itemsize > max(values.dtype.itemsize, 4)) or (
             dtype.kind in "biuf" and dtype.itemsize > 16):
         raise ValueError(f"the classes' dtype {content['dtype']!r} does not fit their values")
-    return values.astype(dtype)
+    classes = values.astype(dtype)
+    if len(classes) and not np.array_equal(np.unique(classes), classes):
+        raise ValueError(f"the classes must be sorted and distinct, as fitting stores them; got {classes.tolist()}")
+    return classes

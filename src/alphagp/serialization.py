@@ -239,6 +239,8 @@ def read(path: str | os.PathLike, kind: str | tuple[str, ...]) -> dict:
     kind the file holds.
     """
     header, size = _read(path, kind)
+    if "content" not in header:
+        raise ModelFileError(f"{path} has a damaged alphagp header: it holds no content")
     content = _join(header["content"], header["tensors"])
     if not isinstance(content, dict):
         raise ModelFileError(f"{path} has a damaged alphagp header: its content is not a mapping")

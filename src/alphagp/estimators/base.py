@@ -200,8 +200,33 @@ class GPEstimatorBase(BaseEstimator):
             model.load_state_dict(state)
             est.model_ = model
             est._restore(content)
+            problems = est._file_problems()
         except serialization.ModelFileError:
             raise
         except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
             raise serialization.ModelFileError(f"{path} holds a {cls.__name__} that cannot be rebuilt: {err}") from err
+        if problems:
+            raise serialization.ModelFileError(f"{path} holds a {cls.__name__} whose header does not fit its tensors "
+                                               f"(damaged or edited): " + "; ".join(problems))
         return est
+
+    def _file_problems(self) -> list[str]:
+        """What in a loaded file's header contradicts its tensors: the dtype, the feature count
+        (against the standardisation and the model's inputs) and the subclass's own checks
+        (:meth:`_model_problems`)."""
+        dtypes = {str(t.dtype).removeprefix("torch.") for t in self.model_.state_dict().values()
+                  if t.is_floating_point()}
+        problems = [f"dtype {self.dtype!r} over tensors of {sorted(dtypes)}"] if dtypes != {self.dtype} else []
+        sizes = {"n_features_in": self.n_features_in_, "the standardisation's mean": len(self.mean_),
+                 "the standardisation's scale": len(self.scale_), "the model's inputs": self._model_features()}
+        if len(set(sizes.values())) > 1:
+            problems.append("feature counts differ: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+        return problems + self._model_problems()
+
+    def _model_features(self) -> int:
+        """The input dimension of the fitted model's tensors."""
+        raise NotImplementedError
+
+    def _model_problems(self) -> list[str]:
+        """The subclass's checks of a loaded file's header against its model (class count, ...)."""
+        return []

@@ -295,6 +295,9 @@ class _DeepGPBase(GPEstimatorBase):
     def _restore(self, _content: dict) -> None:
         self.model_.to(self._device())
 
+    def _model_features(self) -> int:
+        return int(self.model_.layers[0].shape[2])
+
 
 class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     """Deep GP regression trained by approximate power EP with alpha-divergences (deep-GP paper).
@@ -404,6 +407,10 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
     def _restore(self, content: dict) -> None:
         super()._restore(content)
         self.classes_ = classes_from_plain(content["classes"])
+
+    def _model_problems(self) -> list[str]:
+        C, outputs = len(self.classes_), int(self.model_.layers[-1].shape[0])
+        return [] if outputs == (1 if C == 2 else C) else [f"{C} classes over a model of {outputs} outputs"]
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""

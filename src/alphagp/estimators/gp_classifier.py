@@ -425,6 +425,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def _model_from_file(self, content: dict):
         return sparse_model.model_from_file(self, content)
 
+    def _model_features(self) -> int:
+        return int(self.model_.inducing_points.shape[-1])
+
+    def _model_problems(self) -> list[str]:
+        C = self.model_.n_classes
+        return [] if C == len(self.classes_) else [f"{len(self.classes_)} classes over a model of {C}"]
+
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())
         self.optimize_inducing_ = bool(content.get("optimize_inducing", self.optimize_inducing))
