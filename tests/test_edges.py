@@ -239,3 +239,99 @@ def test_a_deep_gp_header_edited_against_its_tensors_is_refused(thyroid, tmp_pat
     crafted = _rewritten(tmp_path / "m.agp", tmp_path / "crafted.agp", edit)
     with pytest.raises(ModelFileError, match=message):
         DeepGPClassifier.load(crafted)
+
+
+def _frame(X):
+    import pandas as pd
+    return pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+
+
+def _with_nan(X):
+    frame = _frame(X)
+    frame.loc[3, "f2"] = np.nan
+    return frame
+
+
+def _with_pd_na(X):
+    import pandas as pd
+    frame = _frame(X).astype(object)
+    frame.loc[3, "f1"] = pd.NA
+    return frame
+
+
+def _with_datetime(X):
+    import pandas as pd
+    return _frame(X).assign(when=pd.Timestamp("2020-01-01"))
+
+
+def _with_text(X):
+    return _frame(X).assign(colour="red")
+
+
+@pytest.mark.parametrize("make, names", [
+    (_with_nan, ["f2", "row 3", "impute"]), (_with_pd_na, ["f1", "missing"]), (_with_datetime, ["when", "datetime"]),
+    (_with_text, ["colour"]),
+])
+def test_unusable_input_gets_one_line_naming_the_column(thyroid, make, names):
+    X, y = thyroid
+    with pytest.raises(ValueError) as err:
+        GPClassifier(**FAST).fit(make(X), y)
+    message = str(err.value)
+    assert "\n" not in message and all(n in message for n in names), message
+
+
+def test_a_nan_in_an_array_names_its_column_and_row_at_fit_and_predict(thyroid):
+    X, y = thyroid
+    bad = X.copy()
+    bad[7, 4] = np.inf
+    with pytest.raises(ValueError, match=r"column 4 \(first in row 7\)") as err:
+        GPClassifier(**FAST).fit(bad, y)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match=r"column 4 \(first in row 7\)"):
+        GPClassifier(**FAST).fit(X, y).predict(bad)
+
+
+def test_evaluate_with_y_of_another_length_says_so(thyroid):
+    X, y = thyroid
+    clf = GPClassifier(**FAST).fit(X, y)
+    with pytest.raises(ValueError, match=f"X has {len(X)} rows but y has 10 values"):
+        clf.evaluate(X, y[:10])
+
+
+def test_the_command_line_messages_name_the_fix(thyroid, tmp_path, capsys):
+    from sklearn.model_selection import train_test_split
+
+    from alphagp.cli import main
+    X, y = thyroid
+    frame = _frame(X).assign(label=np.array(["a", "b", "c"])[y - 1])
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    model = tmp_path / "m.agp"
+    fit_args = ["--method", "ep", "--n-inducing", "5", "--max-iter", "2"]
+    assert main(["--quiet", "fit", "--data", str(data), "--target", "label", "--model", str(model), *fit_args]) == 0
+    capsys.readouterr()
+    # predicting a labelled file without --target: the label column is named, and the flag
+    assert main(["predict", "--model", str(model), "--data", str(data)]) == 2
+    assert "--target label" in capsys.readouterr().err
+    # a CSV pandas wrote after train_test_split: its shuffled index column is dropped with a warning
+    shuffled = tmp_path / "train.csv"
+    train_test_split(frame, test_size=0.3, random_state=0)[0].to_csv(shuffled)
+    assert main(["fit", "--data", str(shuffled), "--target", "label", "--model", str(model), *fit_args]) == 0
+    assert "dropped the unnamed first column" in capsys.readouterr().err
+    # string targets for a regression are the targets' fault, not the features'
+    assert main(["--quiet", "fit", "--data", str(data), "--target", "label", "--regression", "--model", str(model),
+                 "--max-iter", "1"]) == 2
+    assert "numeric targets" in capsys.readouterr().err
+    # a folder for the checkpoint or the predictions: named as what it should be
+    assert main(["--quiet", "fit", "--data", str(data), "--target", "label", "--model", str(model),
+                 "--checkpoint", str(tmp_path), *fit_args]) == 2
+    assert "fit.ckpt" in capsys.readouterr().err
+    assert main(["predict", "--model", str(model), "--data", str(data), "--target", "label",
+                 "--output", str(tmp_path)]) == 2
+    assert "predictions.csv" in capsys.readouterr().err
+
+
+def test_a_checkpoint_that_is_a_folder_is_named_a_checkpoint(thyroid, tmp_path):
+    X, y = thyroid
+    with pytest.raises(IsADirectoryError, match="not a checkpoint file"):
+        GPClassifier(**FAST, checkpoint=tmp_path).fit(X, y)

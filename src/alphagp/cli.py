@@ -263,8 +263,9 @@ def cmd_demo(args) -> int:
           "likelihood, log Z_q)")
     skipped = clf.n_skipped_updates_ + clf.n_improper_cavities_
     if skipped:
-        print(f"  EP updates skipped: {skipped} (an update that would have left the approximation invalid is "
-              "not applied; a few are normal, README 'Diagnostics')")
+        made = clf.n_iter_ * len(ytr) * len(clf.classes_)                 # one update per (row, class) and epoch
+        print(f"  EP updates skipped: {skipped} of about {made} made ({skipped / made:.2%}): an update that would "
+              "have left the approximation invalid is not applied (README 'Diagnostics')")
     return 0
 
 
@@ -275,7 +276,7 @@ def cmd_fit(args) -> int:
     clf._validate_params()
     check_writable(args.model)                    # before the fit, not after it
     if args.checkpoint:
-        check_writable(args.checkpoint)
+        check_writable(args.checkpoint, "fit.ckpt")
     X, y = read_file(args.data, args.target, zero_based=args.zero_based)
     start = time.perf_counter()
     clf.fit(X, y)
@@ -305,7 +306,7 @@ def _read_for(clf, args):
 def cmd_predict(args) -> int:
     from .paths import check_writable
     if args.output:
-        check_writable(args.output)
+        check_writable(args.output, "predictions.csv")
     clf = _load_model(args.model)
     X, _ = _read_for(clf, args)
     if not hasattr(clf, "predict_proba"):
@@ -333,7 +334,7 @@ def cmd_evaluate(args) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ImportError("--plot needs matplotlib: pip install matplotlib") from None
-        check_writable(args.plot)
+        check_writable(args.plot, "reliability.png")
     X, y = _read_for(clf, args)
     metrics = clf.evaluate(X, y)
     if args.plot:

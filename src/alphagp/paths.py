@@ -20,15 +20,15 @@ def check_readable_file(path: str | os.PathLike, what: str = "file") -> Path:
     return path
 
 
-def check_writable(path: str | os.PathLike) -> Path:
+def check_writable(path: str | os.PathLike, example: str = "model.safetensors") -> Path:
     """Raise a clear ``OSError`` unless a file can be written at ``path`` (call before long work).
 
     ``path`` must not be a folder and its folder must exist and accept a new file (tried with a
-    temporary file, removed at once).
+    temporary file, removed at once). ``example``: a file name the message suggests for a folder.
     """
     path = Path(path)
     if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder; give a file name, e.g. {path / 'model.safetensors'}")
+        raise IsADirectoryError(f"{path} is a folder; give a file name, e.g. {path / example}")
     folder = path.parent
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist")

@@ -108,7 +108,7 @@ def checksum(header_text: str, tensors: dict[str, torch.Tensor]) -> str:
     return digest.hexdigest()
 
 
-def write(path: str | os.PathLike, kind: str, content: dict) -> None:
+def write(path: str | os.PathLike, kind: str, content: dict, example: str = "model.safetensors") -> None:
     """Write ``content`` (nested dicts/lists of tensors and plain data) as a file of ``kind``.
 
     The bytes go to a temporary file of a unique name next to ``path``, which then replaces
@@ -116,7 +116,7 @@ def write(path: str | os.PathLike, kind: str, content: dict) -> None:
     file, and concurrent writers to one path do not collide.
     """
     from . import __version__
-    path = check_writable(path)
+    path = check_writable(path, example)
     tensors: dict[str, torch.Tensor] = {}
     body = _split(content, tensors, "")
     header = json.dumps({"kind": kind, "format_version": FORMAT_VERSION, "library_version": __version__,
@@ -192,12 +192,12 @@ def _metadata(data: bytes, path: Path, kind: str) -> dict:
     return metadata
 
 
-def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None) -> tuple[dict, int]:
+def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None, what_file: str = "model file") -> tuple[dict, int]:
     """The checked header and tensors of the file at ``path`` and its length; ``kind``: the kind
     it must hold, or a tuple of the kinds it may hold, or ``None`` (any kind)."""
     path = Path(path)
     what = kind if isinstance(kind, str) else "model"
-    _check_header_length(check_readable_file(path, "model file"), what)
+    _check_header_length(check_readable_file(path, what_file), what)
     data = path.read_bytes()
     metadata = _metadata(data, path, what)
     try:
@@ -230,7 +230,7 @@ def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None) -> tuple[
     return header, len(data)
 
 
-def read(path: str | os.PathLike, kind: str | tuple[str, ...]) -> dict:
+def read(path: str | os.PathLike, kind: str | tuple[str, ...], what_file: str = "model file") -> dict:
     """Read a file written by :func:`write` with the same ``kind`` (or one of a tuple of kinds), in
     one read of the file; raises :class:`ModelFileError`.
 
@@ -238,7 +238,7 @@ def read(path: str | os.PathLike, kind: str | tuple[str, ...]) -> dict:
     of :func:`allocation_limit` when a model is built from the content), and ``"__kind__"``, the
     kind the file holds.
     """
-    header, size = _read(path, kind)
+    header, size = _read(path, kind, what_file)
     if "content" not in header:
         raise ModelFileError(f"{path} has a damaged alphagp header: it holds no content")
     content = _join(header["content"], header["tensors"])

@@ -49,11 +49,13 @@ def data_dir() -> Path:
 
 
 def _is_row_index(column: pd.Series) -> bool:
-    """Whether ``column`` holds the row numbers 0..n-1 (or 1..n), as pandas writes its index."""
+    """Whether ``column`` holds row numbers as pandas writes its index: distinct non-negative
+    integers (0..n-1 in order, or any subset of another table's rows in any order, as after
+    ``train_test_split``)."""
     values = column.to_numpy()
     if not pd.api.types.is_integer_dtype(column) or len(values) == 0:
         return False
-    return bool(np.array_equal(values, np.arange(len(values))) or np.array_equal(values, np.arange(1, len(values) + 1)))
+    return bool(values.min() >= 0 and len(np.unique(values)) == len(values))
 
 
 def read_frame(path, target: str | None = "target",
@@ -96,7 +98,9 @@ def read_frame(path, target: str | None = "target",
     features = frame.drop(columns=[c for c in drop if c in frame.columns])
     bad = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if bad:
-        raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first")
+        hint = (f"; if {bad[0]!r} holds the labels, name it as the target column (--target {bad[0]} on the command "
+                "line)" if target is None and len(bad) == 1 else "")
+        raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first{hint}")
     return features.astype(np.float64), y
 
 

@@ -28,6 +28,61 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 EARLY_STOPPING_ROWS = 10_000
 
 
+def non_numeric_columns(X) -> str | None:
+    """What makes a DataFrame's columns unusable as numbers (``None`` where all are numeric, and
+    for arrays): each such column named with its dtype, or with the missing values (``pd.NA``,
+    ``None``) an object column of numbers holds."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return None
+    import pandas as pd
+    problems = []
+    for column, dtype in dtypes.items():
+        if pd.api.types.is_numeric_dtype(dtype):
+            continue
+        values = X[column]
+        if dtype == object:
+            numbers = pd.to_numeric(values, errors="coerce")
+            text = values[numbers.isna() & values.notna()]
+            if len(text) == 0 and not values.isna().any():
+                continue                                          # numbers stored as objects
+            if len(text) == 0:
+                problems.append(f"column {column!r} holds missing values ({values.isna().sum()} of "
+                                f"{len(values)}, e.g. {values[values.isna()].iloc[0]!r})")
+                continue
+            problems.append(f"column {column!r} holds text (e.g. {text.iloc[0]!r})")
+        else:
+            problems.append(f"column {column!r} has dtype {dtype}")
+    if not problems:
+        return None
+    return ("; ".join(problems[:5]) + (f" and {len(problems) - 5} more" if len(problems) > 5 else "")
+            + ": encode such columns as numbers, impute missing values, or drop them")
+
+
+def non_finite_cells(X, chunk: int = 65536) -> str:
+    """Where ``X`` ``[N, D]`` holds NaN or infinity: the columns (names where ``X`` has them) and
+    the first row, read ``chunk`` rows at a time."""
+    names = list(X.columns) if hasattr(X, "columns") else None
+    values = X.to_numpy(dtype=np.float64, na_value=np.nan) if names is not None else X
+    columns, first_row = np.zeros(values.shape[1], dtype=bool), None
+    for start in range(0, len(values), chunk):
+        bad = ~np.isfinite(np.asarray(values[start:start + chunk], dtype=np.float64))
+        if first_row is None and bad.any():
+            first_row = start + int(np.flatnonzero(bad.any(1))[0])
+        columns |= bad.any(0)
+    where = np.flatnonzero(columns)
+    labels = [repr(names[j]) if names is not None else str(j) for j in where[:10]]
+    more = f" and {len(where) - 10} more" if len(where) > 10 else ""
+    kind = "columns" if len(where) > 1 else "column"
+    return f"NaN or infinity in {kind} {', '.join(labels)}{more} (first in row {first_row})"
+
+
+def check_rows_match(X, y) -> None:
+    """A one-line ``ValueError`` unless ``X`` and ``y`` have as many rows."""
+    if len(X) != len(y):
+        raise ValueError(f"X has {len(X)} rows but y has {len(y)} values; give one target per row")
+
+
 def can_hold_out(y, stratify: bool) -> bool:
     """Whether a validation share of the rows with targets ``y`` can be held out: stratified, every
     class needs two rows (one on each side)."""
@@ -63,13 +118,27 @@ class GPEstimatorBase(BaseEstimator):
         return device
 
     def _validate(self, X, y="no_validation", reset=False, **checks):
-        """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with a
-        clearer message for non-numeric features."""
+        """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with
+        one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
+        categories, datetimes, ``pd.NA``) and those holding NaN or infinity."""
+        name = type(self).__name__
+        problem = non_numeric_columns(X)
+        if problem:
+            raise ValueError(f"{name} needs numeric features: {problem}")
+        if checks.get("y_numeric"):
+            try:
+                np.asarray(y, dtype=np.float64)
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{name} needs numeric targets: {err}") from None
         try:
             return validate_data(self, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True, **checks)
-        except ValueError as err:
-            if "could not convert" in str(err):
-                raise ValueError(f"{type(self).__name__} needs numeric features: {err}") from err
+        except (ValueError, TypeError) as err:
+            text = str(err)
+            if "NaN" in text or "infinity" in text:
+                raise ValueError(f"{name} needs finite features: X has {non_finite_cells(X)}; impute them "
+                                 "(e.g. sklearn.impute.SimpleImputer) or drop those rows") from None
+            if "could not convert" in text:
+                raise ValueError(f"{name} needs numeric features: {text}") from None
             raise
 
     def _resolved(self, name: str):

@@ -24,7 +24,7 @@ from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, 
 from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
-from .base import DTYPES, GPEstimatorBase
+from .base import DTYPES, GPEstimatorBase, check_rows_match
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
@@ -372,6 +372,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
 
     def evaluate(self, X, y) -> dict[str, float]:
         """Test ``rmse`` (of the predictive mean) and ``nll`` (mean negative log predictive density), in y's units."""
+        check_rows_match(X, y)
         y = np.asarray(y, dtype=np.float64)
         residual = (self.predict(X) - y) / self.y_scale_      # in standard units: no overflow for huge y
         return {"rmse": float(np.sqrt(np.mean(residual ** 2)) * self.y_scale_),
@@ -437,4 +438,5 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def evaluate(self, X, y) -> dict[str, float]:
         """Test error, mean negative log-likelihood, expected calibration error and Brier score."""
+        check_rows_match(X, y)
         return all_metrics(self.predict_proba(X), encode_known_labels(y, self.classes_))

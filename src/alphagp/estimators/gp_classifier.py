@@ -20,7 +20,7 @@ from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
 from . import auto_settings, model_selection, sparse_model
 from .alpha_selection import select_alpha
-from .base import DTYPES, GPEstimatorBase
+from .base import DTYPES, GPEstimatorBase, check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -394,6 +394,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     def evaluate(self, X, y) -> dict[str, float]:
         """Test error, mean negative log-likelihood, expected calibration error and Brier score."""
+        check_rows_match(X, y)
         return all_metrics(self.predict_proba(X), self._encode(y))
 
     # ------------------------------------------------------------------ persistence

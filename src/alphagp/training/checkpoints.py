@@ -53,7 +53,7 @@ def write_checkpoint(path: str | os.PathLike, fingerprint: dict, method_state: d
     if optimizer_state is not None:
         optimizer = {"state": {str(k): v for k, v in optimizer_state["state"].items()},
                      "param_groups": optimizer_state["param_groups"]}
-    serialization.write(path, CHECKPOINT_KIND, {
+    serialization.write(path, CHECKPOINT_KIND, example="fit.ckpt", content={
         "fingerprint": fingerprint, "method": method_state, "optimizer": optimizer,
         "generator": generator_state, "state": training_state, "best": best_state})
 
@@ -62,7 +62,7 @@ def read_checkpoint(path: str | os.PathLike, fingerprint: dict) -> dict:
     """The checkpoint at ``path`` (keys as :func:`write_checkpoint` wrote them; the optimiser's
     state keyed by parameter index again), after checking that it was written for the fit of
     ``fingerprint``: :class:`CheckpointMismatchError` names each difference otherwise."""
-    ckpt = serialization.read(path, CHECKPOINT_KIND)
+    ckpt = serialization.read(path, CHECKPOINT_KIND, what_file="checkpoint file")
     saved = ckpt["fingerprint"]
     problems = _differences(saved["settings"], fingerprint["settings"])
     then, now = saved["data"]["shape"], fingerprint["data"]["shape"]
