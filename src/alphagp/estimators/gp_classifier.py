@@ -40,8 +40,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     method : "auto" or str, one of ``alphagp methods``
         ``"auto"`` (the default) is validated model selection: every candidate of a portfolio
         (stochastic EP and sparse VI on mini-batches of 128 with k-means inducing inputs and
-        validated early stopping; label regression and power EP at alpha = 0.5 in batch mode
-        below 2,000 rows) is scored by its held-out NLL on the training rows, by stratified
+        validated early stopping; refined-prior approximate power EP and power EP at alpha = 0.5
+        in batch mode below 2,000 rows) is scored by its held-out NLL on the training rows, by stratified
         ``cv``-fold cross-validation below 2,000 rows and on one stratified
         ``validation_fraction`` split from there on, and the best is fitted on all rows
         (:mod:`~alphagp.estimators.model_selection`). Parameters set explicitly override the

@@ -57,11 +57,14 @@ class Candidate:
 
 _MINI_BATCHES = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping": True}
 
-#: the candidates, cheapest first (BENCHMARKS.md, "The default as validated model selection")
+#: the candidates, cheapest first: of 12 candidates scored on held-out rows of 16 data sets, the
+#: cheapest set whose choice came within 2 % of the best candidate's held-out NLL (geometric mean
+#: over the sets; BENCHMARKS.md, "The default as validated model selection"). VI's early stopping
+#: waits 50 epochs (10 stopped it within a few dozen steps on small sets).
 PORTFOLIO: tuple[Candidate, ...] = (
     Candidate("sep", {"method": "sep", **_MINI_BATCHES}),
-    Candidate("vi", {"method": "vi", **_MINI_BATCHES}),
-    Candidate("label_regression", {"method": "label_regression"}, max_rows=2_000),
+    Candidate("vi", {"method": "vi", **_MINI_BATCHES, "n_iter_no_change": 50}),
+    Candidate("rpapep", {"method": "rpapep"}, max_rows=2_000),
     Candidate("pep", {"method": "pep"}, max_rows=2_000),
 )
 #: below this many training rows the candidates are compared by k-fold cross-validation
