@@ -335,3 +335,38 @@ def test_a_checkpoint_that_is_a_folder_is_named_a_checkpoint(thyroid, tmp_path):
     X, y = thyroid
     with pytest.raises(IsADirectoryError, match="not a checkpoint file"):
         GPClassifier(**FAST, checkpoint=tmp_path).fit(X, y)
+
+
+def test_every_estimator_parameter_has_a_flag():
+    """The README says so; the parameters without a flag of their own name are set by --threads,
+    --seed, --quiet and --no-standardize, --fixed-hyperparameters and --fixed-inducing."""
+    from alphagp import DeepGPRegressor, cli
+    by_flag = {*cli._COMMON.values(), *(p for p, _ in cli._GP_ONLY.values()), *cli._DEEP_ONLY.values(),
+               "n_jobs", "random_state", "verbose", "n_layers"}
+    for estimator in (GPClassifier(), DeepGPClassifier(), DeepGPRegressor()):
+        missing = set(estimator.get_params()) - by_flag
+        assert not missing or missing == {"standardize"} and isinstance(estimator, (DeepGPClassifier,
+                                                                                      DeepGPRegressor)), missing
+
+
+def test_the_new_flags_reach_the_estimator(tmp_path):
+    from alphagp import cli
+    Z = tmp_path / "z.npy"
+    np.save(Z, np.zeros((3, 5)))
+    parser = cli.build_parser()
+    args = parser.parse_args(["fit", "--data", "d.csv", "--model", "m.agp", "--method", "pep", "--alpha", "auto",
+                              "--alpha-grid", "0.2,1", "--cv", "4", "--kernel-params", '{"noise": 0.01}',
+                              "--inducing-points", str(Z), "--device", "cpu", "--distributed", "rows"])
+    params = cli._make_estimator(args).get_params()
+    assert (params["alpha"], params["alpha_grid"], params["cv"], params["kernel_params"], params["device"],
+            params["distributed"]) == ("auto", [0.2, 1.0], 4, {"noise": 0.01}, "cpu", "rows")
+    assert params["inducing_points"].shape == (3, 5)
+    args = parser.parse_args(["fit", "--data", "d.csv", "--model", "m.agp", "--layers", "2", "--predict-samples", "7",
+                              "--first-layer-kernel", "polynomial", "--hidden-mean-scale", "0.5"])
+    params = cli._make_estimator(args).get_params()
+    assert (params["n_predict_samples"], params["first_layer_kernel"], params["hidden_mean_scale"]) == \
+        (7, "polynomial", 0.5)
+    np.save(tmp_path / "pickled.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(SystemExit):                                   # never unpickled
+        parser.parse_args(["fit", "--data", "d.csv", "--model", "m.agp", "--inducing-points",
+                           str(tmp_path / "pickled.npy")])

@@ -209,3 +209,15 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
                                        np.searchsorted(np.unique(y), y), keep_split_fit=keep, clock=clock)
     assert selection.scheme == "split" and len(shares) == 3          # sep, flat, pep (vi: below 150 rows)
     assert sum(shares) == pytest.approx(60.0 if keep else 45.0)
+
+
+def test_callbacks_holding_the_estimator_see_its_final_fit(quick_portfolio):
+    from alphagp.training import MetricsRecorder
+    X, y = _problem()
+    clf = GPClassifier(n_inducing=6, random_state=0)
+    recorder = MetricsRecorder(clf.predict_proba, X[:30], y[:30], every=1)
+    clf.fit(X, y, callbacks=[recorder])
+    assert len(recorder.rows) == clf.n_iter_ and clf.get_params()["method"] == "auto"
+    assert all(np.isfinite(r["nll"]) for r in recorder.rows)
+    # an explicit refit keeps nothing of the selection
+    assert not hasattr(clf.set_params(method="pep", max_iter=2).fit(X, y), "cv_results_")

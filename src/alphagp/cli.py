@@ -67,6 +67,43 @@ def _early_stopping(text: str):
     return value
 
 
+def _alpha(text: str):
+    """A number in (0, 1] or ``auto`` (cross-validated; GPClassifier)."""
+    if text.lower() == "auto":
+        return "auto"
+    try:
+        return _UNIT(text)
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"{err} (or 'auto')") from None
+
+
+def _alpha_grid(text: str) -> list[float]:
+    """Comma-separated values in (0, 1], e.g. ``0.1,0.5,1``."""
+    values = [_UNIT(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated values in (0, 1], got {text!r}")
+    return values
+
+
+def _distributed(text: str):
+    """``false``, ``true`` or ``rows`` (any case) as the estimators' ``distributed``."""
+    value = {"false": False, "true": True, "rows": "rows"}.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be false, true or rows, got {text!r}")
+    return value
+
+
+def _inducing_points(text: str) -> np.ndarray:
+    """Inducing inputs from a ``.npy`` file (``[M, D]`` or ``[C, M, D]``; read without pickle)."""
+    from .paths import check_readable_file
+    try:
+        return np.load(check_readable_file(text, ".npy file"), allow_pickle=False)
+    except OSError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text} is not a .npy array file of numbers: {err}") from None
+
+
 def _json_object(text: str) -> dict:
     try:
         value = json.loads(text)
@@ -82,14 +119,18 @@ def _json_object(text: str) -> dict:
 _COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_size", "max_iter": "max_iter",
            "max_time": "max_time", "early_stopping": "early_stopping", "validation_fraction": "validation_fraction",
            "learning_rate": "learning_rate", "learning_rate_decay": "learning_rate_decay", "tol": "tol",
-           "n_iter_no_change": "n_iter_no_change", "checkpoint": "checkpoint", "dtype": "dtype"}
+           "n_iter_no_change": "n_iter_no_change", "checkpoint": "checkpoint", "dtype": "dtype",
+           "device": "device", "distributed": "distributed"}
 #: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
 _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_params": ("method_params", None),
             "damping": ("damping", None), "shared_hyperparameters": ("shared_hyperparameters", True),
             "inducing_init": ("inducing_init", None), "fixed_hyperparameters": ("optimize_hyperparameters", False),
-            "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False)}
+            "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
+            "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
+            "inducing_points": ("inducing_points", None)}
 #: flag destination -> deep-GP parameter
-_DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples"}
+_DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples", "predict_samples": "n_predict_samples",
+              "first_layer_kernel": "first_layer_kernel", "hidden_mean_scale": "hidden_mean_scale"}
 
 
 def _flag(dest: str) -> str:
@@ -113,9 +154,22 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     g = p.add_argument_group("model (GPClassifier, or with --layers a deep GP)")
     g.add_argument("--method", choices=["auto", *METHODS], default=None,
                    help=f"inference method, see 'alphagp methods' (default: {gp['method']}; not with --layers)")
-    g.add_argument("--alpha", type=_UNIT, default=None,
-                   help="power of the alpha-divergence in (0, 1]; 1 is EP "
+    g.add_argument("--alpha", type=_alpha, default=None,
+                   help="power of the alpha-divergence in (0, 1]; 1 is EP; 'auto' cross-validates --alpha-grid "
+                        "(not with --layers) "
                         + both("alpha", "the method's, 1 for ep/sep/rep and 0.5 for pep/apep/arpep/rpapep"))
+    g.add_argument("--alpha-grid", type=_alpha_grid, default=None, metavar="A,B,...",
+                   help="candidates of --alpha auto, comma-separated (default: 0.001,0.25,0.5,0.75,1; not with "
+                        "--layers)")
+    g.add_argument("--cv", type=_number(int, 2, what="an integer of at least 2"), default=None,
+                   help=f"folds of the cross-validation of --method auto and --alpha auto (default: {gp['cv']}; "
+                        "not with --layers)")
+    g.add_argument("--kernel-params", type=_json_object, default=None,
+                   help='initial kernel hyper-parameters as a JSON object, e.g. \'{"lengthscale": 2.0, "noise": 0.01}\' '
+                        "(default: lengthscale sqrt(D), amplitude 1, noise 0.1; not with --layers)")
+    g.add_argument("--inducing-points", type=_inducing_points, default=None, metavar="FILE.npy",
+                   help="initial inducing inputs, an [M, D] or [C, M, D] array in a .npy file, in the units of "
+                        "the features (default: chosen by --inducing-init; not with --layers)")
     g.add_argument("--epsilon", type=_PROBABILITY, default=None,
                    help="labelling-error probability of the robust-max likelihood (default: 1e-3; not with --layers)")
     g.add_argument("--method-params", type=_json_object, default=None,
@@ -150,6 +204,13 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     d.add_argument("--samples", type=_POSITIVE_INT, default=None,
                    help=f"samples propagated through the layers in training (default: {deep['n_samples']}; "
                         "only with --layers)")
+    d.add_argument("--predict-samples", type=_POSITIVE_INT, default=None,
+                   help=f"samples of the predictive mixture (default: {deep['n_predict_samples']}; only with --layers)")
+    d.add_argument("--first-layer-kernel", choices=["rbf", "polynomial", "normalized_polynomial"], default=None,
+                   help=f"the first layer's kernel (default: {deep['first_layer_kernel']}; only with --layers)")
+    d.add_argument("--hidden-mean-scale", type=_NON_NEGATIVE, default=None,
+                   help="start each hidden unit's whitened mean from N(0, scale^2 I) "
+                        f"(default: {deep['hidden_mean_scale']}; only with --layers)")
     t = p.add_argument_group("training")
     t.add_argument("--batch-size", type=_POSITIVE_INT, default=None,
                    help="mini-batch size with Adam " + both("batch_size", "all rows at once with the "
@@ -167,7 +228,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "annealed to 0 over the share of --max-iter or --max-time done "
                         f"{both('learning_rate_decay')}")
     t.add_argument("--max-time", type=_POSITIVE, default=None,
-                   help="seconds of training; stops after the step that reaches them (default: no limit)")
+                   help="seconds of training (with --method auto, of the whole model selection); stops after the "
+                        "step that reaches them (default: no limit)")
     t.add_argument("--early-stopping", type=_early_stopping, default=None, metavar="{auto,true,false}",
                    help="hold out --validation-fraction of the rows, stop when their NLL stops "
                                         f"improving and keep the best state {both('early_stopping')}")
@@ -181,6 +243,11 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     t.add_argument("--checkpoint", default=None,
                    help="checkpoint file; an existing one from the same data and settings is resumed (default: none)")
     t.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    t.add_argument("--device", default=None,
+                   help="where the model's arithmetic runs: cpu, cuda, cuda:1, ... (default: cpu)")
+    t.add_argument("--distributed", type=_distributed, default=None, metavar="{false,true,rows}",
+                   help="split the fit across the processes of a torchrun launch: true splits the classes "
+                        "(and rows), rows only the rows (default: false; README 'Distributed fits')")
 
 
 def _make_estimator(args):

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin, clone
+from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -294,6 +294,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
+        for name in ("cv_results_", "candidate_", "selection_scheme_"):     # a refit keeps none of an earlier one
+            self.__dict__.pop(name, None)
         if self.method == "auto":
             return self._select_and_fit(X, y, y_idx, callbacks)
         for name, value in auto_settings.resolve(self, y_idx).items():
@@ -329,15 +331,23 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if self.verbose:
             print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
                   f"{auto_settings.describe(selection.candidate.params)}", flush=True)
-        final = selection.fitted
-        if final is None or not reuse:
+        if selection.fitted is not None and reuse:
+            for name, value in vars(selection.fitted).items():
+                if name.endswith("_") and not name.startswith("_") and name != "feature_names_in_":
+                    setattr(self, name, value)
+        else:
+            # the final fit runs on this estimator, so that callbacks holding it (a MetricsRecorder of
+            # its predict_proba) see the model being fitted; the user's parameters are restored after
             remaining = None if self.max_time is None else max(self.max_time - (time.perf_counter() - start), 1e-6)
-            final = clone(self).set_params(**{**selection.params, "checkpoint": self.checkpoint,
-                                              "verbose": self.verbose, "max_time": remaining})
-            final.fit(X, y, callbacks=callbacks)
-        for name, value in vars(final).items():
-            if name.endswith("_") and not name.startswith("_") and name != "feature_names_in_":
-                setattr(self, name, value)
+            user, names = self.get_params(), getattr(self, "feature_names_in_", None)
+            try:
+                self.set_params(**{**selection.params, "checkpoint": self.checkpoint, "verbose": self.verbose,
+                                   "max_time": remaining})
+                self.fit(X, y, callbacks=callbacks)
+            finally:
+                self.set_params(**user)
+                if names is not None:
+                    self.feature_names_in_ = names
         self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
                                                                      selection.scheme)
         return self
