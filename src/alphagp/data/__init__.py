@@ -58,50 +58,73 @@ def _is_row_index(column: pd.Series) -> bool:
     return bool(values.min() >= 0 and len(np.unique(values)) == len(values))
 
 
+#: rows parsed at a time by :func:`read_frame`
+CSV_CHUNK_ROWS = 100_000
+
+
 def read_frame(path, target: str | None = "target",
                drop: tuple[str, ...] = ()) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read a CSV/TSV file (optionally gzipped) with a header row, keeping the column names.
 
     Returns the feature columns (every column but ``target`` and ``drop``) as a float64
     ``DataFrame`` ``[N, D]`` and the raw labels ``y`` ``[N]`` (``None`` when ``target`` is
-    ``None``: an unlabelled file). A first column without a name that holds the row numbers
-    (the index pandas writes by default) is dropped with a warning; another column without a
-    name, a file without data rows, and non-numeric feature columns are ``ValueError``.
+    ``None``: an unlabelled file). A first column without a name that holds row numbers (the
+    index pandas writes by default, in order or shuffled) is dropped with a warning; another
+    column without a name, a file without data rows, and non-numeric feature columns are
+    ``ValueError``. The file is parsed ``CSV_CHUNK_ROWS`` rows at a time, each chunk's features
+    kept as float64, so the peak memory is about twice the features' float64 size (BENCHMARKS.md,
+    "Trust at the edges"), not the four to five times of parsing it whole.
     """
     path = Path(path)
     check_readable_file(path, "data file")
     suffixes = [s for s in path.suffixes if s != ".gz"]
     sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
     try:
-        frame = pd.read_csv(path, sep=sep)
+        columns = list(pd.read_csv(path, sep=sep, nrows=0).columns)
+        if target is not None and target not in columns:
+            raise ValueError(f"target column {target!r} not in {path.name}; columns are {columns}")
+        first = columns[0] if columns and columns[0] != target else None
+        index_column = first if first is not None and str(first).startswith("Unnamed: ") else None
+        names = [c for c in columns if c not in (target, index_column) and c not in drop]
+        unnamed = [c for c in names if str(c).startswith("Unnamed: ")]
+        if unnamed:
+            raise ValueError(f"{path.name} has feature columns without a name (positions "
+                             f"{[columns.index(c) + 1 for c in unnamed]}); give every column a name")
+        chunks = list(_chunks(path, sep, names, target, index_column))
     except (gzip.BadGzipFile, EOFError, zlib.error) as err:
         raise ValueError(f"{path.name} is not a readable gzip file (damaged or truncated?): {err}") from None
     except UnicodeDecodeError:
         raise ValueError(f"{path.name} is not a text CSV/TSV file") from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path.name} is empty: a header row and data rows are needed") from None
-    if len(frame) == 0:
+    if not chunks or sum(len(c[0]) for c in chunks) == 0:
         raise ValueError(f"{path.name} has a header row but no data rows")
-    if target is not None and target not in frame.columns:
-        raise ValueError(f"target column {target!r} not in {path.name}; columns are {list(frame.columns)}")
-    y = frame.pop(target).to_numpy() if target is not None else None
-    unnamed = [c for c in frame.columns if str(c).startswith("Unnamed: ")]
-    if unnamed and unnamed[0] == frame.columns[0] and _is_row_index(frame[unnamed[0]]):
+    if index_column is not None:
+        if not _is_row_index(pd.concat([c[2] for c in chunks], ignore_index=True)):
+            raise ValueError(f"{path.name} has feature columns without a name (positions [1]); give every column "
+                             "a name")
         warnings.warn(f"{path.name}: dropped the unnamed first column, which holds the row numbers "
                       "(an index written by pandas); write the file with index=False to avoid this", UserWarning,
                       stacklevel=2)
-        frame = frame.drop(columns=unnamed[0])
-        unnamed = unnamed[1:]
-    if unnamed:
-        raise ValueError(f"{path.name} has feature columns without a name (positions "
-                         f"{[list(frame.columns).index(c) + 1 for c in unnamed]}); give every column a name")
-    features = frame.drop(columns=[c for c in drop if c in frame.columns])
-    bad = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
-    if bad:
-        hint = (f"; if {bad[0]!r} holds the labels, name it as the target column (--target {bad[0]} on the command "
-                "line)" if target is None and len(bad) == 1 else "")
-        raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first{hint}")
-    return features.astype(np.float64), y
+    y = None if target is None else np.concatenate([c[1] for c in chunks])
+    X = chunks[0][0] if len(chunks) == 1 else np.concatenate([c[0] for c in chunks])
+    return pd.DataFrame(X, columns=names, copy=False), y
+
+
+def _chunks(path: Path, sep: str, names: list, target: str | None, index_column):
+    """``(features [n, D] float64, labels [n] or None, the unnamed first column or None)`` for each
+    chunk of ``CSV_CHUNK_ROWS`` rows of the file; a non-numeric feature column is a ``ValueError``."""
+    for chunk in pd.read_csv(path, sep=sep, chunksize=CSV_CHUNK_ROWS):
+        if len(chunk) == 0:
+            continue
+        features = chunk[names]
+        bad = [c for c in names if not pd.api.types.is_numeric_dtype(features[c])]
+        if bad:
+            hint = (f"; if {bad[0]!r} holds the labels, name it as the target column (--target {bad[0]} on the "
+                    "command line)" if target is None and len(bad) == 1 else "")
+            raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first{hint}")
+        yield (features.to_numpy(dtype=np.float64), None if target is None else chunk[target].to_numpy(),
+               None if index_column is None else chunk[index_column])
 
 
 def read_table(path, target: str | None = "target",
@@ -111,7 +134,12 @@ def read_table(path, target: str | None = "target",
     return frame.to_numpy(dtype=np.float64), y
 
 
-def _memory_bytes() -> int:
+#: the peak memory of reading a LIBSVM file and checking it for a fit, over its dense size (measured:
+#: 3.48 GiB for a 2.24 GiB dense file of 60 rows and 5,000,000 features; BENCHMARKS.md, "Trust at the edges")
+LIBSVM_PEAK_FACTOR = 1.6
+
+
+def physical_memory_bytes() -> int:
     """Physical memory of this machine (a large number where it cannot be read)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -142,10 +170,11 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
             raise ValueError(f"{path.name} has a feature index beyond the model's {n_features} features") from None
         raise ValueError(f"{path.name} is not a valid LIBSVM file: {err}") from None
     dense = X.shape[0] * X.shape[1] * 8
-    if dense > _memory_bytes() // 2:
+    if dense * LIBSVM_PEAK_FACTOR > physical_memory_bytes() // 2:
         raise ValueError(f"{path.name}: its largest feature index is {X.shape[1] - int(zero_based)}, so the dense "
-                         f"[{X.shape[0]}, {X.shape[1]}] features would take {dense / 2**30:.1f} GiB, more than "
-                         "half this machine's memory; check the indices")
+                         f"[{X.shape[0]}, {X.shape[1]}] features would take {dense / 2**30:.1f} GiB and reading "
+                         f"and checking them {LIBSVM_PEAK_FACTOR:g} times that, more than half this machine's "
+                         "memory; check the indices")
     return X.toarray(), y
 
 

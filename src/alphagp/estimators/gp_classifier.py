@@ -300,6 +300,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             return self._select_and_fit(X, y, y_idx, callbacks)
         for name, value in auto_settings.resolve(self, y_idx).items():
             setattr(self, name + "_", value)
+        sparse_model.check_model_size(self, len(y), X.shape[1], len(self.classes_))
         if self.verbose:
             print(f"GPClassifier: {auto_settings.describe(self._settings())}", flush=True)
         if self.alpha == "auto":

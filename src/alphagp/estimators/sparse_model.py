@@ -114,6 +114,25 @@ def _initial_inducing(est, Xs, n_classes: int, rng: np.random.Generator) -> np.n
     return (Z - est.mean_) / est.scale_
 
 
+#: copies of the inducing inputs a fit holds: the parameter, its gradient and Adam's two moments
+_INDUCING_COPIES = 4
+
+
+def check_model_size(est, n: int, d: int, n_classes: int) -> None:
+    """A one-line ``ValueError`` before anything is allocated when the inducing inputs alone (``G x M
+    x D`` for G = C sets, or 1 shared, with their gradient and optimiser state) would take more than
+    half this machine's memory: a file with one huge feature index asks for that."""
+    from ..data import physical_memory_bytes
+    groups = 1 if est.shared_hyperparameters else n_classes
+    m = min(int(est._resolved("n_inducing")), n)
+    need = groups * m * d * DTYPES[est.dtype].itemsize * _INDUCING_COPIES
+    if need > physical_memory_bytes() // 2:
+        raise ValueError(f"{groups} set(s) of {m} inducing points over {d} features need {need / 2**30:.1f} GiB for "
+                         "the inducing inputs alone (with their gradient and optimiser state), more than half of "
+                         f"this machine's memory; use fewer features (is there one huge feature index?), fewer "
+                         "inducing points, or shared_hyperparameters=True")
+
+
 def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator):
     """The registered method ``est.method`` on a new kernel and inducing inputs, with its damping
     default (1 on mini-batches, 0.5 on the whole batch, where it damps), on ``est``'s device.
