@@ -371,3 +371,13 @@ def test_the_new_flags_reach_the_estimator(tmp_path):
     with pytest.raises(SystemExit):                                   # never unpickled
         parser.parse_args(["fit", "--data", "d.csv", "--model", "m.agp", "--inducing-points",
                            str(tmp_path / "pickled.npy")])
+
+
+@pytest.mark.parametrize("method", ["vi_softmax", "laplace", "augmented"])
+def test_the_blocked_monte_carlo_predictives_equal_the_whole_ones(thyroid, monkeypatch, method):
+    from alphagp import numerics
+    X, y = thyroid
+    clf = GPClassifier(method=method, n_inducing=5, max_iter=2, random_state=0).fit(X, y)
+    whole = clf.predict_proba(X[:40])
+    monkeypatch.setattr(numerics, "QUADRATURE_BLOCK_BYTES", 1)              # one row per block
+    np.testing.assert_allclose(clf.predict_proba(X[:40]), whole, rtol=0, atol=1e-13)

@@ -154,8 +154,14 @@ def log1mexp(x: torch.Tensor) -> torch.Tensor:
                        torch.log1p(-torch.exp(torch.where(near, -1.0, x))))
 
 
-#: the largest [rows, c, k, Q] block :func:`log_prob_largest` builds for all classes at once, in bytes
+#: the largest block of temporaries a prediction builds at once, in bytes (:func:`log_prob_largest`'s
+#: [rows, c, k, Q]; the Monte Carlo predictives' [samples, rows, C]; Laplace's [rows, C, C] and draws)
 QUADRATURE_BLOCK_BYTES = 32 * 2**20
+
+
+def rows_per_block(bytes_per_row: int) -> int:
+    """How many rows of ``bytes_per_row`` temporaries fit in ``QUADRATURE_BLOCK_BYTES`` (at least one)."""
+    return max(1, QUADRATURE_BLOCK_BYTES // max(1, int(bytes_per_row)))
 #: the block's temporaries alive at once (the differences, their ratio and log Phi)
 _LIVE_COPIES = 3
 

@@ -26,6 +26,7 @@ import torch
 from sklearn.utils._param_validation import Interval
 from torch.nn.functional import logsigmoid
 
+from ..numerics import rows_per_block
 from .base import CategoricalLikelihood
 
 _PREDICT_CHUNK = 256
@@ -97,9 +98,12 @@ class MonteCarloLikelihood(CategoricalLikelihood):
         eps = self._predictive_draws(mean)
         sd = var.sqrt()
         total = torch.zeros_like(mean)
-        for start in range(0, len(eps), _PREDICT_CHUNK):
-            e = eps[start:start + _PREDICT_CHUNK, None, :]                      # [S, 1, C]
-            total += torch.exp(self.log_link(mean + sd * e)).sum(0)
+        rows = rows_per_block(_PREDICT_CHUNK * mean.shape[-1] * mean.element_size() * 3)  # [S, rows, C] blocks
+        for r in range(0, len(mean), rows):
+            m, v = mean[r:r + rows], sd[r:r + rows]
+            for start in range(0, len(eps), _PREDICT_CHUNK):
+                e = eps[start:start + _PREDICT_CHUNK, None, :]                  # [S, 1, C]
+                total[r:r + rows] += torch.exp(self.log_link(m + v * e)).sum(0)
         proba = total / len(eps)
         return proba / proba.sum(-1, keepdim=True)
 

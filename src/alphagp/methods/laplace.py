@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import Interval
 
-from ..numerics import stable_cholesky, triangular_inverse
+from ..numerics import rows_per_block, stable_cholesky, triangular_inverse
 from .pep import PowerEP
 
 
@@ -119,13 +119,20 @@ class LaplaceSoftmax(PowerEP):
 
     @torch.no_grad()
     def predict_proba(self, X) -> torch.Tensor:
-        """``[N, C]`` E[softmax(f*)] by Monte Carlo over the C-dimensional Gaussian predictive."""
-        mean, cov = self._predictive(X)
+        """``[N, C]`` E[softmax(f*)] by Monte Carlo over the C-dimensional Gaussian predictive, in
+        blocks of rows whose temporaries (``[CM, C, rows]``, ``[rows, C, C]``, ``[rows, S, C]``)
+        stay within :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever C."""
+        C, M, S = self.n_classes, self.inducing_points.shape[1], self.n_predictive_samples
         g = torch.Generator().manual_seed(self.seed)
-        eps = torch.randn(self.n_predictive_samples, self.n_classes, dtype=mean.dtype, generator=g).to(mean.device)
-        chol = torch.linalg.cholesky(cov)                                          # [N, C, C]
-        f = mean[:, None, :] + torch.einsum("nab,sb->nsa", chol, eps)             # [N, S, C]
-        return torch.softmax(f, -1).mean(1)
+        eps = torch.randn(S, C, dtype=X.dtype, generator=g).to(X.device)
+        out = torch.empty(X.shape[0], C, dtype=X.dtype, device=X.device)
+        rows = rows_per_block((C * M * C + 2 * C * C + 2 * S * C) * X.element_size())
+        for r in range(0, X.shape[0], rows):
+            mean, cov = self._predictive(X[r:r + rows])
+            chol = torch.linalg.cholesky(cov)                                      # [rows, C, C]
+            f = mean[:, None, :] + torch.einsum("nab,sb->nsa", chol, eps)         # [rows, S, C]
+            out[r:r + rows] = torch.softmax(f, -1).mean(1)
+        return out
 
     def diagnostics(self) -> dict:
         return {**super().diagnostics(), "newton_steps": int(self.newton_steps)}
