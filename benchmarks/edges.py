@@ -18,9 +18,18 @@ the inputs that used to give a silent wrong answer, measured.
   old start) and where the first batch's bound is higher (the new one): final ELBO and test
   NLL, three splits.
 
+* ``many_classes``: the issue's many-class problem (C classes of 3 rows, 5 features) fitted by
+  ``method`` with 2 iterations, then ``predict_proba`` on new rows in a fresh process: the growth
+  of its peak resident memory during the prediction and the seconds per 1,000 rows, for C = 10,
+  100 and 1,000.
+* ``read_peak``: the command line's reading of a CSV (N rows x 20 columns) and of a LIBSVM file of
+  60 rows with one feature index of 5,000,000, in a fresh process: the peak resident memory over
+  the features' float64 size, and the outcome.
+
 One JSON line per measurement to benchmarks/results/edges.jsonl.
 
     python benchmarks/edges.py --threads 1
+    python benchmarks/edges.py --threads 1 --only many_classes read_peak
 """
 
 from __future__ import annotations
@@ -207,19 +216,101 @@ def augmented_start(splits: int) -> list[dict]:
     return rows
 
 
+_MANY_CLASSES = """
+import json, resource, sys, time
+import numpy as np
+from alphagp import GPClassifier
+C, method, n_rows, threads = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+r = np.random.default_rng(0)
+y = np.arange(3 * C) % C
+X = r.normal(size=(C, 5))[y] * 3 + r.normal(size=(3 * C, 5))
+m = GPClassifier(method=method, max_iter=2, n_inducing=3, n_jobs=threads, random_state=0).fit(X, y)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+p = m.predict_proba(r.normal(size=(n_rows, 5)))
+seconds = time.perf_counter() - start
+print(json.dumps({"peak_growth_mib": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024,
+                  "seconds_per_1000_rows": 1000 * seconds / n_rows, "rows": n_rows,
+                  "max_row_sum_error": float(np.abs(p.sum(1) - 1).max())}))
+"""
+
+
+def many_classes(threads: int) -> list[dict]:
+    """Prediction memory and time against the number of classes (module docstring)."""
+    rows = []
+    for C, n_rows in ((10, 2048), (100, 512), (1000, 16)):
+        for method in ("pep", "vi_softmax"):
+            out = subprocess.run([sys.executable, "-c", _MANY_CLASSES, str(C), method, str(n_rows), str(threads)],
+                                 capture_output=True, text=True, check=True)
+            rows.append({"classes": C, "method": method, **json.loads(out.stdout.strip().splitlines()[-1])})
+            print("many_classes", rows[-1], flush=True)
+    return rows
+
+
+_READ_PEAK = """
+import json, resource, sys
+from alphagp.cli import main
+size = float(sys.argv[2])
+code = main(["--quiet", "fit", "--data", sys.argv[1], "--model", sys.argv[3], "--method", "sep", "--batch-size",
+             "1000", "--max-iter", "1", "--n-inducing", "5"] + sys.argv[4:])
+print(json.dumps({"exit": code, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "features_mib": size / 2**20}))
+"""
+
+
+def read_peak(folder: Path) -> list[dict]:
+    """The command line's peak memory while reading and fitting (module docstring), against a
+    fresh process that only imports alphagp and fits on a tiny file."""
+    rng = np.random.default_rng(0)
+    rows = []
+    tiny = folder / "tiny.csv"
+    pd.DataFrame(rng.normal(size=(100, 20)), columns=[f"f{j}" for j in range(20)]).assign(
+        target=rng.integers(0, 3, 100)).to_csv(tiny, index=False)
+    base = json.loads(subprocess.run([sys.executable, "-c", _READ_PEAK, str(tiny), "0", str(folder / "m.agp")],
+                                     capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+    for n in (500_000, 2_000_000):
+        path = folder / f"rows{n}.csv"
+        frame = pd.DataFrame(rng.normal(size=(n, 20)), columns=[f"f{j}" for j in range(20)])
+        frame.assign(target=rng.integers(0, 3, n)).to_csv(path, index=False)
+        del frame
+        out = subprocess.run([sys.executable, "-c", _READ_PEAK, str(path), str(n * 20 * 8), str(folder / "m.agp")],
+                             capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append({"file": f"CSV, {n} rows x 20", **row, "baseline_mib": base["peak_mib"],
+                     "peak_over_features": (row["peak_mib"] - base["peak_mib"]) / row["features_mib"]})
+        path.unlink()
+        print("read_peak", rows[-1], flush=True)
+    huge = folder / "huge.libsvm"
+    with open(huge, "w") as f:
+        f.writelines(f"{i % 2} 1:{rng.normal():.3f} 2:{rng.normal():.3f}" + (" 5000000:1.0" if i == 0 else "") + "\n"
+                     for i in range(60))
+    out = subprocess.run([sys.executable, "-c", _READ_PEAK, str(huge), str(60 * 5_000_000 * 8), str(folder / "m.agp"),
+                          "--method", "ep"], capture_output=True, text=True, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    rows.append({"file": "LIBSVM, 60 rows, largest index 5,000,000", **row, "baseline_mib": base["peak_mib"],
+                 "peak_over_features": (row["peak_mib"] - base["peak_mib"]) / row["features_mib"],
+                 "error": out.stderr.strip().splitlines()[-1][:200] if out.stderr.strip() else ""})
+    print("read_peak", rows[-1], flush=True)
+    return rows
+
+
+MEASUREMENTS = ("concurrent", "flipped", "crafted", "columns", "augmented_start", "many_classes", "read_peak")
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=30.0, help="length of the concurrent-load run")
     parser.add_argument("--flips", type=int, default=400, help="bytes flipped in each file")
     parser.add_argument("--splits", type=int, default=3)
+    parser.add_argument("--only", nargs="+", choices=MEASUREMENTS, default=list(MEASUREMENTS))
     args = parse_benchmark_args(parser)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        measured = [("concurrent", concurrent(folder, args.seconds))]
-        measured += [("flipped", row) for row in flipped(folder, args.flips)]
-        measured += [("crafted", row) for row in crafted(folder)]
-        measured.append(("columns", columns(folder)))
-        measured += [("augmented_start", row) for row in augmented_start(args.splits)]
+        runs = {"concurrent": lambda: [concurrent(folder, args.seconds)], "flipped": lambda: flipped(folder, args.flips),
+                "crafted": lambda: crafted(folder), "columns": lambda: [columns(folder)],
+                "augmented_start": lambda: augmented_start(args.splits), "many_classes": lambda: many_classes(args.threads),
+                "read_peak": lambda: read_peak(folder)}
+        measured = [(what, row) for what in args.only for row in runs[what]()]
     for what, row in measured:
         append_row(OUTPUT, base_row("edges", measurement=what, threads=args.threads, **row))
         print(what, json.dumps(row), flush=True)
