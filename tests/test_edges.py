@@ -381,3 +381,20 @@ def test_the_blocked_monte_carlo_predictives_equal_the_whole_ones(thyroid, monke
     whole = clf.predict_proba(X[:40])
     monkeypatch.setattr(numerics, "QUADRATURE_BLOCK_BYTES", 1)              # one row per block
     np.testing.assert_allclose(clf.predict_proba(X[:40]), whole, rtol=0, atol=1e-13)
+
+
+def test_a_fit_that_would_take_half_the_memory_is_refused_in_one_line_before_it_starts(monkeypatch):
+    """Memory is set to 1 GiB: 60 rows of 200,000 features (96 MB) fitted in one batch would take
+    about 0.5 GiB with two classes; the same with shared inducing inputs and mini-batches fits."""
+    from alphagp import data
+    monkeypatch.setattr(data, "physical_memory_bytes", lambda: 2**30)
+    X = np.zeros((60, 200_000))
+    X[:, :3] = np.random.default_rng(0).normal(size=(60, 3))
+    y = np.arange(60) % 2
+    with pytest.raises(ValueError, match="more than half of this machine's memory") as err:
+        GPClassifier(method="ep", n_inducing=5, max_iter=1).fit(X, y)
+    assert "\n" not in str(err.value) and "huge feature index" in str(err.value)
+    from alphagp.estimators import sparse_model
+    est = GPClassifier(method="sep", n_inducing=5, batch_size=10, shared_hyperparameters=True)
+    est.n_inducing_, est.batch_size_ = 5, 10
+    sparse_model.check_model_size(est, 60, 200_000, 2)                       # no error

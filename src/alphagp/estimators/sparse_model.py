@@ -116,20 +116,29 @@ def _initial_inducing(est, Xs, n_classes: int, rng: np.random.Generator) -> np.n
 
 #: copies of the inducing inputs a fit holds: the parameter, its gradient and Adam's two moments
 _INDUCING_COPIES = 4
+#: [rows, D] arrays a training step holds beyond one per kernel group: the standardised batch and a
+#: temporary (measured: 60 rows of 5,000,000 features, 2 classes, M = 5, batch training peaked at
+#: 10.9 GiB over the process's start, for 2.2 GiB of features; BENCHMARKS.md, "Trust at the edges")
+_STEP_COPIES = 2
 
 
 def check_model_size(est, n: int, d: int, n_classes: int) -> None:
-    """A one-line ``ValueError`` before anything is allocated when the inducing inputs alone (``G x M
-    x D`` for G = C sets, or 1 shared, with their gradient and optimiser state) would take more than
-    half this machine's memory: a file with one huge feature index asks for that."""
+    """A one-line ``ValueError`` before anything is allocated when a fit's memory would pass half of
+    this machine's: the features ``[N, D]``, a step's working set (``G + 2`` arrays of its rows by
+    D, for G kernel groups: C, or 1 shared) and the inducing inputs ``[G, M, D]`` with their
+    gradient and optimiser state. A file with one huge feature index asks for that."""
     from ..data import physical_memory_bytes
     groups = 1 if est.shared_hyperparameters else n_classes
     m = min(int(est._resolved("n_inducing")), n)
-    need = groups * m * d * DTYPES[est.dtype].itemsize * _INDUCING_COPIES
+    size = DTYPES[est.dtype].itemsize
+    batch = est._resolved("batch_size")
+    step_rows = n if batch is None else min(int(batch), n)
+    need = (n * d * 8 + step_rows * d * size * (groups + _STEP_COPIES)
+            + groups * m * d * size * _INDUCING_COPIES)
     if need > physical_memory_bytes() // 2:
-        raise ValueError(f"{groups} set(s) of {m} inducing points over {d} features need {need / 2**30:.1f} GiB for "
-                         "the inducing inputs alone (with their gradient and optimiser state), more than half of "
-                         f"this machine's memory; use fewer features (is there one huge feature index?), fewer "
+        raise ValueError(f"a fit on {n} rows of {d} features with {groups} kernel group(s) of {m} inducing points "
+                         f"would need about {need / 2**30:.1f} GiB, more than half of this machine's memory; use "
+                         "fewer features (is there one huge feature index?), mini-batches (batch_size), fewer "
                          "inducing points, or shared_hyperparameters=True")
 
 
