@@ -225,7 +225,7 @@ C, method, path, threads = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.a
 r = np.random.default_rng(0)
 y = np.arange(3 * C) % C
 X = r.normal(size=(C, 5))[y] * 3 + r.normal(size=(3 * C, 5))
-GPClassifier(method=method, max_iter=2, n_inducing=3, n_jobs=threads, random_state=0).fit(X, y).save(path)
+GPClassifier(method=method, max_iter=2, n_jobs=threads, random_state=0).fit(X, y).save(path)
 """
 _MANY_CLASSES = """
 import json, resource, sys, time

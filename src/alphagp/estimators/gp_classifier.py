@@ -17,12 +17,15 @@ from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import method_table
 from ..metrics import all_metrics, negative_log_likelihood
+from ..numerics import rows_per_block
 from ..threads import torch_threads
 from . import auto_settings, model_selection, sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase, check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"
+#: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
+_FEATURE_COPIES = 4
 
 
 class GPClassifier(ClassifierMixin, GPEstimatorBase):
@@ -372,9 +375,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return negative_log_likelihood(self._proba(X_val), y_val)
 
     def _proba(self, X: np.ndarray, chunk_size: int = 2048) -> np.ndarray:
-        """``[N, C]`` probabilities of validated, unstandardised rows ``X``."""
+        """``[N, C]`` probabilities of validated, unstandardised rows ``X``, in chunks of at most
+        ``chunk_size`` rows and of as many as keep the kernel features of a chunk (``[C, M, rows]``
+        and their temporaries) within :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever C
+        and M; the likelihoods bound their own temporaries the same way."""
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = DTYPES[self.dtype]
+        C, M = len(self.classes_), self.model_.inducing_points.shape[1]
+        chunk_size = min(chunk_size, rows_per_block(C * M * dtype.itemsize * _FEATURE_COPIES))
         # one output array filled in place: small long-lived pieces between each chunk's freed
         # temporaries kept glibc's heap from reusing them (scoring 10^6 rows grew the resident
         # memory by 1 GB of freed but unreturned heap; BENCHMARKS.md, "Memory")
