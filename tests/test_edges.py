@@ -398,3 +398,13 @@ def test_a_fit_that_would_take_half_the_memory_is_refused_in_one_line_before_it_
     est = GPClassifier(method="sep", n_inducing=5, batch_size=10, shared_hyperparameters=True)
     est.n_inducing_, est.batch_size_ = 5, 10
     sparse_model.check_model_size(est, 60, 200_000, 2)                       # no error
+
+
+def test_deep_gp_predictions_in_one_row_chunks_equal_the_whole(thyroid, monkeypatch):
+    from alphagp import numerics
+    X, y = thyroid
+    clf = DeepGPClassifier(n_layers=2, n_inducing=5, n_samples=2, n_predict_samples=4, max_iter=2,
+                           random_state=0).fit(X, y)
+    whole = clf.predict_proba(X[:25])
+    monkeypatch.setattr(numerics, "QUADRATURE_BLOCK_BYTES", 1)
+    np.testing.assert_allclose(clf.predict_proba(X[:25]), whole, rtol=0, atol=1e-12)

@@ -23,6 +23,7 @@ from ..data.streaming import StandardizedRows, column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
+from ..numerics import rows_per_block
 from ..threads import torch_threads
 from .base import DTYPES, GPEstimatorBase, check_rows_match
 
@@ -30,6 +31,8 @@ from .base import DTYPES, GPEstimatorBase, check_rows_match
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
 #: most propagated rows (samples x points) evaluated at once in prediction
 _PREDICT_ROWS = 8192
+#: [S rows, H, M] arrays a layer's prediction holds at once (its kernel features and their products)
+_FEATURE_COPIES = 4
 
 
 class _DeepGPBase(GPEstimatorBase):
@@ -227,15 +230,18 @@ class _DeepGPBase(GPEstimatorBase):
         (unstandardised; checked unless ``validated``; a lazy row view or memory-map is read one
         chunk at a time), with each chunk's row slice: ``(rows, mean, var)``. Chunks hold
         ``_PREDICT_ROWS`` propagated rows, so what is computed from them (robust-max probabilities
-        cost ``[S rows, C, C, Q]``) stays within memory. ``n_predict_samples`` may be changed
-        after fit."""
+        cost ``[S rows, C, C, Q]``, computed in blocks) stays within memory, and no more rows than
+        keep a layer's kernel features (``[S rows, H, M]`` and their temporaries) within
+        :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever the widths.
+        ``n_predict_samples`` may be changed after fit."""
         check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
         if not validated:
             X = self._validate(X)
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype, device = DTYPES[self.dtype], self._device()
         S = int(self.n_predict_samples)
-        chunk = max(1, _PREDICT_ROWS // S)
+        widest = max(layer.shape[0] * layer.shape[1] for layer in self.model_.layers)      # H x M
+        chunk = max(1, min(_PREDICT_ROWS // S, rows_per_block(S * widest * dtype.itemsize * _FEATURE_COPIES)))
 
         def chunks():
             for i in range(0, len(Xs), chunk):
