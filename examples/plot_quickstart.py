@@ -25,10 +25,14 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, stratif
 print(X_train.shape, "classes:", np.unique(y))
 
 # %%
-# Fit. ``GPClassifier()`` chooses the method and its settings from the data's size
-# (``method="auto"``); ``verbose=True`` prints the choice and the progress.
+# Fit. ``GPClassifier()`` (``method="auto"``) cross-validates a portfolio of methods on the
+# training rows and keeps the one with the lowest held-out NLL; ``verbose=True`` prints each
+# candidate's score and the final fit's progress, ``cv_results_`` keeps them.
 clf = GPClassifier(random_state=0, verbose=True).fit(X_train, y_train)
-print("method:", clf.method_, " inducing points per class:", clf.n_inducing_)
+print("chosen:", clf.candidate_, " inducing points per class:", clf.n_inducing_)
+for name, nll, seconds in zip(clf.cv_results_["candidate"], clf.cv_results_["mean_test_nll"],
+                              clf.cv_results_["mean_fit_time"]):
+    print(f"  {name:8s} held-out NLL {nll:.4f} ({seconds:.1f} s a fit)")
 
 # %%
 # Evaluate: test error, negative log-likelihood (NLL), expected calibration error (ECE) and

@@ -335,3 +335,14 @@ def test_labels_are_encoded_chunk_by_chunk_as_label_encoder_does(tmp_path, label
     assert y_idx.dtype == np.uint8
     with pytest.raises(ValueError, match="Unknown label type"):
         encode_labels(np.r_[np.zeros(8), 0.5], chunk=4)   # continuous values in the last chunk only
+
+
+def test_constructor_arguments_are_keyword_only():
+    import inspect
+
+    from alphagp import DeepGPClassifier, DeepGPRegressor
+    for cls in (GPClassifier, DeepGPClassifier, DeepGPRegressor):
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        assert parameters and all(p.kind is p.KEYWORD_ONLY for p in parameters), cls
+        with pytest.raises(TypeError):
+            cls(2)

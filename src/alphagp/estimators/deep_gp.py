@@ -148,7 +148,7 @@ class _DeepGPBase(GPEstimatorBase):
     LIKELIHOOD_NOISE = 1e-2
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples", "device", "distributed")
 
-    def __init__(self, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
+    def __init__(self, *, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
                  first_layer_kernel: str = "rbf", hidden_mean_scale: float = 0.0, standardize: bool = True,
                  alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, batch_size: int | None = 100,

@@ -236,7 +236,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     MODEL_KIND = MODEL_KIND
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
 
-    def __init__(self, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
+    def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
                  inducing_init="auto", inducing_points=None, kernel_params=None,
