@@ -396,6 +396,48 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
         return proba
 
+    def predict_f(self, X, return_std: bool = False):
+        """``[N, C]`` means of the C latent functions at ``X`` under the fitted posterior (columns
+        ordered as ``classes_``), and with ``return_std=True`` their standard deviations ``[N, C]``
+        (the kernel's additive noise included): the Gaussian marginals that ``predict_proba``
+        integrates against the likelihood (scikit-learn's ``return_std`` convention)."""
+        check_is_fitted(self, "model_")
+        mean, var = self._latent(self._validate(X))
+        return (mean, np.sqrt(var)) if return_std else mean
+
+    def predict_uncertainty(self, X, n_samples: int = 256, random_state: int | None = 0) -> dict[str, np.ndarray]:
+        """The predictive uncertainty of each row of ``X``, in nats, split into its parts
+        (:mod:`alphagp.uncertainty`): ``"total"`` (the entropy of the predictive), ``"aleatoric"``
+        (the expected entropy of the likelihood under the posterior) and ``"epistemic"`` (the
+        mutual information between the label and the latent functions; total = aleatoric +
+        epistemic), each ``[N]``, from ``n_samples`` draws of the latent functions per row from
+        their posterior marginals (as :meth:`predict_f` gives them; for ``laplace`` and the
+        sampling methods these marginals leave out the correlation between classes)."""
+        from ..uncertainty import decompose
+        check_is_fitted(self, "model_")
+        if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2:
+            raise ValueError(f"n_samples must be an integer of at least 2, got {n_samples!r}")
+        mean, var = self._latent(self._validate(X))
+        generator = torch.Generator().manual_seed(0 if random_state is None else int(random_state))
+        with torch_threads(self.n_jobs):
+            parts = decompose(self.model_.likelihood, torch.as_tensor(mean), torch.as_tensor(var), int(n_samples),
+                              generator).numpy()
+        return {"total": parts[:, 0], "aleatoric": parts[:, 1], "epistemic": parts[:, 2]}
+
+    def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Latent means and variances ``[N, C]`` of validated, unstandardised rows ``X``."""
+        Xs = StandardizedRows(X, self.mean_, self.scale_)
+        dtype = DTYPES[self.dtype]
+        C, M = len(self.classes_), self.model_.inducing_points.shape[1]
+        chunk = min(2048, rows_per_block(C * M * dtype.itemsize * _FEATURE_COPIES))
+        mean, var = np.empty((len(Xs), C)), np.empty((len(Xs), C))
+        with torch_threads(self.n_jobs), torch.no_grad():
+            device = self.model_.inducing_points.device
+            for i in range(0, len(Xs), chunk):
+                m, v = self.model_.predict_f(torch.as_tensor(Xs[i:i + chunk], dtype=dtype, device=device))
+                mean[i:i + chunk], var[i:i + chunk] = m.cpu().numpy(), v.cpu().numpy()
+        return mean, var
+
     def predict_log_proba(self, X) -> np.ndarray:
         """``[N, C]`` log class probabilities."""
         return np.log(np.maximum(self.predict_proba(X), 1e-300))

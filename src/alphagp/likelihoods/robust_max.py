@@ -85,7 +85,8 @@ class RobustMaxLikelihood(CategoricalLikelihood):
         """log a where f^y is the largest of ``f`` ``[..., N, C]``, log b elsewhere; ``[..., N]``."""
         log_a, log_b = self.log_levels(f.shape[-1])
         largest = f.gather(-1, y.expand(*f.shape[:-1])[..., None])[..., 0] >= f.max(-1).values
-        return torch.where(largest, log_a, log_b).to(f.dtype)
+        levels = torch.tensor([log_a, log_b], dtype=f.dtype, device=f.device)     # not float32 scalars
+        return torch.where(largest, levels[0], levels[1])
 
     def expected_log_lik(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor,
                          generator: torch.Generator | None = None,
