@@ -49,14 +49,21 @@ _PROBABILITY = _number(float, 0.0, 1.0, what="in [0, 1)", high_open=True)
 _OPEN_UNIT = _number(float, 0.0, 1.0, low_open=True, high_open=True, what="in (0, 1)")
 
 
-def _learning_rate_decay(text: str):
-    """A number in (0, 1] or ``cosine`` (any case)."""
-    if text.lower() == "cosine":
-        return "cosine"
-    try:
-        return _UNIT(text)
-    except argparse.ArgumentTypeError as err:
-        raise argparse.ArgumentTypeError(f"{err} (or 'cosine')") from None
+def _unit_or(word: str):
+    """An argparse type: a number in (0, 1] or ``word`` (any case)."""
+    def parse(text: str):
+        if text.lower() == word:
+            return word
+        try:
+            return _UNIT(text)
+        except argparse.ArgumentTypeError as err:
+            raise argparse.ArgumentTypeError(f"{err} (or {word!r})") from None
+    return parse
+
+
+#: ``--learning-rate-decay``: a factor in (0, 1] or ``cosine``; ``--alpha``: a power in (0, 1] or
+#: ``auto`` (cross-validated; GPClassifier)
+_learning_rate_decay, _alpha = _unit_or("cosine"), _unit_or("auto")
 
 
 def _early_stopping(text: str):
@@ -65,16 +72,6 @@ def _early_stopping(text: str):
     if value is None:
         raise argparse.ArgumentTypeError(f"must be auto, true or false, got {text!r}")
     return value
-
-
-def _alpha(text: str):
-    """A number in (0, 1] or ``auto`` (cross-validated; GPClassifier)."""
-    if text.lower() == "auto":
-        return "auto"
-    try:
-        return _UNIT(text)
-    except argparse.ArgumentTypeError as err:
-        raise argparse.ArgumentTypeError(f"{err} (or 'auto')") from None
 
 
 def _alpha_grid(text: str) -> list[float]:
