@@ -221,3 +221,26 @@ def test_callbacks_holding_the_estimator_see_its_final_fit(quick_portfolio):
     assert all(np.isfinite(r["nll"]) for r in recorder.rows)
     # an explicit refit keeps nothing of the selection
     assert not hasattr(clf.set_params(method="pep", max_iter=2).fit(X, y), "cv_results_")
+
+
+def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_error(quick_portfolio, monkeypatch):
+    X, y = _problem()
+    real_fit = GPClassifier.fit
+
+    def failing_pep(self, X_, y_, callbacks=None):
+        if self.method == "pep" and self.max_iter == 8 and len(y_) < len(y):    # the "pep" candidate's folds
+            raise FloatingPointError("the training objective became non-finite")
+        return real_fit(self, X_, y_, callbacks=callbacks)
+
+    monkeypatch.setattr(GPClassifier, "fit", failing_pep)
+    clf = GPClassifier(n_inducing=6, random_state=0)
+    real_fit(clf, X, y)
+    results = clf.cv_results_
+    assert np.isnan(results["mean_test_nll"][2]) and results["rank_test_nll"][2] == 4 and clf.candidate_ != "pep"
+
+    def failing(self, X_, y_, callbacks=None):
+        raise FloatingPointError("non-finite")
+
+    monkeypatch.setattr(GPClassifier, "fit", failing)
+    with pytest.raises(FloatingPointError, match="every candidate failed numerically"):
+        model_selection.select(GPClassifier(random_state=0), X, y, np.searchsorted(np.unique(y), y))

@@ -16,12 +16,14 @@ A candidate is a set of estimator parameters (method, inducing points, schedule)
 fill only the parameters the user left at their defaults: ``GPClassifier(n_inducing=100)``
 tries every candidate with 100 inducing points. A candidate whose method cannot take an
 explicit ``alpha``, ``epsilon``, ``damping`` or mini-batch ``batch_size`` the user set is left
-out. With ``max_time``,
-every fit gets an equal share of the time left (a final fit counted as one more where there is
-one), so the whole selection stays within the budget up to one step of each fit.
+out. With ``max_time``, every fit gets an equal share of the time left (a final fit counted as
+one more where there is one), so the whole selection stays within the budget up to one step of
+each fit.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
-scored: the first candidate that suits the data is fitted, and ``cv_results_`` says so.
+scored: the first candidate that suits the data is fitted, and ``cv_results_`` says so. A
+candidate whose fit fails numerically (a non-finite objective, a failed factorisation) is left
+unscored and ranks last; when every candidate fails, their failures are raised.
 
 The portfolio and the thresholds are measured (BENCHMARKS.md, "The default as validated model
 selection"); every number there was chosen on validation rows of the training data.
@@ -38,6 +40,7 @@ from sklearn.base import clone
 from ..data.held_out import class_counts, held_out_rows
 from ..methods import build_method, method_spec
 from ..metrics import negative_log_likelihood
+from ..numerics import CholeskyError
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ def candidates_for(estimator, n_rows: int, portfolio=None) -> list[tuple[Candida
 
 
 def _same(a, b) -> bool:
+    """Whether parameter values ``a`` and ``b`` are equal (an array is never a default)."""
     try:
         return bool(a == b) if not isinstance(a, np.ndarray) else False
     except (TypeError, ValueError):
@@ -162,7 +166,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
         return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme)
     start, budget = clock(), estimator.max_time
     fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
-    scores, seconds, fitted = [], [], []
+    scores, seconds, fitted, failures = [], [], [], []
     for candidate, params in choices:
         params = {**params, "random_state": seed}
         if scheme == "split":
@@ -177,13 +181,19 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             model = clone(estimator).set_params(**_feasible(params, rows, estimator.validation_fraction),
                                                 max_time=share)
             t0 = clock()
-            if scheme == "cv":
-                model.fit(X[train], y[train])
-                own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test]))
-            else:
-                model.fit(X, y)
-                own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
-            own_seconds.append(clock() - t0)
+            try:
+                if scheme == "cv":
+                    model.fit(X[train], y[train])
+                    own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test]))
+                else:
+                    model.fit(X, y)
+                    own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
+            except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
+                failures.append(f"{candidate.name}: {err}")           # is left unscored, ranked last
+                own_scores, model = [], None
+                break
+            finally:
+                own_seconds.append(clock() - t0)
         scores.append(own_scores)
         seconds.append(own_seconds)
         fitted.append(model if scheme == "split" else None)
@@ -191,11 +201,14 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             mean = f"{np.mean(own_scores):.4f}" if own_scores else "not scored (budget spent)"
             print(f"method='auto': {candidate.name}: held-out NLL {mean} "
                   f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s)", flush=True)
+    if not any(scores):
+        raise FloatingPointError("method='auto': every candidate failed numerically: " + "; ".join(failures))
     results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)
     best = results["rank_test_nll"].index(1)
     candidate, params = choices[best]
-    params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
-    return Selection(candidate, params, results, scheme, fitted[best])
+    params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
+    return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
+                     fitted[best])
 
 
 def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
