@@ -375,26 +375,32 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return negative_log_likelihood(self._proba(X_val), y_val)
 
     def _proba(self, X: np.ndarray, chunk_size: int = 2048) -> np.ndarray:
-        """``[N, C]`` probabilities of validated, unstandardised rows ``X``, in chunks of at most
-        ``chunk_size`` rows and of as many as keep the kernel features of a chunk (``[C, M, rows]``
-        and their temporaries) within :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever C
-        and M; the likelihoods bound their own temporaries the same way."""
+        """``[N, C]`` probabilities of validated, unstandardised rows ``X`` (chunks as
+        :meth:`_chunks`; the likelihoods bound their own temporaries the same way)."""
+        # one output array filled in place: small long-lived pieces between each chunk's freed
+        # temporaries kept glibc's heap from reusing them (scoring 10^6 rows grew the resident
+        # memory by 1 GB of freed but unreturned heap; BENCHMARKS.md, "Memory")
+        proba = np.empty((len(X), len(self.classes_)))
+        for rows, Xc in self._chunks(X, chunk_size):
+            proba[rows] = self.model_.predict_proba(Xc).cpu().numpy()
+        if not np.all(np.isfinite(proba)):
+            raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
+        return proba
+
+    def _chunks(self, X: np.ndarray, chunk_size: int = 2048):
+        """``(rows, tensor)`` for chunks of the validated, unstandardised rows ``X``, standardised on
+        the model's device and dtype, under ``n_jobs`` threads: at most ``chunk_size`` rows, and no
+        more than keep a chunk's kernel features (``[C, M, rows]`` and their temporaries) within
+        :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever C and M."""
         Xs = StandardizedRows(X, self.mean_, self.scale_)
         dtype = DTYPES[self.dtype]
         C, M = len(self.classes_), self.model_.inducing_points.shape[1]
         chunk_size = min(chunk_size, rows_per_block(C * M * dtype.itemsize * _FEATURE_COPIES))
-        # one output array filled in place: small long-lived pieces between each chunk's freed
-        # temporaries kept glibc's heap from reusing them (scoring 10^6 rows grew the resident
-        # memory by 1 GB of freed but unreturned heap; BENCHMARKS.md, "Memory")
-        proba = np.empty((len(Xs), len(self.classes_)))
-        with torch_threads(self.n_jobs):
-            device = self.model_.inducing_points.device
-            for i in range(0, len(Xs), chunk_size):
-                proba[i:i + chunk_size] = self.model_.predict_proba(
-                    torch.as_tensor(Xs[i:i + chunk_size], dtype=dtype, device=device)).cpu().numpy()
-        if not np.all(np.isfinite(proba)):
-            raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
-        return proba
+        device = self.model_.inducing_points.device
+        for i in range(0, len(Xs), chunk_size):
+            rows = slice(i, min(i + chunk_size, len(Xs)))
+            with torch_threads(self.n_jobs), torch.no_grad():
+                yield rows, torch.as_tensor(Xs[rows], dtype=dtype, device=device)
 
     def predict_f(self, X, return_std: bool = False):
         """``[N, C]`` means of the C latent functions at ``X`` under the fitted posterior (columns
@@ -426,16 +432,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent means and variances ``[N, C]`` of validated, unstandardised rows ``X``."""
-        Xs = StandardizedRows(X, self.mean_, self.scale_)
-        dtype = DTYPES[self.dtype]
-        C, M = len(self.classes_), self.model_.inducing_points.shape[1]
-        chunk = min(2048, rows_per_block(C * M * dtype.itemsize * _FEATURE_COPIES))
-        mean, var = np.empty((len(Xs), C)), np.empty((len(Xs), C))
-        with torch_threads(self.n_jobs), torch.no_grad():
-            device = self.model_.inducing_points.device
-            for i in range(0, len(Xs), chunk):
-                m, v = self.model_.predict_f(torch.as_tensor(Xs[i:i + chunk], dtype=dtype, device=device))
-                mean[i:i + chunk], var[i:i + chunk] = m.cpu().numpy(), v.cpu().numpy()
+        mean, var = np.empty((len(X), len(self.classes_))), np.empty((len(X), len(self.classes_)))
+        for rows, Xc in self._chunks(X):
+            m, v = self.model_.predict_f(Xc)
+            mean[rows], var[rows] = m.cpu().numpy(), v.cpu().numpy()
         return mean, var
 
     def predict_log_proba(self, X) -> np.ndarray:
