@@ -49,7 +49,7 @@ from alphagp.estimators.model_selection import CV_ROWS
 from alphagp.metrics import all_metrics, negative_log_likelihood
 from alphagp.training import MetricsRecorder
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
+from common import RESULTS, RUN_COMMIT, append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
 
 PEERS = Path(__file__).resolve().parent / "peers"
 GPC_ROWS = 600
@@ -197,11 +197,16 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["digits", *SETS])
     parser.add_argument("--estimators", nargs="+", default=list(RUNS), choices=list(RUNS))
     parser.add_argument("--eval-every", type=int, default=10, help="epochs between the GP fits' test evaluations")
+    parser.add_argument("--skip-done", action="store_true",
+                        help="skip the (set, estimator) pairs the results file already has a row of at this commit "
+                             "(an interrupted queue continues where it stopped)")
     args = parse_benchmark_args(parser)
+    done = ({(r["dataset"], r["estimator"]) for r in read_rows(args.output) if r["commit"] == RUN_COMMIT}
+            if args.skip_done and (RESULTS / args.output).exists() else set())
     for dataset in args.datasets:
         X_train, X_test, y_train, y_test = problem(dataset)
         for name in args.estimators:
-            if name == "scikit-learn GPC" and len(y_train) > GPC_ROWS:
+            if (name == "scikit-learn GPC" and len(y_train) > GPC_ROWS) or (dataset, name) in done:
                 continue
             named = {"dataset": dataset} if name in NAMED else {}
             with threadpool_limits(args.threads):
