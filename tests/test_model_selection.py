@@ -71,9 +71,9 @@ def test_selection_reads_only_training_rows_and_scores_each_fold_on_rows_it_did_
     fitted, scored = [], []
     real_fit, real_proba = GPClassifier.fit, GPClassifier._proba
 
-    def spy_fit(self, X_, y_, callbacks=None):
+    def spy_fit(self, X_, y_, sample_weight=None, callbacks=None):
         fitted.append({index[row.tobytes()] for row in np.asarray(X_)})     # KeyError: a row not in X
-        return real_fit(self, X_, y_, callbacks=callbacks)
+        return real_fit(self, X_, y_, sample_weight=sample_weight, callbacks=callbacks)
 
     def spy_proba(self, X_, *args):
         rows = {index[row.tobytes()] for row in np.asarray(X_)}
@@ -108,7 +108,7 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, X_, y_, callbacks=None):
+    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
         shares.append(self.max_time)
         clock.now += self.max_time * overrun
         self.classes_ = np.unique(y_)
@@ -198,7 +198,7 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
     X, y = _problem(200)
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, X_, y_, callbacks=None):
+    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
         shares.append(self.max_time)
         clock.now += self.max_time
         self.validation_scores_, self.best_iteration_ = [1.0], 1
@@ -227,10 +227,10 @@ def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_err
     X, y = _problem()
     real_fit = GPClassifier.fit
 
-    def failing_pep(self, X_, y_, callbacks=None):
+    def failing_pep(self, X_, y_, sample_weight=None, callbacks=None):
         if self.method == "pep" and self.max_iter == 8 and len(y_) < len(y):    # the "pep" candidate's folds
             raise FloatingPointError("the training objective became non-finite")
-        return real_fit(self, X_, y_, callbacks=callbacks)
+        return real_fit(self, X_, y_, sample_weight=sample_weight, callbacks=callbacks)
 
     monkeypatch.setattr(GPClassifier, "fit", failing_pep)
     clf = GPClassifier(n_inducing=6, random_state=0)
@@ -238,7 +238,7 @@ def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_err
     results = clf.cv_results_
     assert np.isnan(results["mean_test_nll"][2]) and results["rank_test_nll"][2] == 4 and clf.candidate_ != "pep"
 
-    def failing(self, X_, y_, callbacks=None):
+    def failing(self, X_, y_, sample_weight=None, callbacks=None):
         raise FloatingPointError("non-finite")
 
     monkeypatch.setattr(GPClassifier, "fit", failing)

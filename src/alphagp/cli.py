@@ -111,13 +111,41 @@ def _json_object(text: str) -> dict:
     return value
 
 
+def _class_weight(text: str):
+    """``balanced`` or a JSON object of label -> weight (labels as the data file writes them)."""
+    if text == "balanced":
+        return text
+    try:
+        value = _json_object(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected 'balanced' or a JSON object such as '{{\"1\": 5}}' (label: "
+                                         f"weight), got {text!r}") from None
+    bad = {k: v for k, v in value.items() if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0}
+    if bad:
+        raise argparse.ArgumentTypeError(f"class weights must be non-negative numbers, got {bad}")
+    return value
+
+
+def _labelled_class_weight(class_weight, y: np.ndarray):
+    """``class_weight`` with a JSON object's keys (strings) turned into the labels of ``y`` they
+    write; a key that names no label is a ``ValueError``."""
+    if not isinstance(class_weight, dict):
+        return class_weight
+    labels = {str(label): label for label in np.unique(y).tolist()}
+    unknown = [k for k in class_weight if k not in labels]
+    if unknown:
+        raise ValueError(f"--class-weight names classes not in the data: {unknown}; the classes are "
+                         f"{sorted(labels)}")
+    return {labels[k]: float(v) for k, v in class_weight.items()}
+
+
 # ---------------------------------------------------------------------- model flags
 #: flag destination -> estimator parameter, for the flags that every estimator takes
 _COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_size", "max_iter": "max_iter",
            "max_time": "max_time", "early_stopping": "early_stopping", "validation_fraction": "validation_fraction",
            "learning_rate": "learning_rate", "learning_rate_decay": "learning_rate_decay", "tol": "tol",
            "n_iter_no_change": "n_iter_no_change", "checkpoint": "checkpoint", "dtype": "dtype",
-           "device": "device", "distributed": "distributed"}
+           "device": "device", "distributed": "distributed", "class_weight": "class_weight"}
 #: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
 _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_params": ("method_params", None),
             "damping": ("damping", None), "shared_hyperparameters": ("shared_hyperparameters", True),
@@ -245,6 +273,9 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     t.add_argument("--distributed", type=_distributed, default=None, metavar="{false,true,rows}",
                    help="split the fit across the processes of a torchrun launch: true splits the classes "
                         "(and rows), rows only the rows (default: false; README 'Distributed fits')")
+    t.add_argument("--class-weight", type=_class_weight, default=None, metavar="{balanced,JSON}",
+                   help="class weights: 'balanced' or a JSON object of label -> weight, e.g. '{\"1\": 5}' "
+                        "(default: none; classifiers only)")
 
 
 def _make_estimator(args):
@@ -257,6 +288,8 @@ def _make_estimator(args):
 
     regression = bool(getattr(args, "regression", None))
     deep = args.layers is not None or regression
+    if regression and given("class_weight"):
+        raise ValueError("--class-weight applies to classifiers, not to --regression")
     wrong = [_flag(dest) for dest in (_GP_ONLY if deep else _DEEP_ONLY) if given(dest)]
     if wrong:
         raise ValueError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to a deep GP "
@@ -342,8 +375,16 @@ def cmd_fit(args) -> int:
     if args.checkpoint:
         check_writable(args.checkpoint, "fit.ckpt")
     X, y = read_file(args.data, args.target, zero_based=args.zero_based)
+    weight = None
+    if args.weight_column is not None:
+        if args.weight_column not in X.columns:
+            raise ValueError(f"--weight-column {args.weight_column!r} is not a column of {args.data}; its columns: "
+                             f"{list(X.columns)[:20]}")
+        weight = X.pop(args.weight_column).to_numpy()
+    if args.class_weight is not None:
+        clf.set_params(class_weight=_labelled_class_weight(args.class_weight, y))
     start = time.perf_counter()
-    clf.fit(X, y)
+    clf.fit(X, y, sample_weight=weight)
     clf.save(args.model)
     print(f"fitted {_describe(clf)} on {len(y)} rows and {X.shape[1]} features in "
           f"{time.perf_counter() - start:.2f} s; saved to {args.model}")
@@ -478,6 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="training file: CSV/TSV with a header row (optionally .gz) or LIBSVM (.libsvm, .svm; "
                           "features numbered from 1). The column names are stored in the model")
     fit.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    fit.add_argument("--weight-column", default=None, metavar="NAME",
+                     help="a CSV/TSV column of non-negative row weights (fit's sample_weight; not a feature)")
     _add_zero_based(fit)
     fit.add_argument("--model", required=True, help="where to save the fitted model (a data-only safetensors file)")
     _add_model_options(fit, regression=True)

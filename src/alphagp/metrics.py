@@ -12,9 +12,10 @@ def error_rate(proba: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.argmax(proba, axis=1) != y))
 
 
-def negative_log_likelihood(proba: np.ndarray, y: np.ndarray) -> float:
-    """Mean negative log predictive probability of the true label (nats)."""
-    return float(-np.mean(np.log(np.maximum(proba[np.arange(len(y)), y], _EPS))))
+def negative_log_likelihood(proba: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> float:
+    """Mean negative log predictive probability of the true label (nats), weighted by ``weight``
+    ``[N]`` where given."""
+    return float(-np.average(np.log(np.maximum(proba[np.arange(len(y)), y], _EPS)), weights=weight))
 
 
 def brier_score(proba: np.ndarray, y: np.ndarray) -> float:

@@ -7,9 +7,10 @@ import numpy as np
 _CHUNK = 65536
 
 
-def column_mean_std(X, chunk: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
+def column_mean_std(X, chunk: int = _CHUNK, weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Column means and standard deviations of ``X`` ``[N, D]`` (or ``[N]``), reading ``chunk`` rows at
-    a time.
+    a time; with ``weight`` ``[N]`` (non-negative, not all 0) the weighted ones, as if row i were
+    repeated ``weight[i]`` times.
 
     Each column is divided by its largest magnitude before it is summed or squared, so values
     from 1e-300 to 1e300 neither overflow nor underflow (squaring 1e155 gives inf, squaring 1e-162
@@ -23,14 +24,21 @@ def column_mean_std(X, chunk: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError("the data contain NaN or infinity")
         peak = np.maximum(peak, np.abs(part).max(0))
     unit = np.where(peak > 0, peak, 1.0)
+    ones = np.ones(min(n, chunk))
+
+    def weights(start: int) -> np.ndarray:
+        w = ones[:min(chunk, n - start)] if weight is None else np.asarray(weight[start:start + chunk], np.float64)
+        return w.reshape(-1, *([1] * (len(X.shape) - 1)))
+
     total = np.zeros(X.shape[1:])
     for start in range(0, n, chunk):
-        total += (np.asarray(X[start:start + chunk], dtype=np.float64) / unit).sum(0)
-    mean = total / n
+        total += (np.asarray(X[start:start + chunk], dtype=np.float64) / unit * weights(start)).sum(0)
+    count = n if weight is None else float(np.sum(weight))
+    mean = total / count
     sq = np.zeros(X.shape[1:])
     for start in range(0, n, chunk):
-        sq += ((np.asarray(X[start:start + chunk], dtype=np.float64) / unit - mean) ** 2).sum(0)
-    return mean * unit, np.sqrt(sq / n) * unit
+        sq += ((np.asarray(X[start:start + chunk], dtype=np.float64) / unit - mean) ** 2 * weights(start)).sum(0)
+    return mean * unit, np.sqrt(sq / count) * unit
 
 
 class StandardizedRows:

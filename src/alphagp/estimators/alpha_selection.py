@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..metrics import negative_log_likelihood
+
 #: candidates of ``alpha="auto"`` when ``alpha_grid`` is not given
 DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 
 
-def select_alpha(estimator, X, y) -> tuple[float, dict]:
+def select_alpha(estimator, X, y, weight=None) -> tuple[float, dict]:
     """The value of ``estimator.alpha_grid`` with the best mean held-out log-likelihood in
-    stratified ``estimator.cv``-fold cross-validation, and the mean score of every value.
+    stratified ``estimator.cv``-fold cross-validation, and the mean score of every value; with
+    ``weight`` ``[N]`` (sample times class weights), each fold is fitted and scored with its rows'.
 
     ``estimator`` is cloned for every (alpha, fold), with that alpha, no checkpoint and no
     progress. A class with fewer rows than folds is a ``ValueError`` that says so.
@@ -33,8 +36,13 @@ def select_alpha(estimator, X, y) -> tuple[float, dict]:
         fold_scores = []
         for train, test in folds:
             model = clone(estimator).set_params(alpha=a, checkpoint=None, verbose=False)
-            model.fit(X[train], y[train])
-            fold_scores.append(-model.evaluate(X[test], y[test])["nll"])
+            if weight is None:
+                model.fit(X[train], y[train])
+                fold_scores.append(-model.evaluate(X[test], y[test])["nll"])
+            else:
+                model.set_params(class_weight=None).fit(X[train], y[train], sample_weight=weight[train])
+                proba = model.predict_proba(X[test])
+                fold_scores.append(-negative_log_likelihood(proba, model._encode(y[test]), weight[test]))
         scores[a] = float(np.mean(fold_scores))
         if estimator.verbose:
             print(f"alpha={a:g}: mean held-out log-likelihood {scores[a]:.4f} ({cv} folds)", flush=True)

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import serialization
@@ -92,6 +92,15 @@ def can_hold_out(y, stratify: bool) -> bool:
     return bool(counts[counts > 0].min() >= 2)
 
 
+#: scikit-learn's estimator checks that the alphagp estimators fail by design, with the reason
+#: (``check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)``)
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "an integer weight is the row repeated given the same start (tests/test_sample_weight.py), but the "
+        "start depends on the rows: inducing inputs drawn from them, and the held-out splits",
+}
+
+
 class GPEstimatorBase(BaseEstimator):
     """Shared machinery of the estimators. A subclass sets ``MODEL_KIND`` (its model files' kind)
     and ``SCHEDULE_PARAMS`` (the parameters a resumed checkpoint may change: the schedule and how
@@ -146,17 +155,68 @@ class GPEstimatorBase(BaseEstimator):
         setting was resolved (GPClassifier), else the parameter."""
         return getattr(self, name + "_", getattr(self, name))
 
+    # ------------------------------------------------------------------ sample weights
+    def _fit_weights(self, sample_weight, X, y) -> np.ndarray | None:
+        """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
+        finite, not all 0) times the class weights of ``class_weight`` where the estimator has one
+        (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given. Raises
+        ``ValueError`` for a method that takes no weights and for a ``class_weight`` naming a
+        class not in ``y``."""
+        class_weight = getattr(self, "class_weight", None)
+        if sample_weight is None and class_weight is None:
+            return None
+        from sklearn.utils.class_weight import compute_sample_weight
+        from sklearn.utils.validation import _check_sample_weight
+        if not self._takes_sample_weight():
+            raise ValueError(f"method={self.method!r} takes no sample weights (sample_weight, class_weight); "
+                             f"the methods that do: {', '.join(self._weighted_methods())}")
+        weight = (np.ones(len(y)) if sample_weight is None else
+                  _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
+        if isinstance(class_weight, dict):
+            unseen = [c for c in class_weight if c not in set(np.unique(y).tolist())]
+            if unseen:
+                raise ValueError(f"class_weight names classes not in y: {unseen}; the classes are "
+                                 f"{np.unique(y).tolist()}")
+        if class_weight is not None:
+            weight *= compute_sample_weight(class_weight, y)
+        return weight
+
+    def _positive_weight_rows(self, X, y, weight):
+        """``(X, y, weight)`` without the rows of weight 0 (such a row is left out, exactly: the
+        standardisation, the inducing inputs and the held-out splits never see it). Raises
+        ``ValueError`` when a class of a classifier keeps no row."""
+        if weight is None or (weight > 0).all():
+            return X, y, weight
+        kept = weight > 0
+        if is_classifier(self):
+            lost = np.setdiff1d(np.unique(y), y[kept])
+            if len(lost):
+                raise ValueError(f"every row of class {lost.tolist()} has weight 0 (sample_weight times class_weight); "
+                                 "give them a positive weight or leave the class out of y")
+        rows = np.flatnonzero(kept)
+        return np.asarray(X[rows]), y[rows], weight[rows]
+
+    def _takes_sample_weight(self) -> bool:
+        """Whether the method this fit uses takes sample weights (the deep GPs always do)."""
+        return True
+
+    def _weighted_methods(self) -> list[str]:
+        """The names of the methods that take sample weights (for the error message)."""
+        return []
+
     # ------------------------------------------------------------------ validation set
-    def _held_out(self, X, y, stratify: bool):
-        """``(X_fit, y_fit, validation)``: the rows to fit and, with early stopping on (``True``, or
-        ``"auto"`` from ``EARLY_STOPPING_ROWS`` rows where :func:`can_hold_out`), a function scoring the model on the other
-        ``validation_fraction`` of them (stratified by class for a classifier), else ``None``. The
-        fitted rows stay a lazy view of ``X`` (a memory-map stays on disk)."""
+    def _held_out(self, X, y, stratify: bool, weight: np.ndarray | None = None):
+        """``(X_fit, y_fit, weight_fit, validation)``: the rows to fit (and their ``weight``, or
+        ``None``) and, with early stopping on (``True``, or ``"auto"`` from ``EARLY_STOPPING_ROWS``
+        rows where :func:`can_hold_out`), a function scoring the model on the other
+        ``validation_fraction`` of them (stratified by class for a classifier; the mean NLL
+        weighted by their ``weight``), else ``None``. The fitted rows stay a lazy view of ``X`` (a
+        memory-map stays on disk)."""
         n = len(y)
         setting = self._resolved("early_stopping")
         on = n >= EARLY_STOPPING_ROWS and can_hold_out(y, stratify) if setting == "auto" else bool(setting)
         if not on:
-            return X, y, None
+            return X, y, weight, None
         try:
             fit_rows, val_rows = held_out_rows(y, self.validation_fraction, stratify, self.random_state)
         except ValueError as err:
@@ -164,21 +224,24 @@ class GPEstimatorBase(BaseEstimator):
                              f"{n} rows{' stratified by class' if stratify else ''} and cannot: {err}. Use more "
                              "rows, another validation_fraction, or early_stopping=False") from err
         X_val, y_val = RowSubset(X, val_rows), y[val_rows]
-        return RowSubset(X, fit_rows), y[fit_rows], lambda: self._held_out_score(X_val, y_val)
+        w_fit, w_val = (None, None) if weight is None else (weight[fit_rows], weight[val_rows])
+        return RowSubset(X, fit_rows), y[fit_rows], w_fit, lambda: self._held_out_score(X_val, y_val, w_val)
 
-    def _held_out_score(self, X_val: RowSubset, y_val: np.ndarray) -> float:
+    def _held_out_score(self, X_val: RowSubset, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
         """The score early stopping minimises: the mean negative log-likelihood of the held-out
         rows ``X_val`` (unstandardised, a lazy view of the training rows: 10^6 held-out rows of
-        784 features would be 6 GB in memory) and their targets (class indices, or real targets)."""
+        784 features would be 6 GB in memory) and their targets (class indices, or real targets),
+        weighted by ``weight`` ``[N_val]`` where given."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ fit
-    def _standardize(self, X, standardize: bool = True) -> StandardizedRows:
+    def _standardize(self, X, standardize: bool = True, weight: np.ndarray | None = None) -> StandardizedRows:
         """Set ``mean_`` and ``scale_`` ``[D]`` (a column without spread keeps scale 1;
-        ``standardize=False``: 0 and 1) and return the standardised rows of ``X`` ``[N, D]``, read
-        lazily, so a memory-map stays on disk."""
+        ``standardize=False``: 0 and 1; weighted by ``weight`` ``[N]`` where given, as scikit-learn's
+        ``StandardScaler`` with ``sample_weight``) and return the standardised rows of ``X``
+        ``[N, D]``, read lazily, so a memory-map stays on disk."""
         d = X.shape[1]
-        mean, scale = column_mean_std(X) if standardize else (np.zeros(d), np.ones(d))
+        mean, scale = column_mean_std(X, weight=weight) if standardize else (np.zeros(d), np.ones(d))
         self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
         return StandardizedRows(X, self.mean_, self.scale_)
 
@@ -203,7 +266,25 @@ class GPEstimatorBase(BaseEstimator):
     def _checkpoint_settings(self) -> dict:
         """The settings a checkpoint records and a resumed fit must match: the parameters but the
         schedule's, as plain data."""
-        return {k: plain(v) for k, v in self.get_params().items() if k not in self.SCHEDULE_PARAMS}
+        return {k: v for k, v in self._plain_params().items() if k not in self.SCHEDULE_PARAMS}
+
+    def _plain_params(self) -> dict:
+        """The parameters as JSON-ready data; a ``class_weight`` dict as ``[[label, weight], ...]``
+        (JSON's keys are strings, labels need not be; :meth:`_params_from_plain` undoes it)."""
+        params = self.get_params()
+        class_weight = params.pop("class_weight", None)
+        params = plain(params)
+        if "class_weight" in self.get_params():
+            params["class_weight"] = ([[plain(label), float(w)] for label, w in class_weight.items()]
+                                      if isinstance(class_weight, dict) else class_weight)
+        return params
+
+    @staticmethod
+    def _params_from_plain(params: dict) -> dict:
+        """The estimator parameters of :meth:`_plain_params`'s data."""
+        if isinstance(params.get("class_weight"), list):
+            return {**params, "class_weight": {label: w for label, w in params["class_weight"]}}
+        return params
 
     def _train(self, model, X, y, *, optimizer: str, learning_rate: float, callbacks, seed: int,
                distributed: bool | str = False, validation=None) -> TrainingState:
@@ -215,7 +296,8 @@ class GPEstimatorBase(BaseEstimator):
                           learning_rate=learning_rate, learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
                           settings=self._checkpoint_settings(), verbose=bool(self.verbose), seed=seed,
-                          distributed=distributed, validation=validation, max_time=self.max_time)
+                          distributed=distributed, validation=validation, max_time=self.max_time,
+                          n_points=model.n_weighted)
         state = trainer.fit(X, y)
         self.history_, self.n_iter_ = state.history, state.epoch
         self.validation_scores_ = list(state.validation_scores) if validation is not None else None
@@ -240,7 +322,7 @@ class GPEstimatorBase(BaseEstimator):
         """Write the fitted estimator to ``path`` (``options`` go to :meth:`_file_content`)."""
         check_is_fitted(self, "model_")
         serialization.write(path, self.MODEL_KIND, {
-            "params": plain(self.get_params()), "n_features_in": int(self.n_features_in_),
+            "params": self._plain_params(), "n_features_in": int(self.n_features_in_),
             "feature_names_in": plain(getattr(self, "feature_names_in_", None)),
             "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
             "history": self.history_, "n_iter": int(self.n_iter_), "validation_scores": self.validation_scores_,
@@ -255,7 +337,7 @@ class GPEstimatorBase(BaseEstimator):
         if content is None:
             content = serialization.read(path, cls.MODEL_KIND)
         try:
-            est = cls(**{**content["params"], **params})
+            est = cls(**{**cls._params_from_plain(content["params"]), **params})
             est.n_features_in_ = int(content["n_features_in"])
             if content["feature_names_in"] is not None:
                 est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)

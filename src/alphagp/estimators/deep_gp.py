@@ -8,6 +8,7 @@ progress, early stopping) and write data-only model files (:mod:`alphagp.seriali
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from numbers import Integral, Real
@@ -184,8 +185,9 @@ class _DeepGPBase(GPEstimatorBase):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ subclass hooks
-    def _prepare_targets(self, y) -> tuple[np.ndarray, int, str]:
-        """Targets for the model, the number of output units and the likelihood's name."""
+    def _prepare_targets(self, y, weight: np.ndarray | None = None) -> tuple[np.ndarray, int, str]:
+        """Targets for the model, the number of output units and the likelihood's name (``weight``
+        ``[N]``: the rows' sample weights, or ``None``)."""
         raise NotImplementedError
 
     def _target_content(self) -> dict:
@@ -193,17 +195,25 @@ class _DeepGPBase(GPEstimatorBase):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, callbacks=None):
-        """Fit the deep GP to ``X`` ``[N, D]`` and ``y`` ``[N]``; ``callbacks`` as for
-        :class:`~alphagp.training.Trainer` (called with the training state after each epoch)."""
+    def fit(self, X, y, sample_weight=None, callbacks=None):
+        """Fit the deep GP to ``X`` ``[N, D]`` and ``y`` ``[N]``.
+
+        ``sample_weight`` ``[N]``: non-negative row weights (times ``class_weight``'s for the
+        classifier), as :meth:`alphagp.GPClassifier.fit` takes them: each row's data term of the
+        energy is scaled by its weight and the cavities count sum_i w_i points, so an integer
+        weight is the row repeated; rows of weight 0 are left out; the held-out score of early
+        stopping is the weighted mean. ``callbacks`` as for :class:`~alphagp.training.Trainer`
+        (called with the training state after each epoch)."""
         self._validate_params()
         X, y = self._validate(X, y, reset=True, ensure_min_samples=2, y_numeric=isinstance(self, RegressorMixin))
+        X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
         device = self._device()
-        targets, n_outputs, likelihood = self._prepare_targets(y)
-        X, targets, validation = self._held_out(X, targets, stratify=isinstance(self, ClassifierMixin))
+        targets, n_outputs, likelihood = self._prepare_targets(y, weight)
+        X, targets, weight, validation = self._held_out(X, targets, stratify=isinstance(self, ClassifierMixin),
+                                                        weight=weight)
         n, d = X.shape
         m = self._inducing_count(n)
-        Xs = self._standardize(X, self.standardize)
+        Xs = self._standardize(X, self.standardize, weight)
         rng = np.random.default_rng(self.random_state)
         hidden = self.n_hidden if self.n_hidden is not None else min(d, 30)
         with torch_threads(self.n_jobs):
@@ -216,8 +226,13 @@ class _DeepGPBase(GPEstimatorBase):
             if self.distributed:  # the first process's start, draws and batch order for all
                 seed = self._share_start(self.model_, seed)
                 self.model_.seed = seed
-            self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
-                        callbacks=callbacks, seed=seed, distributed=bool(self.distributed), validation=validation)
+            self.model_.set_sample_weight(None if weight is None else torch.as_tensor(
+                weight, dtype=DTYPES[self.dtype], device=device))
+            try:
+                self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
+                            callbacks=callbacks, seed=seed, distributed=bool(self.distributed), validation=validation)
+            finally:
+                self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
         self.diagnostics_ = self.model_.diagnostics()
         return self
 
@@ -319,11 +334,12 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
 
     MODEL_KIND = REGRESSOR_KIND
 
-    def _prepare_targets(self, y):
+    def _prepare_targets(self, y, weight=None):
+        """Standardised targets (by their weighted mean and spread where the rows are weighted)."""
         y = np.asarray(y, dtype=np.float64)
         if y.ndim != 1:
             raise ValueError(f"y must be one-dimensional (one target), got shape {list(y.shape)}")
-        mean, scale = column_mean_std(y)
+        mean, scale = column_mean_std(y, weight=weight)
         self.y_mean_, scale = float(mean), float(scale)
         self.y_scale_ = scale if scale > 0 else 1.0
         return (y - self.y_mean_) / self.y_scale_, 1, "gaussian"
@@ -361,10 +377,10 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         return self._per_row(X, 1, lambda rows, mean, var: self.model_.likelihood.mixture_log_density(
             mean, var, noise, ys[rows]), validated=True)[:, 0]
 
-    def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
+    def _held_out_score(self, X_val, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
         """The held-out mean negative log density of the standardised targets (``X_val`` read a
-        chunk at a time)."""
-        return float(-np.mean(self._log_density(y_val, X_val, validated=True)))
+        chunk at a time), weighted by ``weight`` where given."""
+        return float(-np.average(self._log_density(y_val, X_val, validated=True), weights=weight))
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
         """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
@@ -399,8 +415,16 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
     """
 
     MODEL_KIND = CLASSIFIER_KIND
+    _parameter_constraints: ClassVar[dict] = {**_DeepGPBase._parameter_constraints,
+                                              "class_weight": [dict, StrOptions({"balanced"}), None]}
 
-    def _prepare_targets(self, y):
+    def __init__(self, *, class_weight=None, **params):
+        """``class_weight``: dict, ``"balanced"`` or ``None``, as :class:`~alphagp.GPClassifier`'s
+        (it multiplies ``fit``'s ``sample_weight``); ``params``: :class:`_DeepGPBase`'s."""
+        super().__init__(**params)
+        self.class_weight = class_weight
+
+    def _prepare_targets(self, y, _weight=None):
         self.classes_, y_idx = encode_labels(y)
         C = len(self.classes_)
         if C < 2:
@@ -423,8 +447,8 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
         return self._proba(X)
 
-    def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
-        return negative_log_likelihood(self._proba(X_val, validated=True), y_val)
+    def _held_out_score(self, X_val, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
+        return negative_log_likelihood(self._proba(X_val, validated=True), y_val, weight)
 
     def _proba(self, X, validated: bool = False) -> np.ndarray:
         check_is_fitted(self, "model_")
@@ -446,3 +470,11 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """Test error, mean negative log-likelihood, expected calibration error and Brier score."""
         check_rows_match(X, y)
         return all_metrics(self.predict_proba(X), encode_known_labels(y, self.classes_))
+
+
+# scikit-learn reads an estimator's parameters from its constructor's signature: the classifier's is
+# the base's keyword arguments and class_weight
+_BASE_SIGNATURE = inspect.signature(_DeepGPBase.__init__)
+DeepGPClassifier.__init__.__signature__ = _BASE_SIGNATURE.replace(parameters=[
+    *_BASE_SIGNATURE.parameters.values(), inspect.Parameter("class_weight", inspect.Parameter.KEYWORD_ONLY,
+                                                            default=None)])

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import method_table
+from ..methods import METHODS, method_spec, method_table
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
@@ -168,6 +168,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     verbose : bool
         Progress: a bar on a terminal, a line every few seconds when output goes to a file.
     random_state : int or None
+    class_weight : dict, "balanced" or None
+        Weights of the classes, scikit-learn's semantics: ``{label: weight}`` (a label not in
+        ``y`` is an error), ``"balanced"`` (``n_samples / (n_classes * np.bincount(y))``) or
+        ``None`` (all 1). They multiply ``fit``'s ``sample_weight``.
 
     Attributes
     ----------
@@ -207,6 +211,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "method_params": [dict, None],
         "epsilon": [Interval(Real, 0, 1, closed="left"), None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
@@ -243,7 +248,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
-                 device=None, distributed=False, verbose=False, random_state=None):
+                 device=None, distributed=False, verbose=False, random_state=None, class_weight=None):
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha
@@ -275,23 +280,39 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.distributed = distributed
         self.verbose = verbose
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _encode(self, y) -> np.ndarray:
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""
         return encode_known_labels(y, self.classes_)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, callbacks=None):
+    def fit(self, X, y, sample_weight=None, callbacks=None):
         """Fit the classifier.
 
-        Args:
-            X: ``[N, D]`` numeric features (NumPy array, memory-map or array-like).
-            y: ``[N]`` labels of any type with at least two distinct values.
-            callbacks: optional list of ``cb(state)`` called after each epoch (see
-                :class:`~alphagp.training.MetricsRecorder`).
+        Parameters
+        ----------
+        X : array-like ``[N, D]``
+            Numeric features (NumPy array, memory-map or array-like).
+        y : array-like ``[N]``
+            Labels of any type with at least two distinct values.
+        sample_weight : array-like ``[N]`` or None
+            Non-negative weights of the rows, multiplied by ``class_weight``'s. A weight w raises
+            the row's likelihood factor to the power w, so an integer weight is the row repeated;
+            rows of weight 0 are left out. The validation rows of early stopping and of
+            ``method="auto"`` are scored by the weighted mean NLL, and standardisation uses the
+            weighted mean and spread. For the methods whose ``Capabilities.sample_weight`` is true
+            (``alphagp methods``); the others refuse weights.
+        callbacks : list or None
+            ``cb(state)`` called after each epoch (see :class:`~alphagp.training.MetricsRecorder`).
+
+        Returns
+        -------
+        self
         """
         self._validate_params()
         X, y = self._validate(X, y, reset=True)
+        X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
         self.classes_, y_idx = encode_labels(y)
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
@@ -300,17 +321,17 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         for name in ("cv_results_", "candidate_", "selection_scheme_"):     # a refit keeps none of an earlier one
             self.__dict__.pop(name, None)
         if self.method == "auto":
-            return self._select_and_fit(X, y, y_idx, callbacks)
+            return self._select_and_fit(X, y, y_idx, callbacks, weight)
         for name, value in auto_settings.resolve(self, y_idx).items():
             setattr(self, name + "_", value)
         sparse_model.check_model_size(self, len(y), X.shape[1], len(self.classes_))
         if self.verbose:
             print(f"GPClassifier: {auto_settings.describe(self._settings())}", flush=True)
         if self.alpha == "auto":
-            self.alpha_, self.alpha_scores_ = select_alpha(self, X, y)
-        X_fit, y_fit, validation = self._held_out(X, y_idx, stratify=True)
+            self.alpha_, self.alpha_scores_ = select_alpha(self, X, y, weight)
+        X_fit, y_fit, w_fit, validation = self._held_out(X, y_idx, stratify=True, weight=weight)
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
-            Xs = self._standardize(X_fit, self.standardize)
+            Xs = self._standardize(X_fit, self.standardize, w_fit)
             rng = np.random.default_rng(self.random_state)
             self.model_, mini = sparse_model.build_model(self, X_fit, Xs, len(self.classes_), rng)
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
@@ -319,19 +340,26 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                 seed = self._share_start(self.model_, seed)
             self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini)
             self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
-            self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=self.distributed,
-                        validation=validation, **sparse_model.optimizer_settings(self, self.model_, mini))
+            points = self.model_.inducing_points
+            self.model_.set_sample_weight(None if w_fit is None else
+                                          torch.as_tensor(w_fit, dtype=points.dtype, device=points.device))
+            try:
+                self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=self.distributed,
+                            validation=validation, **sparse_model.optimizer_settings(self, self.model_, mini))
+            finally:
+                self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
             self.model_.after_fit(Xs, y_fit)
         self._set_diagnostics()
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
 
-    def _select_and_fit(self, X, y, y_idx, callbacks):
+    def _select_and_fit(self, X, y, y_idx, callbacks, weight=None):
         """``method="auto"``: the candidate of the portfolio with the best held-out NLL
-        (:mod:`~alphagp.estimators.model_selection`), fitted on all of ``X`` ``[N, D]``, ``y``."""
+        (:mod:`~alphagp.estimators.model_selection`), fitted on all of ``X`` ``[N, D]``, ``y``
+        (rows weighted by ``weight`` ``[N]``, class weights included, where given)."""
         start = time.perf_counter()
         reuse = not callbacks and not self.checkpoint      # one split's winning fit is the final one
-        selection = model_selection.select(self, X, y, y_idx, keep_split_fit=reuse)
+        selection = model_selection.select(self, X, y, y_idx, keep_split_fit=reuse, weight=weight)
         if self.verbose:
             print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
                   f"{auto_settings.describe(selection.candidate.params)}", flush=True)
@@ -346,8 +374,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             user, names = self.get_params(), getattr(self, "feature_names_in_", None)
             try:
                 self.set_params(**{**selection.params, "checkpoint": self.checkpoint, "verbose": self.verbose,
-                                   "max_time": remaining})
-                self.fit(X, y, callbacks=callbacks)
+                                   "max_time": remaining, "class_weight": None})   # in weight already
+                self.fit(X, y, sample_weight=weight, callbacks=callbacks)
             finally:
                 self.set_params(**user)
                 if names is not None:
@@ -355,6 +383,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
                                                                      selection.scheme)
         return self
+
+    def _takes_sample_weight(self) -> bool:
+        if self.method == "auto":
+            return True             # the portfolio's candidates all do (model_selection leaves out any that not)
+        return method_spec(self.method).cls.CAPABILITIES.sample_weight
+
+    def _weighted_methods(self) -> list[str]:
+        return [name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight]
 
     def _settings(self) -> dict:
         """The settings the fit used (``"auto"`` resolved)."""
@@ -371,8 +407,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         check_is_fitted(self, "model_")
         return self._proba(self._validate(X), chunk_size)
 
-    def _held_out_score(self, X_val, y_val: np.ndarray) -> float:
-        return negative_log_likelihood(self._proba(X_val), y_val)
+    def _held_out_score(self, X_val, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
+        return negative_log_likelihood(self._proba(X_val), y_val, weight)
 
     def _proba(self, X: np.ndarray, chunk_size: int = 2048) -> np.ndarray:
         """``[N, C]`` probabilities of validated, unstandardised rows ``X`` (chunks as

@@ -93,10 +93,11 @@ def accepts(method: str, explicit: dict) -> bool:
     return True
 
 
-def candidates_for(estimator, n_rows: int, portfolio=None) -> list[tuple[Candidate, dict]]:
+def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = False) -> list[tuple[Candidate, dict]]:
     """``[(candidate, params)]``: the candidates of ``portfolio`` (default :data:`PORTFOLIO`)
-    that suit ``n_rows`` training rows and the user's explicit settings, each with the estimator
-    parameters it is fitted with (its own values where the user kept the default)."""
+    that suit ``n_rows`` training rows and the user's explicit settings (``weighted``: sample
+    weights, which only some methods take), each with the estimator parameters it is fitted with
+    (its own values where the user kept the default)."""
     defaults = type(estimator)().get_params()
     user = estimator.get_params()
     explicit = {k: v for k, v in user.items() if not _same(v, defaults.get(k))}
@@ -104,8 +105,9 @@ def candidates_for(estimator, n_rows: int, portfolio=None) -> list[tuple[Candida
     mini = isinstance(explicit.get("batch_size"), int) and explicit["batch_size"] < n_rows
     for candidate in PORTFOLIO if portfolio is None else portfolio:
         method = candidate.params["method"]
+        capabilities = method_spec(method).cls.CAPABILITIES
         if (not candidate.suits(n_rows) or not accepts(method, explicit)
-                or (mini and not method_spec(method).cls.CAPABILITIES.mini_batches)):
+                or (mini and not capabilities.mini_batches) or (weighted and not capabilities.sample_weight)):
             continue
         own = {k: v for k, v in candidate.params.items() if k not in explicit}
         chosen.append((candidate, {**own, "checkpoint": None, "verbose": False}))
@@ -147,14 +149,15 @@ def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
 
 
 def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
-           clock=time.perf_counter) -> Selection:
+           clock=time.perf_counter, weight=None) -> Selection:
     """Score the candidates (module docstring) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class
     indices ``y_idx``) and return the :class:`Selection`. No row outside ``X`` is read.
     ``keep_split_fit``: on one split, the winner's fit will be kept as the final one, so the
-    budget holds no share for a final fit there."""
+    budget holds no share for a final fit there. ``weight`` ``[N]`` (sample times class weights):
+    every fit takes its rows' weights and every held-out score is their weighted mean NLL."""
     n = len(y)
     seed = int(np.random.default_rng(estimator.random_state).integers(2**31 - 1))
-    choices = candidates_for(estimator, n, portfolio)
+    choices = candidates_for(estimator, n, portfolio, weighted=weight is not None)
     if not choices:
         raise ValueError("method='auto' found no candidate method that takes the settings given "
                          f"(alpha={estimator.alpha!r}, epsilon={estimator.epsilon!r}, damping={estimator.damping!r}); "
@@ -179,14 +182,15 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 break
             rows = y_idx if train is None else y_idx[train]
             model = clone(estimator).set_params(**_feasible(params, rows, estimator.validation_fraction),
-                                                max_time=share)
+                                                max_time=share, class_weight=None)
             t0 = clock()
             try:
                 if scheme == "cv":
-                    model.fit(X[train], y[train])
-                    own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test]))
+                    model.fit(X[train], y[train], sample_weight=None if weight is None else weight[train])
+                    own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test],
+                                                              None if weight is None else weight[test]))
                 else:
-                    model.fit(X, y)
+                    model.fit(X, y, sample_weight=weight)
                     own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
             except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
                 failures.append(f"{candidate.name}: {err}")           # is left unscored, ranked last

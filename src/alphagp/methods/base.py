@@ -94,6 +94,11 @@ class Capabilities:
         exact_gradient: the gradient of ``objective`` is the derivative of the value it returns
             (at the method's state held fixed); false where the gradient is by design another
             quantity (GFITC: EP's estimate of the evidence's gradient, its site constants held).
+        sample_weight: the method takes per-row weights (:meth:`SparseGPMethod.set_sample_weight`):
+            a weight w_i raises point i's likelihood factor to the power w_i, so an integer weight
+            is the row repeated (EP and power EP: the site of one copy enters q w_i times; VI and
+            the gradient-fitted energies: the point's data term is scaled by w_i; tied factors
+            count sum_i w_i points).
     """
 
     batch_optimizer: str = "sign-adaptive"
@@ -103,9 +108,40 @@ class Capabilities:
     class_parallel: bool = False
     inducing_on_mini_batches: bool = True
     exact_gradient: bool = True
+    sample_weight: bool = False
 
 
-class SparseGPMethod(nn.Module):
+class WeightedRows:
+    """Per-row weights of the training rows during a fit (not part of the model's state): a
+    method with ``capabilities.sample_weight`` reads them through :meth:`_weighted` and
+    :attr:`n_weighted` (module docstring of :class:`Capabilities`)."""
+
+    sample_weight: torch.Tensor | None = None
+    _weight_total: float | None = None
+
+    def set_sample_weight(self, weight: torch.Tensor | None) -> None:
+        """Weights ``[N]`` (non-negative, of the model's dtype and device) of the training rows that
+        ``local_update``'s ``idx`` index, or ``None`` (every row weight 1). Only for a method whose
+        ``capabilities.sample_weight`` is true; the estimators set them for a fit and clear them after."""
+        if weight is not None and not self.capabilities.sample_weight:
+            raise ValueError(f"{type(self).__name__} takes no sample weights")
+        self.sample_weight = weight
+        self._weight_total = None if weight is None else float(weight.sum())
+
+    @property
+    def n_weighted(self) -> float:
+        """The number of training points the likelihood counts: sum_i w_i, or N without weights."""
+        return float(self.n_data) if self.sample_weight is None else self._weight_total
+
+    def _weighted(self, values: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """``values`` ``[B, ...]`` of the batch's rows ``idx`` times their weights (unchanged without)."""
+        if self.sample_weight is None:
+            return values
+        w = self.sample_weight[idx.to(self.sample_weight.device)]
+        return values * w.reshape(-1, *([1] * (values.dim() - 1)))
+
+
+class SparseGPMethod(WeightedRows, nn.Module):
     """Kernel, inducing points and likelihood of a sparse multi-class GP; subclasses add q.
 
     Subclasses implement ``local_update(X, y, idx)`` (returns the batch objective scaled to the
@@ -143,7 +179,6 @@ class SparseGPMethod(nn.Module):
         self.register_buffer("n_improper_cavities", torch.zeros((), dtype=torch.long))
         #: sums across the processes of a data-parallel fit (:mod:`alphagp.distributed`)
         self.reducer = Reducer()
-
     # ------------------------------------------------------------------ the class split
     @property
     def _own_classes(self) -> slice:
@@ -282,7 +317,7 @@ class SiteMethod(StoredQ, SparseGPMethod):
     """
 
     #: a step's sums over the batch are all-reduced and per-point sites copied to every process
-    CAPABILITIES = Capabilities(damping=True, data_parallel=True)
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True, sample_weight=True)
 
     def __init__(self, inducing_points, kernel, likelihood, n_data: int, alpha: float, damping: float,
                  per_point: bool):

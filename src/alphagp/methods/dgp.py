@@ -50,7 +50,7 @@ from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
 from ..numerics import stable_cholesky, tied_cavity_log_normaliser_gap, triangular_inverse
 from ..objective import ObjectiveTerms
-from .base import MIN_VARIANCE, Capabilities
+from .base import MIN_VARIANCE, Capabilities, WeightedRows
 from .projection import projected_marginals
 
 #: the deep-GP paper's settings of the registered likelihoods it uses: its robust-max likelihood
@@ -172,7 +172,7 @@ class DGPLayer(nn.Module):
         return mean, var.T.reshape(*F.shape[:-1], H), g_q, gap
 
 
-class DeepGP(nn.Module):
+class DeepGP(WeightedRows, nn.Module):
     """Deep GP with tied power-EP factors, trained by gradients on the energy (eq. 15-19).
 
     The method interface of the trainer (DESIGN.md): ``local_update`` returns the batch energy
@@ -254,7 +254,7 @@ class DeepGP(nn.Module):
 
     #: the deep GP is trained by Adam on mini-batches; its energy is global terms plus a sum over
     #: the batch, and the draws are made for the global batch, so a step splits across processes
-    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, sample_weight=True)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -282,7 +282,7 @@ class DeepGP(nn.Module):
         F, global_terms = X, X.new_zeros(())
         for depth, layer in enumerate(self.layers):
             mean, var, g_q, gap = layer(F, cavity_scale)
-            global_terms = global_terms + (g_q + (self.n_data / self.alpha) * gap).sum()
+            global_terms = global_terms + (g_q + (self.n_weighted / self.alpha) * gap).sum()
             if depth == len(self.layers) - 1:
                 break
             n, part = (1, slice(None)) if shared_draws else rows or (X.shape[0], slice(None))
@@ -299,7 +299,7 @@ class DeepGP(nn.Module):
         and the g-terms of the energy. In a data-parallel step ``X`` is this process's share of
         the global batch, and the draws are those of its rows in the global batch."""
         alpha = self.alpha if alpha is None else alpha
-        mean, var, global_terms = self.propagate(X, n_samples, 1.0 - alpha / self.n_data, generator,
+        mean, var, global_terms = self.propagate(X, n_samples, 1.0 - alpha / self.n_weighted, generator,
                                                  rows=local_rows(self.reducer, X.shape[0]))
         log_t = self.sample_log_normalisers(mean, var, y, alpha)
         return torch.logsumexp(log_t, 0) - math.log(log_t.shape[0]), global_terms
@@ -313,10 +313,14 @@ class DeepGP(nn.Module):
         return likelihood.log_expected_power(mean.reshape(S * n, H), var.reshape(S * n, H), y.repeat(S),
                                              alpha).reshape(S, n)
 
-    def energy_terms(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> ObjectiveTerms:
+    def energy_terms(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator,
+                     idx: torch.Tensor | None = None) -> ObjectiveTerms:
         """log Z_q's terms (eq. 15-17): the global terms, and the data term of the rows ``X`` ``[n, D]``,
-        ``y`` ``[n]`` (1 / alpha times the sum of log Z-hat_i)."""
+        ``y`` ``[n]`` (1 / alpha times the sum of log Z-hat_i, each times its row's weight when the
+        fit has sample weights: ``idx`` ``[n]`` the rows' indices among the training rows)."""
         log_z, global_terms = self.log_z_hat(X, y, self.n_samples, generator)
+        if idx is not None:
+            log_z = self._weighted(log_z, idx)
         return ObjectiveTerms(global_terms, log_z.sum() / self.alpha)
 
     def energy(self, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -331,10 +335,10 @@ class DeepGP(nn.Module):
         """The energy on a batch with the draws of the current step."""
         return self.energy(X, y, self._generator(int(self.n_steps)))
 
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, _idx: torch.Tensor) -> ObjectiveTerms:
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """No closed-form step: the batch energy's terms (then the step counter advances, so each step
         draws anew)."""
-        value = self.energy_terms(X, y, self._generator(int(self.n_steps)))
+        value = self.energy_terms(X, y, self._generator(int(self.n_steps)), idx)
         self.n_steps += 1
         return value
 

@@ -119,14 +119,15 @@ class ScalableEP(SiteMethod):
         cav = self._cavities(L, Psi, s, y, idx, whitened)
         log_z, _, _ = self._tilted(cav, y)
         is_factor = self._factor_mask(y, self.n_classes)
-        coupled = torch.where(is_factor, log_z, 0.0).sum()
-        data = torch.where(is_factor, cav["g_diff"], 0.0).sum()
+        coupled = self._weighted(torch.where(is_factor, log_z, 0.0), idx).sum()
+        data = self._weighted(torch.where(is_factor, cav["g_diff"], 0.0), idx).sum()
         return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha, coupled / self.alpha)
 
     # ------------------------------------------------------------------ method interface
     @property
-    def _n_factors(self) -> int:
-        return self.n_data * (self.n_classes - 1)
+    def _n_factors(self) -> float:
+        """The likelihood factors q approximates: (C - 1) per point, sum_i w_i points with weights."""
+        return self.n_weighted * (self.n_classes - 1)
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """Parallel damped (power) EP update of all factors of the batch (Appendix D-E).
@@ -161,15 +162,17 @@ class ScalableEP(SiteMethod):
         is_factor = self._factor_mask(y, self.n_classes)
         proper = is_factor & ~cav["improper"]
         keep = (proper & ok)[..., None]
-        counts = self.reducer.sum_rows_(torch.stack(((is_factor & cav["improper"]).sum(), (proper & ~ok).sum(),
-                                                keep.sum())))  # over the global batch
+        kept = self._weighted(keep[..., 0].to(new_c1.dtype), idx).sum()        # factors, each counted w_i times
+        counts = self.reducer.sum_rows_(torch.stack(((is_factor & cav["improper"]).sum().to(kept.dtype),
+                                                     (proper & ~ok).sum().to(kept.dtype), kept)))  # global batch
         self.n_improper_cavities += int(counts[0])
         self.n_skipped_updates += int(counts[1])
-        return self._apply_sites(L, Psi, y, idx, cav, new_c1, new_c2, keep, int(counts[2]))
+        return self._apply_sites(L, Psi, y, idx, cav, new_c1, new_c2, keep, float(counts[2]))
 
-    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept: int):
+    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept: float):
         """Damp the batch's valid new sites ``[B, C, 2]`` into q's sites (``keep`` ``[B, C, 1]``,
-        ``n_kept`` of them in the global batch); returns ``whitened`` for the objective."""
+        ``n_kept`` of them in the global batch, each counted w_i times with sample weights);
+        returns ``whitened`` for the objective."""
         raise NotImplementedError
 
 
@@ -194,8 +197,10 @@ class EP(ScalableEP):
             self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
 
     def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
-        """Stored total site precision and natural mean per point and class, ``[B, C]`` each."""
-        return per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
+        """Stored total site precision and natural mean per point and class, ``[B, C]`` each, as
+        they enter q: a point of weight w_i contributes its sites w_i times."""
+        prec, nat = per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
+        return self._weighted(prec, idx), self._weighted(nat, idx)
 
     def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (SEP's option)
         """q restricted to the batch: the running sum minus the batch's stored contribution, plus
@@ -237,7 +242,7 @@ class SEP(ScalableEP):
     """
 
     #: the tied factor's update is a sum over the batch, and per class
-    CAPABILITIES = Capabilities(damping=True, data_parallel=True, class_parallel=True)
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True, class_parallel=True, sample_weight=True)
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5):
@@ -267,6 +272,7 @@ class SEP(ScalableEP):
         rho = self.damping
         prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
                                      self.n_classes)
+        prec, nat = self._weighted(prec, idx), self._weighted(nat, idx)
         own = self._own_classes                                      # this process's classes
         gram, vec = self._scaled_gram(Psi, prec[:, own]), self._weighted_sum(Psi, nat[:, own])   # whitened, at this L
         self.reducer.sum_rows_(gram)

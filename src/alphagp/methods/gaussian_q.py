@@ -60,7 +60,7 @@ class GaussianQMethod(SparseGPMethod):
 
     #: the objective is a global term plus a sum over the batch, q moves by gradients, and
     #: everything but the likelihood's terms is per class
-    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, class_parallel=True)
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, class_parallel=True, sample_weight=True)
     REFUSES: ClassVar[dict[str, str]] = {
         "damping": "it fits q by gradients and has no EP updates to damp; damping applies to the EP methods "
                    "(ep, sep, rep, pep)"}
@@ -162,15 +162,15 @@ class SparseVI(GaussianQMethod):
         parallel = self.natural_gradient_rate == 0
         return replace(super().capabilities, data_parallel=parallel, class_parallel=parallel)
 
-    def _expected_log_lik(self, mean, var, s, y, _idx):
-        """sum_i E_q[log p(y_i | f_i)] for q's marginals ``mean``, ``var`` and FITC variances ``s``
-        ``[C_own, B]``."""
+    def _expected_log_lik(self, mean, var, s, y, idx):
+        """sum_i w_i E_q[log p(y_i | f_i)] for q's marginals ``mean``, ``var`` and FITC variances ``s``
+        ``[C_own, B]`` (w_i = 1 without sample weights)."""
         extra = {}
         if self.likelihood.STOCHASTIC:   # Monte Carlo draws fixed by (seed, step)
             extra["generator"] = torch.Generator().manual_seed(self.likelihood.seed * 1_000_003 + int(self.n_steps))
             extra["rows"] = local_rows(self.reducer, len(y))
         ell = self.likelihood.expected_log_lik(*self._predictive(mean, var, s), y, **extra)
-        return ell.sum()
+        return self._weighted(ell, idx).sum()
 
     def _objective(self, L, Psi, s, y, idx):
         """ELBO (EP paper eq. 15): -KL[q || p] and sum_i E_q[log p(y_i | f_i)] (scaled by N/|B| in training)."""
@@ -218,17 +218,17 @@ class SparseVI(GaussianQMethod):
 class ARPEP(GaussianQMethod):
     """Approximate reparameterised power EP (alpha paper section 3.3, eq. 9)."""
 
-    def _objective(self, L, Psi, s, y, _idx):
+    def _objective(self, L, Psi, s, y, idx):
         mean, var = self._latent_marginals(L, Psi)
         log_z = self.likelihood.log_expected_power(*self._predictive(mean, var, s), y, self.alpha)
-        return ObjectiveTerms(-self._kl(), 0.0, log_z.sum() / self.alpha)
+        return ObjectiveTerms(-self._kl(), 0.0, self._weighted(log_z, idx).sum() / self.alpha)
 
 
 class RPAPEP(GaussianQMethod):
     """Refined-prior approximate power EP (alpha paper section 3.4, eq. 10)."""
 
-    def _objective(self, L, Psi, s, y, _idx):
-        a, N = self.alpha, self.n_data
+    def _objective(self, L, Psi, s, y, idx):
+        a, N = self.alpha, self.n_weighted
         r = 1.0 - a / (N + 1)                                   # cavity = q^r
         R = self._sqrt()
         M = R.shape[-1]
@@ -249,7 +249,7 @@ class RPAPEP(GaussianQMethod):
         c = torch.linalg.solve_triangular(LB, r * b[..., None], upper=False)[..., 0]
         g_prior_term = whitened_log_normaliser_from_cholesky(LB, c)
         shared = g_q.sum() + (N * g_gap.sum() + (g_prior_term - g_q).sum()) / a
-        return ObjectiveTerms(shared, 0.0, log_z.sum() / a)
+        return ObjectiveTerms(shared, 0.0, self._weighted(log_z, idx).sum() / a)
 
 
 class APEP(GaussianQMethod):
@@ -271,8 +271,8 @@ class APEP(GaussianQMethod):
         mean, var, _ = projected_marginals(*self._natural(), Psi)
         return mean, var
 
-    def _objective(self, _L, Psi, s, y, _idx):
-        a, N = self.alpha, self.n_data
+    def _objective(self, _L, Psi, s, y, idx):
+        a, N = self.alpha, self.n_weighted
         Bm, b = self._natural()
         LB = stable_cholesky(Bm)
         c = torch.linalg.solve_triangular(LB, b[..., None], upper=False)[..., 0]
@@ -280,4 +280,4 @@ class APEP(GaussianQMethod):
         mean, var, _ = projected_marginals(*self._natural(1.0 - a / N), Psi)
         log_z = self.likelihood.log_expected_power(*self._predictive(mean, var, s), y, a)
         shared = g_q.sum() + N * tied_cavity_log_normaliser_gap(Bm, b, a / N).sum() / a  # no cancellation
-        return ObjectiveTerms(shared, 0.0, log_z.sum() / a)
+        return ObjectiveTerms(shared, 0.0, self._weighted(log_z, idx).sum() / a)

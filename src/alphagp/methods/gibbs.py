@@ -67,7 +67,7 @@ class GibbsSampler(KeptDraws, PowerEP):
     """
 
     #: the EP stage could split its rows, but the sampler after it needs all rows in one process
-    CAPABILITIES = replace(PowerEP.CAPABILITIES, data_parallel=False)
+    CAPABILITIES = replace(PowerEP.CAPABILITIES, data_parallel=False, sample_weight=False)
     TRAINING_STATE = PowerEP.TRAINING_STATE
     OWN_PARAMETERS: ClassVar[dict] = {"seed": [Interval(Integral, 0, None, closed="left")]}
 

@@ -37,7 +37,7 @@ class LaplaceSoftmax(PowerEP):
     """
 
     #: the EP stage could split its rows, but Newton's method after it needs all rows in one process
-    CAPABILITIES = replace(PowerEP.CAPABILITIES, data_parallel=False)
+    CAPABILITIES = replace(PowerEP.CAPABILITIES, data_parallel=False, sample_weight=False)
     OWN_PARAMETERS: ClassVar[dict] = {"newton_iterations": [Interval(Integral, 1, None, closed="left")],
                                       "newton_tol": [Interval(Real, 0, None, closed="neither")],
                                       "n_predictive_samples": [Interval(Integral, 1, None, closed="left")],

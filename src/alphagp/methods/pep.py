@@ -74,9 +74,10 @@ class PowerEP(SiteMethod):
         g(cavity) - g(q) of the 1-D marginals), ``improper`` ``[B]``, ``g_q`` ``[C]`` (g(q) -
         g(prior)) and ``rest`` (the running sum without the batch's sites).
         """
-        prec, nat = self.factor_c1[idx], self.factor_c2[idx]              # [B, C]
-        rest = self._rest_of_sum(prec, nat, idx)
-        mean, var, g_q = self._batch_marginals(*whitened_sites(L, *rest), Psi, prec, nat)
+        prec, nat = self.factor_c1[idx], self.factor_c2[idx]              # [B, C], one copy of each point
+        in_q = self._weighted(prec, idx), self._weighted(nat, idx)         # what q holds: w_i copies
+        rest = self._rest_of_sum(*in_q, idx)
+        mean, var, g_q = self._batch_marginals(*whitened_sites(L, *rest), Psi, *in_q)
         var = var.clamp_min(MIN_VARIANCE).T                                # [B, C]
         tau, nu = 1.0 / var, mean.T / var
         tau_c = tau - self.alpha * prec
@@ -91,7 +92,7 @@ class PowerEP(SiteMethod):
         """log Z_q's terms (eq. 8 / A.23) on the batch; sites held fixed."""
         cav = self._cavities(L, Psi, idx)
         log_z = self.likelihood.log_expected_power(cav["mean"], cav["var"] + s.T, y, self.alpha)
-        data = (log_z + cav["g_diff"]).sum()
+        data = self._weighted(log_z + cav["g_diff"], idx).sum()
         return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha)
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
@@ -124,4 +125,4 @@ class PowerEP(SiteMethod):
         c1 = damped(new_c1, old_c1, keep, rho)
         c2 = damped(new_c2, old_c2, keep, rho)
         self.factor_c1[idx], self.factor_c2[idx] = c1, c2
-        self._store_batch_sites(L, Psi, idx, cav["rest"], c1, c2)
+        self._store_batch_sites(L, Psi, idx, cav["rest"], self._weighted(c1, idx), self._weighted(c2, idx))

@@ -76,6 +76,9 @@ class Trainer:
             it cuts short counts, with the mean objective of its processed rows. A resumed fit
             gets its own budget.
         clock: the time source of ``train_seconds`` and ``max_time`` (tests pass a fake one).
+        n_points: the number of points the objective counts (the sum of the sample weights of a
+            weighted fit; default the rows N): the optimiser steps on objective / ``n_points``,
+            so that a step does not depend on whether a point is weighted or repeated.
         callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
             in ``state.train_seconds``. A callback may set ``state.stop = True``.
         checkpoint: path of a checkpoint file, written every ``checkpoint_every`` epochs and
@@ -105,7 +108,8 @@ class Trainer:
                  checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 1,
                  settings: dict | None = None, verbose: bool = False, seed: int = 0,
                  distributed: bool | str = False, validation: Callable[[], float] | None = None,
-                 max_time: float | None = None, clock: Callable[[], float] = time.perf_counter):
+                 max_time: float | None = None, clock: Callable[[], float] = time.perf_counter,
+                 n_points: float | None = None):
         if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
         if learning_rate_decay != "cosine" and not (isinstance(learning_rate_decay, numbers.Real)
@@ -146,6 +150,7 @@ class Trainer:
         self._per_class = ([t for _, t in per_class_tensors(method, method.n_classes)]
                            if self.reducer.class_blocks > 1 else [])
         self.validation, self.max_time, self.clock = validation, max_time, clock
+        self.n_points = n_points
         self.state = TrainingState()
         self._fingerprint: dict = {}
         self._best_state: dict | None = None
@@ -347,7 +352,7 @@ class Trainer:
         objective = shared + (terms.data + terms.coupled) * scale
         if self.optimizer is not None:
             self.optimizer.zero_grad(set_to_none=True)
-            (-objective / n).backward()
+            (-objective / (self.n_points or n)).backward()
         if self.reducer.class_blocks > 1:
             objective = shared + (terms.data + terms.coupled / self.reducer.class_blocks) * scale
         if self.reducer.active:
