@@ -268,7 +268,7 @@ class SEP(ScalableEP):
             cav.update(g_q=whitened_log_normaliser(Bm, b), g_diff=g_diff.sum() * torch.ones_like(m_cav))
         return cav
 
-    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):  # noqa: ARG002 (EP's rows)
+    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):
         rho = self.damping
         prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
                                      self.n_classes)
