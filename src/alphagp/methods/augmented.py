@@ -26,6 +26,7 @@ scales their terms by C / K and uses eq. 17 for alpha.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -68,7 +69,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
 
     # data-parallel: a step's closed-form sums over the batch are all-reduced (the class split is
     # not offered: each point's local factors couple all its classes)
-    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True)
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, sample_weight=True)
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
         ("alpha", "epsilon", "damping"), "the logistic-softmax model is fitted by closed-form variational updates")
     OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
@@ -133,7 +134,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         local = local_updates(mean.T.detach(), second.T.detach(), onehot, self.n_classes)
         if step:
             self._global_step(L.detach(), Psi.detach(), onehot, local, idx, classes)
-        data = augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes).sum()
+        data = self._weighted(augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes), idx).sum()
         return ObjectiveTerms(-(self.n_classes / Bm.shape[0] * _whitened_kl(Bm, b).sum()), data)
 
     def _objective(self, L, Psi, s, y, idx):
@@ -143,8 +144,9 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     def _global_step(self, L, Psi, onehot, local, idx, classes) -> None:
         """The factor's natural parameters move to (1 - rho) old + rho CAVI optimum (eq. 15-16)."""
         scale = self._data_scale(idx)
-        gram = self.reducer.sum_(self._scaled_gram(Psi, local.theta))                # over the global batch
-        vec = self.reducer.sum_(self._weighted_sum(Psi, onehot - local.gamma))
+        # sums over the global batch, each point's statistics counted w_i times
+        gram = self.reducer.sum_(self._scaled_gram(Psi, self._weighted(local.theta, idx)))
+        vec = self.reducer.sum_(self._weighted_sum(Psi, self._weighted(onehot - local.gamma, idx)))
         precision, natural = self._to_u_space(L, scale * gram, 0.5 * scale * vec)
         rho = self.step_size(self.reducer.batch_size(idx.numel()) == self.n_data)
         # new tensors, not in-place writes: the old ones are saved for the ELBO's backward pass
@@ -208,6 +210,9 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
 
     Args (beyond :class:`AugmentedVI`'s): n_samples, burn_in, thin; the sampler's seed is ``seed``.
     """
+
+    #: the sampler draws from the unweighted posterior, so it takes no sample weights
+    CAPABILITIES = replace(AugmentedVI.CAPABILITIES, sample_weight=False)
 
     def __init__(self, inducing_points, kernel, likelihood, n_data, n_samples: int = 1000, burn_in: int = 200,
                  thin: int = 2, **kwargs):
