@@ -7,6 +7,7 @@ of :mod:`alphagp.serialization`."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -99,6 +100,20 @@ EXPECTED_FAILED_CHECKS = {
         "an integer weight is the row repeated given the same start (tests/test_sample_weight.py), but the "
         "start depends on the rows: inducing inputs drawn from them, and the held-out splits",
 }
+
+
+@dataclass(frozen=True)
+class HeldOutRows:
+    """The validation rows of early stopping (``X`` a lazy view of the training rows, ``y`` their
+    targets, ``weight`` theirs or ``None``); calling it scores ``estimator``'s model on them."""
+
+    estimator: GPEstimatorBase
+    X: RowSubset
+    y: np.ndarray
+    weight: np.ndarray | None
+
+    def __call__(self) -> float:
+        return self.estimator._held_out_score(self.X, self.y, self.weight)
 
 
 class GPEstimatorBase(BaseEstimator):
@@ -223,9 +238,8 @@ class GPEstimatorBase(BaseEstimator):
             raise ValueError(f"early stopping holds out validation_fraction={self.validation_fraction} of the "
                              f"{n} rows{' stratified by class' if stratify else ''} and cannot: {err}. Use more "
                              "rows, another validation_fraction, or early_stopping=False") from err
-        X_val, y_val = RowSubset(X, val_rows), y[val_rows]
         w_fit, w_val = (None, None) if weight is None else (weight[fit_rows], weight[val_rows])
-        return RowSubset(X, fit_rows), y[fit_rows], w_fit, lambda: self._held_out_score(X_val, y_val, w_val)
+        return RowSubset(X, fit_rows), y[fit_rows], w_fit, HeldOutRows(self, RowSubset(X, val_rows), y[val_rows], w_val)
 
     def _held_out_score(self, X_val: RowSubset, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
         """The score early stopping minimises: the mean negative log-likelihood of the held-out

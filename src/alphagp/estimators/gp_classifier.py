@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_spec, method_table
+from ..conformal import conformity_scores, prediction_sets
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
@@ -192,6 +193,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``None`` without early stopping.
     best_iteration_ : int, the epoch whose state the model holds (the best validation score), or
         ``None`` without early stopping.
+    conformity_scores_ : array ``[n]``, the calibration rows' scores 1 - p(y | x) of
+        :meth:`predict_set`: those of :meth:`conformalize`'s rows, or of the rows the fit held out
+        for early stopping; absent without either.
     optimize_inducing_ : bool, whether the inducing inputs were learnt (``optimize_inducing="auto"``
         resolved).
     n_skipped_updates_ : int, EP site updates refused because the new site would have had
@@ -350,6 +354,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                 self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
             self.model_.after_fit(Xs, y_fit)
         self._set_diagnostics()
+        self.__dict__.pop("conformity_scores_", None)
+        if validation is not None:      # the held-out rows give prediction sets without more data
+            self.conformity_scores_ = conformity_scores(self._proba(validation.X), validation.y)
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
 
@@ -466,6 +473,34 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                               generator).numpy()
         return {"total": parts[:, 0], "aleatoric": parts[:, 1], "epistemic": parts[:, 2]}
 
+    # ------------------------------------------------------------------ prediction sets
+    def conformalize(self, X, y) -> GPClassifier:
+        """Calibrate :meth:`predict_set` on rows ``X`` ``[n, D]`` with labels ``y`` ``[n]`` that the
+        fit did not see (split conformal prediction, :mod:`alphagp.conformal`): their conformity
+        scores 1 - p(y_i | x_i) become ``conformity_scores_``, replacing those of the fit's
+        held-out rows. Returns ``self``."""
+        check_is_fitted(self, "model_")
+        X = self._validate(X)
+        check_rows_match(X, y)
+        self.conformity_scores_ = conformity_scores(self._proba(X), self._encode(y))
+        return self
+
+    def predict_set(self, X, confidence_level: float = 0.9) -> np.ndarray:
+        """Prediction sets ``[N, C]`` (booleans, columns as ``classes_``) that hold the true label
+        with probability at least ``confidence_level`` (in (0, 1)) for rows exchangeable with the
+        calibration rows (:mod:`alphagp.conformal`).
+
+        The calibration rows are those of :meth:`conformalize`, or else the rows the fit held out
+        for early stopping (``early_stopping=True``, and ``method="auto"`` from 2,000 rows). Those
+        chose the stopping epoch (and the candidate), so their guarantee is approximate: on the
+        panel's sets their coverage is measured beside fresh rows' in BENCHMARKS.md. Raises
+        ``ValueError`` when there are no calibration rows."""
+        check_is_fitted(self, "model_")
+        if getattr(self, "conformity_scores_", None) is None:
+            raise ValueError("predict_set needs calibration rows: call conformalize(X_cal, y_cal) with rows the fit "
+                             "did not see (or fit with early_stopping=True, whose held-out rows serve)")
+        return prediction_sets(self._proba(self._validate(X)), self.conformity_scores_, confidence_level)
+
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent means and variances ``[N, C]`` of validated, unstandardised rows ``X``."""
         mean, var = np.empty((len(X), len(self.classes_))), np.empty((len(X), len(self.classes_)))
@@ -536,6 +571,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.alpha_ = getattr(self.model_, "alpha", None)
         if content.get("alpha_scores"):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
+        if content.get("conformity_scores") is not None:
+            self.conformity_scores_ = content["conformity_scores"].numpy()
         if content.get("selection"):                       # method="auto" (files before it have none)
             selection = content["selection"]
             self.candidate_, self.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])

@@ -206,7 +206,9 @@ def file_content(est, include_training_state: bool) -> dict:
             "state": state, "optimize_inducing": bool(est.optimize_inducing_),
             "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()},
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
-                           "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None)}
+                           "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),
+            **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
+               if getattr(est, "conformity_scores_", None) is not None else {})}
 
 
 def _registered_config(name: str, config: dict) -> dict:

@@ -1,0 +1,43 @@
+"""Prediction sets with a coverage guarantee: split-conformal classification (Vovk et al. 2005;
+the "least ambiguous set-valued classifier" score of Sadinle, Lei & Wasserman 2019, MAPIE's
+``"lac"``).
+
+A fitted classifier's probabilities give each calibration row the conformity score
+s_i = 1 - p(y_i | x_i). For n calibration rows exchangeable with the test rows, the set
+
+    C(x) = {k : 1 - p(k | x) <= q},   q = the ceil((n + 1) level)-th smallest s_i,
+
+holds the true label with probability at least ``level`` (marginally, over calibration and test
+rows; at most ``level + 1 / (n + 1)`` when the scores have no ties). Where ceil((n + 1) level) > n
+there are too few calibration rows for the level and every set holds every class.
+
+:meth:`alphagp.GPClassifier.conformalize` stores the scores of rows the fit did not see;
+:meth:`alphagp.GPClassifier.predict_set` forms the sets. MAPIE's ``SplitConformalClassifier``
+takes a ``GPClassifier`` as it takes any scikit-learn classifier (BENCHMARKS.md compares the two).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def conformity_scores(proba: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
+    """s_i = 1 - p(y_i | x_i) ``[N]`` for probabilities ``proba`` ``[N, C]`` and class indices ``y_idx`` ``[N]``."""
+    return 1.0 - proba[np.arange(len(y_idx)), y_idx]
+
+
+def threshold(scores: np.ndarray, level: float) -> float:
+    """The ceil((n + 1) ``level``)-th smallest of the n ``scores`` (``inf`` where that exceeds n)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_level must lie in (0, 1), got {level!r}")
+    n = len(scores)
+    rank = math.ceil((n + 1) * level)
+    return math.inf if rank > n else float(np.partition(np.asarray(scores, dtype=np.float64), rank - 1)[rank - 1])
+
+
+def prediction_sets(proba: np.ndarray, scores: np.ndarray, level: float) -> np.ndarray:
+    """``[N, C]`` booleans: class k is in row i's set when 1 - ``proba[i, k]`` is at most the
+    calibration ``scores``' threshold for ``level``."""
+    return 1.0 - proba <= threshold(scores, level)
