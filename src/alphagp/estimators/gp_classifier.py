@@ -13,10 +13,10 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..conformal import conformity_scores, prediction_sets
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_spec, method_table
-from ..conformal import conformity_scores, prediction_sets
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
