@@ -152,7 +152,7 @@ _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_pa
             "inducing_init": ("inducing_init", None), "fixed_hyperparameters": ("optimize_hyperparameters", False),
             "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
             "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
-            "inducing_points": ("inducing_points", None)}
+            "inducing_points": ("inducing_points", None), "categorical_features": ("categorical_features", None)}
 #: flag destination -> deep-GP parameter
 _DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples", "predict_samples": "n_predict_samples",
               "first_layer_kernel": "first_layer_kernel", "hidden_mean_scale": "hidden_mean_scale"}
@@ -273,6 +273,10 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     t.add_argument("--distributed", type=_distributed, default=None, metavar="{false,true,rows}",
                    help="split the fit across the processes of a torchrun launch: true splits the classes "
                         "(and rows), rows only the rows (default: false; README 'Distributed fits')")
+    g_table = p.add_argument_group("mixed-type tables (GPClassifier)")
+    g_table.add_argument("--categorical-features", choices=["from_dtype"], default=None,
+                         help="one-hot encode a CSV's text columns and impute its missing numbers with a 0/1 "
+                              "column marking them (default: every feature column must be numeric)")
     t.add_argument("--class-weight", type=_class_weight, default=None, metavar="{balanced,JSON}",
                    help="class weights: 'balanced' or a JSON object of label -> weight, e.g. '{\"1\": 5}' "
                         "(default: none; classifiers only)")
@@ -374,7 +378,8 @@ def cmd_fit(args) -> int:
     check_writable(args.model)                    # before the fit, not after it
     if args.checkpoint:
         check_writable(args.checkpoint, "fit.ckpt")
-    X, y = read_file(args.data, args.target, zero_based=args.zero_based)
+    X, y = read_file(args.data, args.target, zero_based=args.zero_based,
+                     mixed=getattr(clf, "categorical_features", None) is not None)
     weight = None
     if args.weight_column is not None:
         if args.weight_column not in X.columns:
@@ -404,7 +409,8 @@ def _load_model(path):
 def _read_for(clf, args):
     """Features of ``args.data`` in the columns ``clf`` was fitted on (matched by name), and labels."""
     from .data import align_columns, read_file
-    X, y = read_file(args.data, args.target, n_features=clf.n_features_in_, zero_based=args.zero_based)
+    X, y = read_file(args.data, args.target, n_features=clf.n_features_in_, zero_based=args.zero_based,
+                     mixed=hasattr(clf, "table_encoding_"))
     return align_columns(X, getattr(clf, "feature_names_in_", None), args.data), y
 
 

@@ -62,12 +62,14 @@ def _is_row_index(column: pd.Series) -> bool:
 CSV_CHUNK_ROWS = 100_000
 
 
-def read_frame(path, target: str | None = "target",
-               drop: tuple[str, ...] = ()) -> tuple[pd.DataFrame, np.ndarray | None]:
+def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
+               mixed: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read a CSV/TSV file (optionally gzipped) with a header row, keeping the column names.
 
     Returns the feature columns (every column but ``target`` and ``drop``) as a float64
-    ``DataFrame`` ``[N, D]`` and the raw labels ``y`` ``[N]`` (``None`` when ``target`` is
+    ``DataFrame`` ``[N, D]`` (``mixed=True``: each column with the dtype pandas reads, strings and
+    missing values included, for ``GPClassifier(categorical_features="from_dtype")``) and the raw
+    labels ``y`` ``[N]`` (``None`` when ``target`` is
     ``None``: an unlabelled file). A first column without a name that holds row numbers (the
     index pandas writes by default, in order or shuffled) is dropped with a warning; another
     column without a name, a file without data rows, and non-numeric feature columns are
@@ -90,7 +92,7 @@ def read_frame(path, target: str | None = "target",
         if unnamed:
             raise ValueError(f"{path.name} has feature columns without a name (positions "
                              f"{[columns.index(c) + 1 for c in unnamed]}); give every column a name")
-        chunks = list(_chunks(path, sep, names, target, index_column))
+        chunks = list(_chunks(path, sep, names, target, index_column, mixed))
     except (gzip.BadGzipFile, EOFError, zlib.error) as err:
         raise ValueError(f"{path.name} is not a readable gzip file (damaged or truncated?): {err}") from None
     except UnicodeDecodeError:
@@ -107,23 +109,29 @@ def read_frame(path, target: str | None = "target",
                       "(an index written by pandas); write the file with index=False to avoid this", UserWarning,
                       stacklevel=2)
     y = None if target is None else np.concatenate([c[1] for c in chunks])
+    if mixed:
+        return pd.concat([c[0] for c in chunks], ignore_index=True), y
     X = chunks[0][0] if len(chunks) == 1 else np.concatenate([c[0] for c in chunks])
     return pd.DataFrame(X, columns=names, copy=False), y
 
 
-def _chunks(path: Path, sep: str, names: list, target: str | None, index_column):
+def _chunks(path: Path, sep: str, names: list, target: str | None, index_column, mixed: bool = False):
     """``(features [n, D] float64, labels [n] or None, the unnamed first column or None)`` for each
-    chunk of ``CSV_CHUNK_ROWS`` rows of the file; a non-numeric feature column is a ``ValueError``."""
+    chunk of ``CSV_CHUNK_ROWS`` rows of the file; a non-numeric feature column is a ``ValueError``
+    (``mixed``: the features are the chunk's columns as pandas read them)."""
     for chunk in pd.read_csv(path, sep=sep, chunksize=CSV_CHUNK_ROWS):
         if len(chunk) == 0:
             continue
         features = chunk[names]
-        bad = [c for c in names if not pd.api.types.is_numeric_dtype(features[c])]
+        bad = [] if mixed else [c for c in names if not pd.api.types.is_numeric_dtype(features[c])]
         if bad:
             hint = (f"; if {bad[0]!r} holds the labels, name it as the target column (--target {bad[0]} on the "
-                    "command line)" if target is None and len(bad) == 1 else "")
+                    "command line)" if target is None and len(bad) == 1 else
+                    " (or --categorical-features from_dtype on the command line, categorical_features='from_dtype' "
+                    "in Python, to one-hot encode them)")
             raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first{hint}")
-        yield (features.to_numpy(dtype=np.float64), None if target is None else chunk[target].to_numpy(),
+        yield (features if mixed else features.to_numpy(dtype=np.float64),
+               None if target is None else chunk[target].to_numpy(),
                None if index_column is None else chunk[index_column])
 
 
@@ -179,19 +187,19 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
 
 
 def read_file(path, target: str | None = "target", n_features: int | None = None,
-              zero_based: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
+              zero_based: bool = False, mixed: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Features (a float64 ``DataFrame`` ``[N, D]``) and labels of a data file, by its extension.
 
     ``.libsvm``/``.svm``/``.svmlight``: :func:`read_libsvm` (``n_features``, ``zero_based`` as
     there); its columns are named by the feature numbers as the file writes them ("1", "2", ...,
     or "0", "1", ... with ``zero_based``), so a model fitted on one numbering refuses the other.
-    Anything else: :func:`read_frame` (``target=None`` reads an unlabelled file).
+    Anything else: :func:`read_frame` (``target=None`` reads an unlabelled file; ``mixed`` as there).
     """
     if Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
         X, y = read_libsvm(path, n_features, zero_based)
         first = 0 if zero_based else 1
         return pd.DataFrame(X, columns=[str(first + j) for j in range(X.shape[1])]), y
-    return read_frame(path, target)
+    return read_frame(path, target, mixed=mixed)
 
 
 def align_columns(X, feature_names, path) -> pd.DataFrame | np.ndarray:

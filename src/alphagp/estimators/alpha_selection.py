@@ -35,7 +35,8 @@ def select_alpha(estimator, X, y, weight=None) -> tuple[float, dict]:
     for a in grid:
         fold_scores = []
         for train, test in folds:
-            model = clone(estimator).set_params(alpha=a, checkpoint=None, verbose=False)
+            # X is the fit's validated features (a table already encoded) and weight holds any class weights
+            model = clone(estimator).set_params(alpha=a, checkpoint=None, verbose=False, categorical_features=None)
             if weight is None:
                 model.fit(X[train], y[train])
                 fold_scores.append(-model.evaluate(X[test], y[test])["nll"])

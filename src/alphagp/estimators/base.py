@@ -148,7 +148,9 @@ class GPEstimatorBase(BaseEstimator):
         name = type(self).__name__
         problem = non_numeric_columns(X)
         if problem:
-            raise ValueError(f"{name} needs numeric features: {problem}")
+            hint = ("; categorical_features='from_dtype' one-hot encodes such columns"
+                    if "categorical_features" in self.get_params() else "")
+            raise ValueError(f"{name} needs numeric features: {problem}{hint}")
         if checks.get("y_numeric"):
             try:
                 np.asarray(y, dtype=np.float64)
@@ -164,6 +166,41 @@ class GPEstimatorBase(BaseEstimator):
             if "could not convert" in text:
                 raise ValueError(f"{name} needs numeric features: {text}") from None
             raise
+
+    def _validate_table(self, X, y="no_validation", reset=False):
+        """:meth:`_validate` for a mixed-type table (``categorical_features="from_dtype"``): ``X`` a
+        DataFrame whose columns ``fit`` records (``feature_names_in_``, ``n_features_in_``) and
+        encodes (``table_encoding_``, :mod:`alphagp.data.tables`); returns the encoded float64
+        features ``[N, width]`` (and ``y``)."""
+        import pandas as pd
+        from sklearn.utils import check_consistent_length, column_or_1d
+        from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
+
+        from ..data.tables import TableEncoding
+        name = type(self).__name__
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError(f"{name}(categorical_features='from_dtype') needs a pandas DataFrame, whose dtypes say "
+                             f"which columns are categorical; got {type(X).__name__}")
+        if not reset:
+            check_is_fitted(self, "table_encoding_")
+        _check_feature_names(self, X, reset=reset)
+        _check_n_features(self, X, reset=reset)
+        if reset:
+            self.table_encoding_ = TableEncoding.fit(X)
+        try:
+            features = check_array(self.table_encoding_.transform(X), dtype=np.float64, ensure_all_finite=True)
+        except ValueError as err:
+            raise ValueError(f"{name} needs finite numeric features: {err}") from None
+        if isinstance(y, str) and y == "no_validation":
+            return features
+        y = column_or_1d(y)
+        check_consistent_length(features, y)
+        return features, y
+
+    def _input_width(self) -> int:
+        """The number of features the model sees: the table encoding's where there is one."""
+        encoding = getattr(self, "table_encoding_", None)
+        return self.n_features_in_ if encoding is None else encoding.width
 
     def _resolved(self, name: str):
         """The value a fit uses for parameter ``name``: the fitted ``name_`` where an ``"auto"``
@@ -382,7 +419,7 @@ class GPEstimatorBase(BaseEstimator):
         dtypes = {str(t.dtype).removeprefix("torch.") for t in self.model_.state_dict().values()
                   if t.is_floating_point()}
         problems = [f"dtype {self.dtype!r} over tensors of {sorted(dtypes)}"] if dtypes != {self.dtype} else []
-        sizes = {"n_features_in": self.n_features_in_, "the standardisation's mean": len(self.mean_),
+        sizes = {"n_features_in": self._input_width(), "the standardisation's mean": len(self.mean_),
                  "the standardisation's scale": len(self.scale_), "the model's inputs": self._model_features()}
         if len(set(sizes.values())) > 1:
             problems.append("feature counts differ: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))

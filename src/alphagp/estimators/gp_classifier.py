@@ -25,6 +25,8 @@ from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase, check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"
+#: the attributes ``fit`` sets from the user's input columns (not from the features the model sees)
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
 
@@ -173,6 +175,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Weights of the classes, scikit-learn's semantics: ``{label: weight}`` (a label not in
         ``y`` is an error), ``"balanced"`` (``n_samples / (n_classes * np.bincount(y))``) or
         ``None`` (all 1). They multiply ``fit``'s ``sample_weight``.
+    categorical_features : "from_dtype" or None
+        ``"from_dtype"`` takes a pandas DataFrame of mixed types (scikit-learn's
+        ``HistGradientBoostingClassifier`` spells it the same): string, object, ``category`` and
+        boolean columns are one-hot encoded (a category unseen in ``fit`` encodes as all zeros,
+        a missing value is a category of its own), and numeric columns with missing values
+        get their mean and a 0/1 column marking them (:mod:`alphagp.data.tables`; the encoding
+        is ``table_encoding_``, kept in model files as JSON). ``None``: every column must be
+        numeric and finite, and a column that is not is an error naming it.
 
     Attributes
     ----------
@@ -216,6 +226,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "method_params": [dict, None],
         "epsilon": [Interval(Real, 0, 1, closed="left"), None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "categorical_features": [StrOptions({"from_dtype"}), None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
@@ -252,7 +263,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
-                 device=None, distributed=False, verbose=False, random_state=None, class_weight=None):
+                 device=None, distributed=False, verbose=False, random_state=None, class_weight=None,
+                 categorical_features=None):
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha
@@ -285,6 +297,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.verbose = verbose
         self.random_state = random_state
         self.class_weight = class_weight
+        self.categorical_features = categorical_features
+
+    def _validate(self, X, y="no_validation", reset=False, **checks):
+        if self.categorical_features is None:
+            return super()._validate(X, y, reset, **checks)
+        return self._validate_table(X, y, reset)
 
     def _encode(self, y) -> np.ndarray:
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""
@@ -370,23 +388,28 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if self.verbose:
             print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
                   f"{auto_settings.describe(selection.candidate.params)}", flush=True)
+        # what this fit's validation recorded of the user's input (X is already validated and encoded)
+        inputs = {name: getattr(self, name) for name in _INPUT_ATTRIBUTES if hasattr(self, name)}
         if selection.fitted is not None and reuse:
             for name, value in vars(selection.fitted).items():
-                if name.endswith("_") and not name.startswith("_") and name != "feature_names_in_":
+                if name.endswith("_") and not name.startswith("_"):
                     setattr(self, name, value)
         else:
             # the final fit runs on this estimator, so that callbacks holding it (a MetricsRecorder of
             # its predict_proba) see the model being fitted; the user's parameters are restored after
             remaining = None if self.max_time is None else max(self.max_time - (time.perf_counter() - start), 1e-6)
-            user, names = self.get_params(), getattr(self, "feature_names_in_", None)
+            user = self.get_params()
             try:
                 self.set_params(**{**selection.params, "checkpoint": self.checkpoint, "verbose": self.verbose,
-                                   "max_time": remaining, "class_weight": None})   # in weight already
+                                   "max_time": remaining, "class_weight": None,      # in weight already
+                                   "categorical_features": None})                    # X is encoded already
                 self.fit(X, y, sample_weight=weight, callbacks=callbacks)
             finally:
                 self.set_params(**user)
-                if names is not None:
-                    self.feature_names_in_ = names
+        for name in _INPUT_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        for name, value in inputs.items():
+            setattr(self, name, value)
         self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
                                                                      selection.scheme)
         return self
@@ -573,6 +596,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         if content.get("conformity_scores") is not None:
             self.conformity_scores_ = content["conformity_scores"].numpy()
+        if content.get("table_encoding") is not None:
+            from ..data.tables import TableEncoding
+            self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
+            if [c["name"] for c in self.table_encoding_.columns] != [str(n) for n in self.feature_names_in_]:
+                raise ValueError("the table encoding's columns are not the model's input columns")
         if content.get("selection"):                       # method="auto" (files before it have none)
             selection = content["selection"]
             self.candidate_, self.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])

@@ -182,7 +182,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 break
             rows = y_idx if train is None else y_idx[train]
             model = clone(estimator).set_params(**_feasible(params, rows, estimator.validation_fraction),
-                                                max_time=share, class_weight=None)
+                                                max_time=share, class_weight=None, categorical_features=None)
             t0 = clock()
             try:
                 if scheme == "cv":

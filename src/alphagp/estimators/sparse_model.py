@@ -208,7 +208,8 @@ def file_content(est, include_training_state: bool) -> dict:
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
                            "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),
             **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
-               if getattr(est, "conformity_scores_", None) is not None else {})}
+               if getattr(est, "conformity_scores_", None) is not None else {}),
+            "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None}
 
 
 def _registered_config(name: str, config: dict) -> dict:

@@ -1,0 +1,143 @@
+"""Mixed-type tables: categorical columns one-hot encoded, missing numbers imputed with an indicator
+(``GPClassifier(categorical_features="from_dtype")``).
+
+scikit-learn's transformers learn the encoding: ``OneHotEncoder`` the categories of each column
+whose dtype is a string, object, pandas ``category`` or boolean, ``SimpleImputer`` the mean of each
+numeric column and, with ``MissingIndicator``, which of them had missing values. What they learnt
+is kept as plain data (:meth:`TableEncoding.to_plain`: a model file stores it as JSON, never a
+pickle) and the transform is a ``ColumnTransformer`` rebuilt from that data, so a fitted and a
+loaded encoding are the same transform:
+
+* a categorical column -> one 0/1 column per category seen in ``fit`` (in sorted order); a
+  category not seen in ``fit`` is all zeros (scikit-learn's ``handle_unknown="ignore"``); a
+  missing value (``None``, ``NaN``, ``pd.NA``) is a category of its own when ``fit`` saw one;
+* a numeric column -> itself with missing values replaced by its ``fit`` mean, followed, where
+  ``fit`` saw missing values in it, by a 0/1 column that marks them.
+
+A column with no value at all in ``fit`` is an error (it carries nothing to encode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: a category that stands for a missing value in the plain data (JSON has no NaN)
+_MISSING = {"missing": True}
+
+
+def _is_categorical(dtype) -> bool:
+    return not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+
+
+def _plain_category(value):
+    """A category as JSON data: Python scalars, with a missing value as :data:`_MISSING`."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return _MISSING
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _category(value):
+    """The inverse of :func:`_plain_category`."""
+    return np.nan if value == _MISSING else value
+
+
+@dataclass(frozen=True)
+class TableEncoding:
+    """The encoding of a table's columns (module docstring): ``columns`` in input order, each a
+    dict ``{"name", "kind": "categorical", "categories": [...]}`` or ``{"name", "kind": "numeric",
+    "mean": float, "indicator": bool}``."""
+
+    columns: tuple[dict, ...]
+
+    @classmethod
+    def fit(cls, X: pd.DataFrame) -> TableEncoding:
+        """Learn the encoding of ``X`` ``[N, D]`` (a DataFrame; its column names are kept)."""
+        from sklearn.impute import MissingIndicator, SimpleImputer
+        from sklearn.preprocessing import OneHotEncoder
+        empty = [str(c) for c in X.columns if X[c].isna().all()]
+        if empty:
+            raise ValueError(f"column(s) {empty} hold no value at all; drop them (categorical_features='from_dtype' "
+                             "encodes the values a column has)")
+        columns = []
+        for name in X.columns:
+            values = X[[name]]
+            if _is_categorical(values.dtypes.iloc[0]):
+                frame = values.astype(object).where(values.notna(), np.nan)
+                categories = OneHotEncoder(handle_unknown="ignore").fit(frame).categories_[0]
+                columns.append({"name": str(name), "kind": "categorical",
+                                "categories": [_plain_category(v) for v in categories]})
+            else:
+                numbers = values.astype(np.float64)
+                mean = float(SimpleImputer(strategy="mean").fit(numbers).statistics_[0])
+                flagged = len(MissingIndicator(features="missing-only").fit(numbers).features_) > 0
+                columns.append({"name": str(name), "kind": "numeric", "mean": mean, "indicator": flagged})
+        return cls(tuple(columns))
+
+    @property
+    def width(self) -> int:
+        """The number of encoded features."""
+        return sum(len(c["categories"]) if c["kind"] == "categorical" else 1 + c["indicator"] for c in self.columns)
+
+    def feature_names(self) -> list[str]:
+        """The encoded features' names: ``column=category``, ``column`` and ``column (missing)``."""
+        names = []
+        for c in self.columns:
+            if c["kind"] == "categorical":
+                names += [f"{c['name']}={'(missing)' if v == _MISSING else v}" for v in c["categories"]]
+            else:
+                names += [c["name"]] + ([f"{c['name']} (missing)"] if c["indicator"] else [])
+        return names
+
+    def transform(self, X: pd.DataFrame) -> np.ndarray:
+        """``[N, width]`` float64 features of ``X`` (a DataFrame with the fitted columns, in any order)."""
+        transformer = self._transformer()
+        frame = X[[c["name"] for c in self.columns]]
+        for c in self.columns:
+            if c["kind"] == "categorical":
+                frame = frame.assign(**{c["name"]: frame[c["name"]].astype(object).where(frame[c["name"]].notna(),
+                                                                                          np.nan)})
+            elif _is_categorical(frame[c["name"]].dtype):
+                raise ValueError(f"column {c['name']!r} was numeric in fit but holds {frame[c['name']].dtype} values "
+                                 "now")
+            else:
+                frame = frame.assign(**{c["name"]: frame[c["name"]].astype(np.float64)})
+        return np.asarray(transformer.transform(frame), dtype=np.float64)
+
+    def _transformer(self):
+        """The ``ColumnTransformer`` of this encoding, rebuilt from its plain data (fitted on one row,
+        from which every part takes nothing: the categories and the means are given)."""
+        from sklearn.compose import ColumnTransformer
+        from sklearn.impute import MissingIndicator, SimpleImputer
+        from sklearn.pipeline import make_union
+        from sklearn.preprocessing import OneHotEncoder
+        parts, first = [], {}
+        for j, c in enumerate(self.columns):
+            if c["kind"] == "categorical":
+                categories = [_category(v) for v in c["categories"]]
+                parts.append((f"c{j}", OneHotEncoder(categories=[np.array(categories, dtype=object)],
+                                                     handle_unknown="ignore", sparse_output=False), [c["name"]]))
+                first[c["name"]] = [categories[0]]
+            else:
+                fill = SimpleImputer(strategy="constant", fill_value=c["mean"], keep_empty_features=True)
+                part = make_union(fill, MissingIndicator(features="all")) if c["indicator"] else fill
+                parts.append((f"n{j}", part, [c["name"]]))
+                first[c["name"]] = [float(c["mean"])]
+        one_row = pd.DataFrame({name: pd.Series(value, dtype=object if isinstance(value[0], str) else None)
+                                for name, value in first.items()})
+        return ColumnTransformer(parts, sparse_threshold=0.0).fit(one_row)
+
+    def to_plain(self) -> list[dict]:
+        """JSON-ready data (:meth:`from_plain` reads it back)."""
+        return [dict(c) for c in self.columns]
+
+    @classmethod
+    def from_plain(cls, data: list[dict]) -> TableEncoding:
+        """The encoding of :meth:`to_plain`'s data; a ``ValueError`` for data of another shape."""
+        kinds = {"categorical": {"name", "kind", "categories"}, "numeric": {"name", "kind", "mean", "indicator"}}
+        if not isinstance(data, list) or not all(isinstance(c, dict) and set(c) == kinds.get(c.get("kind"), ())
+                                                 for c in data):
+            raise ValueError("the table encoding is damaged: expected a list of column descriptions")
+        return cls(tuple(dict(c) for c in data))

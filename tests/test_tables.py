@@ -1,0 +1,124 @@
+"""Mixed-type tables (issue 46, item 4): the encoding against scikit-learn's transformers fitted
+directly, unseen categories, missing values, a column with no value, the model-file round trip,
+and the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.preprocessing import OneHotEncoder
+
+from alphagp import GPClassifier, serialization
+from alphagp.data.tables import TableEncoding
+
+
+@pytest.fixture(scope="module")
+def penguins():
+    """The palmerpenguins table: two text columns (one with missing values), numbers with missing values."""
+    frame = pytest.importorskip("palmerpenguins").load_penguins()
+    return frame.drop(columns=["species"]), frame["species"].to_numpy()
+
+
+def mixed_frame(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every kind of column: bool, pandas category, text with missing values, numbers with NaN, int."""
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue"], n)
+    y = (colour == "red").astype(int) + (rng.normal(size=n) > 0.5)
+    size = rng.normal(size=n) + y
+    size[rng.random(n) < 0.1] = np.nan
+    frame = pd.DataFrame({"flag": rng.random(n) < 0.3, "colour": pd.Categorical(colour),
+                          "shape": pd.Series(rng.choice(["round", "square", None], n), dtype=object),
+                          "size": size, "count": rng.integers(0, 5, n)})
+    return frame, y
+
+
+def test_the_encoding_is_scikit_learns_transformers_fitted_directly(penguins):
+    X, _ = penguins
+    text = ["island", "sex"]
+    numbers = [c for c in X.columns if c not in text]
+    direct = ColumnTransformer([
+        ("text", OneHotEncoder(handle_unknown="ignore", sparse_output=False), text),
+        ("numbers", SimpleImputer(strategy="mean", add_indicator=True), numbers)]).fit(X)
+    encoding = TableEncoding.fit(X)
+    ours = encoding.transform(X)
+    names = encoding.feature_names()
+    order = [names.index(n) for n in ["island=Biscoe", "island=Dream", "island=Torgersen", "sex=female", "sex=male",
+                                      "sex=(missing)", *numbers,
+                                      *[f"{c} (missing)" for c in numbers if X[c].isna().any()]]]
+    np.testing.assert_allclose(ours[:, order], direct.transform(X.astype({c: object for c in text})), rtol=1e-15)
+
+
+def test_every_column_kind_and_an_unseen_category(tmp_path):
+    X, _ = mixed_frame(200, 0)
+    encoding = TableEncoding.fit(X)
+    assert encoding.feature_names() == ["flag=False", "flag=True", "colour=blue", "colour=green", "colour=red",
+                                        "shape=round", "shape=square", "shape=(missing)", "size", "size (missing)",
+                                        "count"]
+    new = X.head(3).copy()
+    new["colour"] = pd.Categorical(["purple", "red", "blue"])     # purple: not seen in fit
+    new.loc[new.index[0], "count"] = np.nan                        # a missing number where fit saw none
+    row = encoding.transform(new)
+    assert row[0, 2:5].tolist() == [0.0, 0.0, 0.0]                 # all zeros, scikit-learn's handle_unknown="ignore"
+    assert row[0, 10] == pytest.approx(X["count"].mean())          # imputed by the fit's mean
+    same = TableEncoding.from_plain(json.loads(json.dumps(encoding.to_plain())))
+    np.testing.assert_array_equal(same.transform(new), row)
+
+
+def test_a_column_without_values_and_a_table_refused_without_the_option(penguins):
+    X, y = penguins
+    with pytest.raises(ValueError, match=r"column\(s\) \['empty'\] hold no value at all"):
+        GPClassifier(categorical_features="from_dtype").fit(X.assign(empty=np.nan), y)
+    with pytest.raises(ValueError, match=r"column 'island' has dtype .*categorical_features='from_dtype'"):
+        GPClassifier().fit(X, y)
+    with pytest.raises(TypeError, match="needs a pandas DataFrame"):
+        GPClassifier(categorical_features="from_dtype").fit(X.to_numpy(), y)
+
+
+@pytest.mark.parametrize("method", ["auto", "pep"])
+def test_a_fitted_table_model_round_trips_through_its_file(penguins, tmp_path, method):
+    X, y = penguins
+    clf = GPClassifier(method=method, categorical_features="from_dtype", n_inducing=10, max_iter=20,
+                       random_state=0).fit(X, y)
+    assert clf.n_features_in_ == 7 and list(clf.feature_names_in_) == list(X.columns)
+    assert clf.evaluate(X, y)["error"] < 0.05
+    clf.save(tmp_path / "m.safetensors")
+    loaded = GPClassifier.load(tmp_path / "m.safetensors")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert loaded.table_encoding_ == clf.table_encoding_
+
+
+def test_a_damaged_encoding_is_a_model_file_error(penguins, tmp_path):
+    X, y = penguins
+    clf = GPClassifier(method="pep", categorical_features="from_dtype", n_inducing=5, max_iter=5).fit(X, y)
+    path = tmp_path / "m.safetensors"
+    clf.save(path)
+    renamed = serialization.read(path, "alphagp.GPClassifier")
+    renamed["table_encoding"][0]["name"] = "archipelago"
+    with pytest.raises(serialization.ModelFileError, match="table encoding's columns are not the model's input"):
+        GPClassifier._read(path, renamed)
+    truncated = serialization.read(path, "alphagp.GPClassifier")
+    del truncated["table_encoding"][1]["mean"]
+    with pytest.raises(serialization.ModelFileError, match="the table encoding is damaged"):
+        GPClassifier._read(path, truncated)
+
+
+def test_the_command_line_fits_and_predicts_a_mixed_csv(penguins, tmp_path, capsys):
+    from alphagp.cli import main
+    X, y = penguins
+    path, model = tmp_path / "penguins.csv", tmp_path / "m.safetensors"
+    X.assign(species=y).to_csv(path, index=False)
+    base = ["--quiet", "fit", "--data", str(path), "--target", "species", "--model", str(model), "--method", "pep",
+            "--n-inducing", "5", "--max-iter", "10"]
+    assert main(base) == 2
+    assert "--categorical-features from_dtype" in capsys.readouterr().err
+    assert main([*base, "--categorical-features", "from_dtype"]) == 0
+    assert main(["evaluate", "--model", str(model), "--data", str(path), "--target", "species", "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    direct = GPClassifier(method="pep", n_inducing=5, max_iter=10, random_state=0,
+                          categorical_features="from_dtype").fit(X, y)
+    assert metrics["nll"] == pytest.approx(direct.evaluate(X, y)["nll"], rel=1e-9)
