@@ -397,6 +397,23 @@ def cmd_fit(args) -> int:
     return 0
 
 
+def cmd_update(args) -> int:
+    """Continue a saved model on new rows (``partial_fit``) and save it in place."""
+    from .paths import check_writable
+    check_writable(args.model)
+    clf = _load_model(args.model)
+    if not hasattr(clf, "partial_fit"):
+        raise ValueError(f"{args.model} holds a model that cannot take new rows: partial_fit is for a GPClassifier "
+                         "of sep, vi, apep, arpep, rpapep or augmented")
+    X, y = _read_for(clf, args)
+    start = time.perf_counter()
+    clf.partial_fit(X, y)
+    clf.save(args.model)
+    print(f"updated {_describe(clf)} with {len(y)} rows in {time.perf_counter() - start:.2f} s "
+          f"(update {clf.n_iter_}); saved to {args.model}")
+    return 0
+
+
 def _load_model(path):
     """The estimator stored in ``path``, of whichever kind it declares."""
     from . import DeepGPClassifier, DeepGPRegressor, GPClassifier, serialization
@@ -531,6 +548,14 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--model", required=True, help="where to save the fitted model (a data-only safetensors file)")
     _add_model_options(fit, regression=True)
     fit.set_defaults(func=cmd_fit)
+
+    update = sub.add_parser("update", help="continue a saved model on new rows (partial_fit) and save it in place",
+                            **common)
+    update.add_argument("--model", required=True, help="model file written by 'alphagp fit' (rewritten)")
+    update.add_argument("--data", required=True, help="the new rows: CSV/TSV with a header row, or LIBSVM")
+    update.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    _add_zero_based(update)
+    update.set_defaults(func=cmd_update)
 
     pred = sub.add_parser("predict", help="class probabilities (or a regressor's mean and std) for a file", **common)
     pred.add_argument("--model", required=True, help="model file written by 'alphagp fit'")

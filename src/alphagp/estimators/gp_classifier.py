@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import conformity_scores, prediction_sets
@@ -20,11 +21,20 @@ from ..methods import METHODS, method_spec, method_table
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
+from ..training import Trainer
 from . import auto_settings, model_selection, sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase, check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"
+
+
+def _streams(est) -> bool:
+    """Whether ``partial_fit`` is offered: ``method="auto"`` (it streams with ``sep``) or a method
+    whose ``Capabilities.streaming`` is true (scikit-learn's ``available_if``)."""
+    return est.method == "auto" or (est.method in METHODS and METHODS[est.method].cls.CAPABILITIES.streaming)
+
+
 #: the attributes ``fit`` sets from the user's input columns (not from the features the model sees)
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
@@ -378,6 +388,90 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.alpha_ = getattr(self.model_, "alpha", None)
         return self
 
+    # ------------------------------------------------------------------ streams
+    @available_if(_streams)
+    def partial_fit(self, X, y, classes=None, n_rows=None):
+        """Train on rows ``X`` ``[B, D]``, ``y`` ``[B]`` of a stream: one Adam step per ``batch_size``
+        rows, in their order (the whole call as one step without a batch size). The first call
+        (on an unfitted estimator) needs ``classes``, every label the stream will bring, as
+        scikit-learn asks; it takes the standardisation (``standardize``) and the inducing inputs
+        from its rows, and ``n_rows`` (default: its own rows) is the size of the data set the
+        calls cover together, the N of the N / |B| scaling of every batch. Later calls continue
+        the model and the optimiser's state (kept in model files, so a saved and loaded model
+        streams on); a label outside ``classes_`` is an error. A fitted model (``fit``, ``load``)
+        continues the same way.
+
+        For the methods whose state does not grow with the rows (``Capabilities.streaming``:
+        ``sep``, ``vi`` and its likelihoods, ``apep``, ``arpep``, ``rpapep``, ``augmented``);
+        ``method="auto"`` streams with the first such candidate of the default's portfolio,
+        ``sep`` on mini-batches of 128 (``method_`` says so). No early stopping and no sample
+        weights. Returns ``self``."""
+        self._validate_params()
+        start = not hasattr(self, "model_")
+        if start and classes is None:
+            raise ValueError("the first call of partial_fit needs classes=, every label of the stream "
+                             "(scikit-learn's convention)")
+        X, y = self._validate(X, y, reset=start)
+        if start:
+            self._start_stream(X, y, classes, n_rows)
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+            raise ValueError(f"classes={np.unique(np.asarray(classes)).tolist()} differ from the classes the "
+                             f"stream started with, {self.classes_.tolist()}")
+        if not method_spec(self.method_).cls.CAPABILITIES.streaming:
+            raise ValueError(f"the fitted method {self.method_!r} cannot continue on a stream; partial_fit takes "
+                             "sep, vi, apep, arpep, rpapep or augmented")
+        y_idx = self._encode(y)
+        points = self.model_.n_data
+        learning_rate = sparse_model.optimizer_settings(self, self.model_, mini=True)["learning_rate"]
+        trainer = Trainer(self.model_, batch_size=self.batch_size_, optimizer="adam", learning_rate=learning_rate,
+                          n_points=points)
+        if getattr(self, "_stream_optimizer", None) is not None:
+            trainer.optimizer.load_state_dict(self._stream_optimizer)
+        with torch_threads(self.n_jobs):
+            state = trainer.partial_fit(StandardizedRows(X, self.mean_, self.scale_), y_idx, points)
+        self._stream_optimizer = trainer.optimizer.state_dict()
+        self.history_ = [*getattr(self, "history_", []), {**state.history[-1], "epoch": len(self.history_) + 1
+                                                          if hasattr(self, "history_") else 1}]
+        self.n_iter_ = len(self.history_)
+        self._set_diagnostics()
+        return self
+
+    def _start_stream(self, X, y, classes, n_rows) -> None:
+        """The first call of :meth:`partial_fit`: classes, settings, standardisation and a new model."""
+        self.classes_ = np.unique(np.asarray(classes))
+        if len(self.classes_) < 2:
+            raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {self.classes_.tolist()}")
+        if n_rows is None:
+            n_rows = len(y)
+        if not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool) or n_rows < len(y):
+            raise ValueError(f"n_rows must be an integer at least the first call's {len(y)} rows, got {n_rows!r}")
+        y_idx = self._encode(y)
+        user = self.get_params()
+        try:
+            if self.method == "auto":       # the first candidate of the portfolio that streams
+                candidate = next(c for c in model_selection.PORTFOLIO
+                                 if method_spec(c.params["method"]).cls.CAPABILITIES.streaming)
+                explicit = model_selection.explicit_parameters(self)
+                self.set_params(**{k: v for k, v in candidate.params.items() if k not in explicit})
+            settings = auto_settings.resolve(self, y_idx)
+        finally:
+            self.set_params(**user)
+        for name, value in {**settings, "early_stopping": False}.items():
+            setattr(self, name + "_", value)
+        sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
+        sparse_model.check_model_size(self, int(n_rows), X.shape[1], len(self.classes_))
+        for name in ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "_stream_optimizer"):
+            self.__dict__.pop(name, None)
+        with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
+            Xs = self._standardize(X, self.standardize)
+            rng = np.random.default_rng(self.random_state)
+            self.model_, _ = sparse_model.build_model(self, X, Xs, len(self.classes_), rng, n_data=int(n_rows))
+            self.n_inducing_ = int(self.model_.inducing_points.shape[1])
+            self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini=True)
+            self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
+        self.alpha_ = getattr(self.model_, "alpha", None)
+        self.validation_scores_, self.best_iteration_ = None, None
+
     def _select_and_fit(self, X, y, y_idx, callbacks, weight=None):
         """``method="auto"``: the candidate of the portfolio with the best held-out NLL
         (:mod:`~alphagp.estimators.model_selection`), fitted on all of ``X`` ``[N, D]``, ``y``
@@ -596,6 +690,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         if content.get("conformity_scores") is not None:
             self.conformity_scores_ = content["conformity_scores"].numpy()
+        self._stream_optimizer = sparse_model.optimizer_from_plain(content.get("stream_optimizer"))
         if content.get("table_encoding") is not None:
             from ..data.tables import TableEncoding
             self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])

@@ -93,14 +93,18 @@ def accepts(method: str, explicit: dict) -> bool:
     return True
 
 
+def explicit_parameters(estimator) -> dict:
+    """The parameters of ``estimator`` the user set to other values than the defaults."""
+    defaults = type(estimator)().get_params()
+    return {k: v for k, v in estimator.get_params().items() if not _same(v, defaults.get(k))}
+
+
 def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = False) -> list[tuple[Candidate, dict]]:
     """``[(candidate, params)]``: the candidates of ``portfolio`` (default :data:`PORTFOLIO`)
     that suit ``n_rows`` training rows and the user's explicit settings (``weighted``: sample
     weights, which only some methods take), each with the estimator parameters it is fitted with
     (its own values where the user kept the default)."""
-    defaults = type(estimator)().get_params()
-    user = estimator.get_params()
-    explicit = {k: v for k, v in user.items() if not _same(v, defaults.get(k))}
+    explicit = explicit_parameters(estimator)
     chosen = []
     mini = isinstance(explicit.get("batch_size"), int) and explicit["batch_size"] < n_rows
     for candidate in PORTFOLIO if portfolio is None else portfolio:

@@ -142,11 +142,13 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
                          "inducing points, or shared_hyperparameters=True")
 
 
-def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator):
+def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator, n_data: int | None = None):
     """The registered method ``est.method`` on a new kernel and inducing inputs, with its damping
     default (1 on mini-batches, 0.5 on the whole batch, where it damps), on ``est``'s device.
+    ``n_data``: the rows of the data set (default those of ``X``; ``partial_fit`` streams more).
     Returns ``(model, mini)``, ``mini`` whether training uses mini-batches."""
-    n, d = X.shape
+    d = X.shape[1]
+    n = X.shape[0] if n_data is None else n_data
     dtype = DTYPES[est.dtype]
     Z = _initial_inducing(est, Xs, n_classes, rng)
     kernel = ARDKernel(n_classes, d, shared=est.shared_hyperparameters, dtype=dtype,
@@ -209,7 +211,23 @@ def file_content(est, include_training_state: bool) -> dict:
                            "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),
             **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
                if getattr(est, "conformity_scores_", None) is not None else {}),
-            "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None}
+            "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None,
+            "stream_optimizer": _plain_optimizer(getattr(est, "_stream_optimizer", None))}
+
+
+def _plain_optimizer(state: dict | None) -> dict | None:
+    """An optimiser's ``state_dict`` as a model file stores it (its per-parameter state keyed by
+    strings); :func:`optimizer_from_plain` undoes it."""
+    if state is None:
+        return None
+    return {"state": {str(k): v for k, v in state["state"].items()}, "param_groups": state["param_groups"]}
+
+
+def optimizer_from_plain(state: dict | None) -> dict | None:
+    """The ``state_dict`` of :func:`_plain_optimizer`'s data."""
+    if state is None:
+        return None
+    return {"state": {int(k): v for k, v in state["state"].items()}, "param_groups": state["param_groups"]}
 
 
 def _registered_config(name: str, config: dict) -> dict:

@@ -69,7 +69,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
 
     # data-parallel: a step's closed-form sums over the batch are all-reduced (the class split is
     # not offered: each point's local factors couple all its classes)
-    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, sample_weight=True)
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, sample_weight=True, streaming=True)
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
         ("alpha", "epsilon", "damping"), "the logistic-softmax model is fitted by closed-form variational updates")
     OWN_PARAMETERS: ClassVar[dict] = {"step_delay": [Interval(Real, 0, None, closed="neither")],
@@ -212,7 +212,7 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
     """
 
     #: the sampler draws from the unweighted posterior, so it takes no sample weights
-    CAPABILITIES = replace(AugmentedVI.CAPABILITIES, sample_weight=False)
+    CAPABILITIES = replace(AugmentedVI.CAPABILITIES, sample_weight=False, streaming=False)
 
     def __init__(self, inducing_points, kernel, likelihood, n_data, n_samples: int = 1000, burn_in: int = 200,
                  thin: int = 2, **kwargs):

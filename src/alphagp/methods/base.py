@@ -99,6 +99,9 @@ class Capabilities:
             is the row repeated (EP and power EP: the site of one copy enters q w_i times; VI and
             the gradient-fitted energies: the point's data term is scaled by w_i; tied factors
             count sum_i w_i points).
+        streaming: the method's state does not grow with the rows (no per-point sites, no
+            draws kept from the training rows), so ``partial_fit`` can feed it rows a call at a
+            time: stochastic EP, the gradient-fitted family and augmented VI.
     """
 
     batch_optimizer: str = "sign-adaptive"
@@ -109,6 +112,7 @@ class Capabilities:
     inducing_on_mini_batches: bool = True
     exact_gradient: bool = True
     sample_weight: bool = False
+    streaming: bool = False
 
 
 class WeightedRows:

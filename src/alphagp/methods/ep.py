@@ -242,7 +242,8 @@ class SEP(ScalableEP):
     """
 
     #: the tied factor's update is a sum over the batch, and per class
-    CAPABILITIES = Capabilities(damping=True, data_parallel=True, class_parallel=True, sample_weight=True)
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True, class_parallel=True, sample_weight=True,
+                                streaming=True)
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5):

@@ -60,7 +60,8 @@ class GaussianQMethod(SparseGPMethod):
 
     #: the objective is a global term plus a sum over the batch, q moves by gradients, and
     #: everything but the likelihood's terms is per class
-    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, class_parallel=True, sample_weight=True)
+    CAPABILITIES = Capabilities(batch_optimizer="adam", data_parallel=True, class_parallel=True, sample_weight=True,
+                                streaming=True)
     REFUSES: ClassVar[dict[str, str]] = {
         "damping": "it fits q by gradients and has no EP updates to damp; damping applies to the EP methods "
                    "(ep, sep, rep, pep)"}

@@ -265,6 +265,31 @@ class Trainer:
             self._warn_if_still_improving()
         return self.state
 
+    def partial_fit(self, X, y, n_rows: int) -> TrainingState:
+        """One optimiser step per ``batch_size`` rows of ``X`` ``[B, D]``, ``y`` ``[B]``, in their
+        order (the whole call as one batch without ``batch_size``), each batch's data terms
+        scaled as a batch of a data set of ``n_rows`` rows (``partial_fit``: the caller streams the
+        data set through). No early stopping, checkpoint or schedule; the optimiser's state carries
+        over between calls. The state's ``epoch`` counts the calls, ``objective`` is the call's
+        mean batch objective."""
+        n = len(y)
+        y_t = torch.as_tensor(np.asarray(y), device=self._device)
+        size = self.batch_size or n
+        total, steps = 0.0, 0
+        start = self.clock()
+        for first in range(0, n, size):
+            idx = torch.arange(first, min(first + size, n), device=self._device)
+            self.reducer.global_batch = len(idx)
+            total += self._step(self._rows(X, idx.cpu()), self._targets(y_t[idx]), idx, n_rows)
+            steps += 1
+        st = self.state
+        st.epoch += 1
+        st.objective = total / steps
+        st.train_seconds += self.clock() - start
+        st.history.append({"epoch": st.epoch, "objective": st.objective, "train_seconds": st.train_seconds,
+                           "rows": n})
+        return st
+
     def _sum_process_counters(self) -> None:
         """Sum the buffers the method names in ``PROCESS_COUNTERS`` (events each process counts on
         its own rows) over the processes of each class block, so that every process ends the fit

@@ -1,0 +1,119 @@
+"""partial_fit (issue 46, item 5): the calls over the batches of an epoch are that epoch of ``fit``
+with the same batches and seed, for every method that streams; a saved model streams on as the
+unsaved one does; the first call's and a later call's bad input are clear errors, on the command
+line too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+
+from alphagp import GPClassifier
+from alphagp.methods import METHODS
+from alphagp.training import Trainer
+
+STREAMING = [name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.streaming]
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    return X[order], y[order]
+
+
+def test_the_streaming_methods_are_the_ones_without_per_point_state():
+    assert set(STREAMING) == {"sep", "apep", "arpep", "rpapep", "vi", "vi_softmax", "vi_logistic_softmax",
+                              "augmented"}
+    assert not hasattr(GPClassifier(method="ep"), "partial_fit")          # scikit-learn's available_if
+    assert hasattr(GPClassifier(), "partial_fit") and hasattr(GPClassifier(method="vi"), "partial_fit")
+
+
+@pytest.mark.parametrize("method", STREAMING)
+def test_partial_fit_over_an_epochs_batches_is_that_epoch_of_fit(iris, method, monkeypatch):
+    X, y = iris
+    kw = dict(method=method, batch_size=25, standardize=False, inducing_points=X[:8], early_stopping=False,
+              random_state=0)
+    batches, real = [], Trainer._batches
+
+    def recorded(self, n):
+        for idx in real(self, n):
+            batches.append(idx.numpy().copy())
+            yield idx
+
+    monkeypatch.setattr(Trainer, "_batches", recorded)
+    fitted = GPClassifier(max_iter=1, **kw).fit(X, y)
+    monkeypatch.undo()
+    assert len(batches) == 6 and sorted(np.concatenate(batches)) == list(range(len(y)))   # shuffled batches
+    streamed = GPClassifier(**kw)
+    for idx in batches:
+        streamed.partial_fit(X[idx], y[idx], classes=[0, 1, 2], n_rows=len(y))
+    np.testing.assert_allclose(streamed.predict_proba(X), fitted.predict_proba(X), rtol=0, atol=1e-12)
+    assert streamed.n_iter_ == 6
+    # and the calls moved the model: the first batch alone leaves it elsewhere
+    first = GPClassifier(**kw).partial_fit(X[batches[0]], y[batches[0]], classes=[0, 1, 2], n_rows=len(y))
+    assert np.abs(first.predict_proba(X) - fitted.predict_proba(X)).max() > 1e-4
+
+
+def test_a_saved_stream_continues_as_the_unsaved_one(iris, tmp_path):
+    X, y = iris
+    clf = GPClassifier(method="vi", batch_size=30, random_state=0)
+    for start in range(0, 150, 50):
+        clf.partial_fit(X[start:start + 50], y[start:start + 50], classes=[0, 1, 2], n_rows=150)
+    clf.save(tmp_path / "stream.safetensors")
+    loaded = GPClassifier.load(tmp_path / "stream.safetensors")
+    for model in (clf, loaded):
+        model.partial_fit(X[:50], y[:50])
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    fresh_optimizer = GPClassifier.load(tmp_path / "stream.safetensors")
+    fresh_optimizer._stream_optimizer = None                    # what a file without the optimiser would give
+    fresh_optimizer.partial_fit(X[:50], y[:50])
+    assert np.abs(fresh_optimizer.predict_proba(X) - clf.predict_proba(X)).max() > 1e-8
+
+
+def test_auto_streams_with_sep(iris):
+    X, y = iris
+    clf = GPClassifier(random_state=0).partial_fit(X, y, classes=[0, 1, 2])
+    assert (clf.method_, clf.batch_size_, clf.early_stopping_) == ("sep", 128, False)
+
+
+def test_bad_stream_input_is_a_clear_error(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="the first call of partial_fit needs classes="):
+        GPClassifier(method="sep").partial_fit(X, y)
+    with pytest.raises(ValueError, match="n_rows must be an integer at least the first call's 150 rows"):
+        GPClassifier(method="sep").partial_fit(X, y, classes=[0, 1, 2], n_rows=10)
+    clf = GPClassifier(method="sep", n_inducing=5).partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
+    with pytest.raises(ValueError, match=r"labels \[2\] were not seen"):
+        clf.partial_fit(X, y)
+    with pytest.raises(ValueError, match=r"differ from the classes the stream started with"):
+        clf.partial_fit(X[y < 2], y[y < 2], classes=[0, 1, 2])
+    batch_fitted = GPClassifier(method="sep", n_inducing=5, max_iter=2).fit(X, y)
+    batch_fitted.set_params(method="vi")                         # partial_fit is offered; the fitted model is sep
+    batch_fitted.partial_fit(X[:20], y[:20])                     # sep streams: a fitted model continues
+    pep = GPClassifier(method="pep", n_inducing=5, max_iter=2).fit(X, y).set_params(method="sep")
+    with pytest.raises(ValueError, match="the fitted method 'pep' cannot continue on a stream"):
+        pep.partial_fit(X[:20], y[:20])
+
+
+def test_the_command_line_updates_a_model_with_new_rows(iris, tmp_path, capsys):
+    import pandas as pd
+
+    from alphagp.cli import main
+    X, y = iris
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(label=y)
+    first, more, model = tmp_path / "first.csv", tmp_path / "more.csv", tmp_path / "m.safetensors"
+    frame[:100].to_csv(first, index=False)
+    frame[100:].to_csv(more, index=False)
+    assert main(["--quiet", "fit", "--data", str(first), "--target", "label", "--model", str(model),
+                 "--method", "sep", "--batch-size", "25", "--max-iter", "5"]) == 0
+    before = GPClassifier.load(model)
+    assert main(["--quiet", "update", "--data", str(more), "--target", "label", "--model", str(model)]) == 0
+    after = GPClassifier.load(model)
+    before.partial_fit(frame[100:][list("abcd")], y[100:])
+    np.testing.assert_array_equal(after.predict_proba(frame[list("abcd")]), before.predict_proba(frame[list("abcd")]))
+    frame.assign(label=np.where(np.arange(150) == 0, 7, y)).to_csv(more, index=False)
+    capsys.readouterr()
+    assert main(["--quiet", "update", "--data", str(more), "--target", "label", "--model", str(model)]) == 2
+    assert "labels [7] were not seen" in capsys.readouterr().err
