@@ -57,3 +57,17 @@ def test_a_bad_sample_count_is_a_clear_error(fitted, bad):
     clf, X = fitted
     with pytest.raises(ValueError, match="n_samples must be an integer"):
         clf.predict_uncertainty(X[:3], n_samples=bad)
+
+
+@pytest.mark.parametrize("method", ["sep", "vi", "augmented", "vi_softmax"])
+def test_every_likelihood_gives_finite_parts(thyroid_module, method):
+    """The Heaviside likelihood of ep and sep labels by the arg-max: p(y | f) is 0 or 1, its entropy
+    0 (0 log 0 = 0, not NaN), so all the uncertainty is epistemic; the others' are finite too."""
+    X, y = thyroid_module
+    clf = GPClassifier(method=method, n_inducing=10, max_iter=10, random_state=0).fit(X, y)
+    parts = clf.predict_uncertainty(np.vstack([X[:20], X[:20] + 40 * X.std(0)]), n_samples=64)
+    for name, values in parts.items():
+        assert np.all(np.isfinite(values)), name
+    if method == "sep":
+        np.testing.assert_array_equal(parts["aleatoric"], 0.0)
+        np.testing.assert_array_equal(parts["epistemic"], parts["total"])

@@ -37,7 +37,8 @@ def decompose(likelihood, mean: torch.Tensor, var: torch.Tensor, n_samples: int,
         log_p = torch.stack([likelihood.log_prob(f, labels[c].expand(len(m))) for c in range(C)], -1)
         log_p = torch.log_softmax(log_p, -1)                                     # [S, R, C], rows sum to one
         p = log_p.exp()
-        aleatoric = -(p * log_p).sum(-1).mean(0)
+        # 0 log 0 = 0: a deterministic labelling (the Heaviside likelihood) has log p = -inf off the arg-max
+        aleatoric = -torch.where(p > 0, p * log_p, 0.0).sum(-1).mean(0)
         mean_p = p.mean(0)
         total = -(mean_p * torch.log(mean_p.clamp_min(torch.finfo(mean_p.dtype).tiny))).sum(-1)
         out[r:r + rows] = torch.stack((total, aleatoric, (total - aleatoric).clamp_min(0.0)), -1)
