@@ -36,6 +36,8 @@
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
     python benchmarks/report.py edges   # model files, the command line and augmented VI's start at the edges
     python benchmarks/report.py guard guard_contracts exact_posterior_guard   # a refactor's numbers, before and after
+    python benchmarks/report.py class_weights | conformal | tables | ood | streaming | quasi_newton | mnist_default
+                                         # report_features.py: issue 46's features and issue 44's last measurements
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from report_features import REPORTS as FEATURE_REPORTS
 
 from common import RESULTS, first_reaching, read_rows
 
@@ -1351,6 +1354,6 @@ if __name__ == "__main__":
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
-              "panel": defaults_panel_report, "portfolio": portfolio_study}
+              "panel": defaults_panel_report, "portfolio": portfolio_study, **FEATURE_REPORTS}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 

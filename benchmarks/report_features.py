@@ -1,0 +1,148 @@
+"""Markdown tables (and figures) of the practitioner features (issue 46) and of the default's
+remaining measurements (issue 44), from benchmarks/results/*.jsonl; ``report.py`` runs them:
+
+    python benchmarks/report.py class_weights   # balanced weights on 1:20 problems (class_weights.jsonl)
+    python benchmarks/report.py conformal       # prediction sets: coverage and size (conformal.jsonl)
+    python benchmarks/report.py tables          # mixed-type tables beside HistGradientBoosting (tables.jsonl)
+    python benchmarks/report.py ood             # MNIST against Fashion-MNIST, AUROC and ood.png (ood.jsonl)
+    python benchmarks/report.py streaming       # partial_fit against fit (streaming.jsonl)
+    python benchmarks/report.py quasi_newton    # L-BFGS against the sign-adaptive rule (quasi_newton.jsonl)
+    python benchmarks/report.py mnist_default   # the default on MNIST in 30 minutes (mnist_default.jsonl)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from common import RESULTS, read_rows
+
+
+def _provenance(rows: list[dict]) -> str:
+    commits = sorted({f"{r['commit']}{' (dirty)' if r.get('dirty') else ''}" for r in rows})
+    return f"{len(rows)} rows, commit {', '.join(commits)}"
+
+
+def _mean_se(values) -> str:
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return f"{values.mean():.3f}"
+    return f"{values.mean():.3f} ± {values.std(ddof=1) / np.sqrt(len(values)):.3f}"
+
+
+def class_weights_table(results: str = "class_weights") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["dataset"], r["estimator"])].append(r)
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| set (train rows, minority) | estimator | minority recall | balanced accuracy | balanced NLL | NLL |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (dataset, name), group in groups.items():
+        size = f"{dataset} ({group[0]['n_train']}, {group[0]['n_train_minority']})"
+        print(f"| {size} | {name} | {_mean_se([r['test_minority_recall'] for r in group])} | "
+              f"{_mean_se([r['test_balanced_accuracy'] for r in group])} | "
+              f"{_mean_se([r['test_balanced_nll'] for r in group])} | {_mean_se([r['test_nll'] for r in group])} |")
+
+
+def conformal_table(results: str = "conformal") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| set | calibration rows | level | coverage | mean set size | lowest class coverage (rows) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        low = int(np.argmin(r["class_coverage"]))
+        print(f"| {r['dataset']} | {r['n_calibration']} ({r['route']}) | {r['level']:.2f} | {r['coverage']:.3f} | "
+              f"{r['mean_set_size']:.2f} | {r['class_coverage'][low]:.3f} ({r['class_rows'][low]}) |")
+    for level in sorted({r["level"] for r in rows}):
+        fresh = [r for r in rows if r["level"] == level and r["route"] == "fresh calibration rows"]
+        if fresh:
+            print(f"\nlevel {level}: mean coverage {np.mean([r['coverage'] for r in fresh]):.3f} over {len(fresh)} "
+                  f"sets, {sum(r['coverage'] >= level for r in fresh)} at or above the level")
+
+
+def tables_table(results: str = "tables") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["dataset"], r["estimator"])].append(r)
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| table | estimator | test error | test NLL | ECE | seconds |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (dataset, name), group in groups.items():
+        print(f"| {dataset} | {name} | {_mean_se([r['test_error'] for r in group])} | "
+              f"{_mean_se([r['test_nll'] for r in group])} | {_mean_se([r['test_ece'] for r in group])} | "
+              f"{np.mean([r['train_seconds'] for r in group]):.1f} |")
+
+
+def ood_report(results: str = "ood") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| estimator (MNIST test error, NLL) | score | AUROC, MNIST against Fashion-MNIST |")
+    print("| --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['estimator']} ({r['mnist_test_error']:.4f}, {r['mnist_test_nll']:.4f}) | {r['score']} | "
+              f"{r['auroc']:.4f} |")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    for r in rows:
+        ax.plot(r["roc"]["fpr"], r["roc"]["tpr"], label=f"{r['estimator'].split(' ')[0]}: {r['score']} "
+                f"({r['auroc']:.3f})", lw=1.2, ls="-" if "alphagp" in r["estimator"] else "--")
+    ax.plot([0, 1], [0, 1], color="0.7", lw=0.8)
+    ax.set_xlabel("MNIST test images flagged (false positive rate)")
+    ax.set_ylabel("Fashion-MNIST images flagged (true positive rate)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "ood.png", dpi=90)
+
+
+def streaming_table(results: str = "streaming") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| set | passes | fit: NLL, error, seconds | partial_fit (chunks of rows): NLL, error, seconds |")
+    print("| --- | --- | --- | --- |")
+    cells = {(r["dataset"], r["passes"], r["how"]): r for r in rows}
+    for dataset, passes in sorted({(d, p) for d, p, _ in cells}):
+        parts = []
+        for how in ("fit", "partial_fit"):
+            r = cells.get((dataset, passes, how))
+            parts.append("-" if r is None else f"{r['test_nll']:.4f}, {r['test_error']:.4f}, {r['train_seconds']:.1f}")
+        print(f"| {dataset} | {passes} | {parts[0]} | {parts[1]} |")
+
+
+def quasi_newton_table(results: str = "quasi_newton") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| set | scheme | step | evaluations | seconds | energy / N (higher is better) | validation NLL |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        for scheme in ("sign-adaptive", "lbfgs"):
+            own = [r for r in rows if r["dataset"] == dataset and r["scheme"] == scheme]
+            if not own:
+                continue
+            picks = [own[0], *[r for r in own if r["step"] in (250,)], own[-1]] if scheme == "sign-adaptive" \
+                else [own[0], *[r for r in own if r["step"] in (5, 10)], own[-1]]
+            for r in dict.fromkeys(id(p) for p in picks):
+                r = next(p for p in picks if id(p) == r)
+                print(f"| {dataset} | {scheme} | {r['step']} | {r['evaluations']} | {r['seconds']:.1f} | "
+                      f"{r['energy_per_row']:.4f} | {r['validation_nll']:.4f} |")
+
+
+def mnist_default_table(results: str = "mnist_default") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| set | budget (min) | chosen | candidates: held-out NLL (seconds) | fit seconds | test error | test NLL "
+          "| ECE |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        cands = "; ".join(f"{c['name']} {c['validation_nll']:.4f} ({c['fit_seconds']:.0f} s)" for c in r["candidates"])
+        print(f"| {r['dataset']} | {r['max_minutes']:g} | {r['candidate']} | {cands} | {r['fit_seconds']:.0f} | "
+              f"{100 * r['test_error']:.2f} % | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
+
+
+REPORTS = {"class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
+           "ood": ood_report, "streaming": streaming_table, "quasi_newton": quasi_newton_table,
+           "mnist_default": mnist_default_table}
