@@ -23,11 +23,22 @@ def iris():
     return X[order], y[order]
 
 
-def test_the_streaming_methods_are_the_ones_without_per_point_state():
-    assert set(STREAMING) == {"sep", "apep", "arpep", "rpapep", "vi", "vi_softmax", "vi_logistic_softmax",
-                              "augmented"}
-    assert not hasattr(GPClassifier(method="ep"), "partial_fit")          # scikit-learn's available_if
-    assert hasattr(GPClassifier(), "partial_fit") and hasattr(GPClassifier(method="vi"), "partial_fit")
+@pytest.mark.parametrize("method", list(METHODS))
+def test_a_method_streams_when_its_state_does_not_grow_with_the_rows(method):
+    """The capability's contract: a method that streams trains on mini-batches, keeps no per-point
+    training state and has no second stage after the epochs (a sampler's); partial_fit is offered
+    exactly for those (scikit-learn's available_if)."""
+    from alphagp.methods.base import SparseGPMethod
+    cls = METHODS[method].cls
+    if cls.CAPABILITIES.streaming:
+        assert cls.CAPABILITIES.mini_batches and cls.TRAINING_STATE == ()
+        assert cls.after_fit is SparseGPMethod.after_fit
+    assert hasattr(GPClassifier(method=method), "partial_fit") == cls.CAPABILITIES.streaming
+
+
+def test_the_default_and_the_main_methods_stream():
+    assert {"sep", "vi", "augmented"} <= set(STREAMING)
+    assert hasattr(GPClassifier(), "partial_fit") and not hasattr(GPClassifier(method="ep"), "partial_fit")
 
 
 @pytest.mark.parametrize("method", STREAMING)
