@@ -430,8 +430,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with torch_threads(self.n_jobs):
             state = trainer.partial_fit(StandardizedRows(X, self.mean_, self.scale_), y_idx, points)
         self._stream_optimizer = trainer.optimizer.state_dict()
-        self.history_ = [*getattr(self, "history_", []), {**state.history[-1], "epoch": len(self.history_) + 1
-                                                          if hasattr(self, "history_") else 1}]
+        self.__dict__.pop("conformity_scores_", None)      # calibrated on the model before this call
+        history = getattr(self, "history_", [])
+        self.history_ = [*history, {**state.history[-1], "epoch": len(history) + 1}]
         self.n_iter_ = len(self.history_)
         self._set_diagnostics()
         return self
