@@ -190,3 +190,12 @@ def test_the_command_line_takes_a_weight_column_and_class_weights(iris_rows, tmp
             code = stop.code
         assert code == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_checkpoint_refuses_a_fit_with_other_weights(iris_rows, tmp_path):
+    from alphagp.training import CheckpointMismatchError
+    X, y, w, _, _ = iris_rows
+    kw = dict(method="pep", n_inducing=5, max_iter=3, random_state=0, checkpoint=str(tmp_path / "fit.ckpt"))
+    GPClassifier(**kw).fit(X, y, sample_weight=w)
+    with pytest.raises(CheckpointMismatchError, match="sample_weight_sha256"):
+        GPClassifier(**{**kw, "max_iter": 6}).fit(X, y, sample_weight=w[::-1])

@@ -314,10 +314,15 @@ class GPEstimatorBase(BaseEstimator):
         torch.distributed.broadcast(seed_t, 0)
         return int(seed_t)
 
-    def _checkpoint_settings(self) -> dict:
+    def _checkpoint_settings(self, model=None) -> dict:
         """The settings a checkpoint records and a resumed fit must match: the parameters but the
-        schedule's, as plain data."""
-        return {k: v for k, v in self._plain_params().items() if k not in self.SCHEDULE_PARAMS}
+        schedule's, as plain data, and a digest of the rows' weights where ``model`` has them."""
+        settings = {k: v for k, v in self._plain_params().items() if k not in self.SCHEDULE_PARAMS}
+        weight = None if model is None else model.sample_weight
+        if weight is not None:
+            import hashlib
+            settings["sample_weight_sha256"] = hashlib.sha256(weight.detach().cpu().numpy().tobytes()).hexdigest()
+        return settings
 
     def _plain_params(self) -> dict:
         """The parameters as JSON-ready data; a ``class_weight`` dict as ``[[label, weight], ...]``
@@ -346,7 +351,7 @@ class GPEstimatorBase(BaseEstimator):
         trainer = Trainer(model, max_iter=self.max_iter, batch_size=self._resolved("batch_size"), optimizer=optimizer,
                           learning_rate=learning_rate, learning_rate_decay=self.learning_rate_decay, tol=self.tol,
                           n_iter_no_change=self.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
-                          settings=self._checkpoint_settings(), verbose=bool(self.verbose), seed=seed,
+                          settings=self._checkpoint_settings(model), verbose=bool(self.verbose), seed=seed,
                           distributed=distributed, validation=validation, max_time=self.max_time,
                           n_points=model.n_weighted)
         state = trainer.fit(X, y)

@@ -236,8 +236,8 @@ class _DeepGPBase(GPEstimatorBase):
         self.diagnostics_ = self.model_.diagnostics()
         return self
 
-    def _checkpoint_settings(self) -> dict:
-        return {"estimator": type(self).__name__, **super()._checkpoint_settings()}
+    def _checkpoint_settings(self, model=None) -> dict:
+        return {"estimator": type(self).__name__, **super()._checkpoint_settings(model)}
 
     # ------------------------------------------------------------------ prediction draws
     def _output_chunks(self, X, validated: bool = False):
