@@ -396,7 +396,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         (on an unfitted estimator) needs ``classes``, every label the stream will bring, as
         scikit-learn asks; it takes the standardisation (``standardize``) and the inducing inputs
         from its rows, and ``n_rows`` (default: its own rows) is the size of the data set the
-        calls cover together, the N of the N / |B| scaling of every batch. Later calls continue
+        calls cover together, the N of the ``N / |B|`` scaling of every batch. Later calls continue
         the model and the optimiser's state (kept in model files, so a saved and loaded model
         streams on); a label outside ``classes_`` is an error. A fitted model (``fit``, ``load``)
         continues the same way.
