@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import Interval
 from torch.nn.functional import one_hot
 
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
-from ..numerics import log_det_from_cholesky, stable_cholesky, triangular_inverse
+from ..numerics import log_det_from_cholesky, stable_cholesky, step_generator, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import Capabilities, SparseGPMethod, StoredQ, whitened_sites
 from .draws import KeptDraws
@@ -108,7 +108,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         """The classes of the next step (sorted), or ``None`` for all; drawn from (seed, step)."""
         if self.class_batch_size is None:
             return None
-        g = torch.Generator().manual_seed(self.seed * 1_000_003 + int(self.n_steps))
+        g = step_generator(self.seed, int(self.n_steps))
         subset = torch.randperm(self.n_classes, generator=g)[:self.class_batch_size].sort().values
         return subset.to(self.site_natural.device)
 

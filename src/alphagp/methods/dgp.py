@@ -48,7 +48,7 @@ from torch import nn
 from ..distributed import Reducer, local_rows
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
-from ..numerics import stable_cholesky, tied_cavity_log_normaliser_gap, triangular_inverse
+from ..numerics import stable_cholesky, step_generator, tied_cavity_log_normaliser_gap, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, WeightedRows
 from .projection import projected_marginals
@@ -262,7 +262,7 @@ class DeepGP(WeightedRows, nn.Module):
 
     # ------------------------------------------------------------------ energy
     def _generator(self, step: int) -> torch.Generator:
-        return torch.Generator().manual_seed(self.seed * 1_000_003 + step)
+        return step_generator(self.seed, step)
 
     def propagate(self, X: torch.Tensor, n_samples: int, cavity_scale: float, generator: torch.Generator,
                   shared_draws: bool = False, rows: tuple[int, slice] | None = None):

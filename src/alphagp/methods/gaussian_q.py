@@ -38,6 +38,7 @@ from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
 from ..numerics import (
     stable_cholesky,
+    step_generator,
     tied_cavity_log_normaliser_gap,
     triangular_inverse,
     whitened_log_normaliser_from_cholesky,
@@ -168,7 +169,7 @@ class SparseVI(GaussianQMethod):
         ``[C_own, B]`` (w_i = 1 without sample weights)."""
         extra = {}
         if self.likelihood.STOCHASTIC:   # Monte Carlo draws fixed by (seed, step)
-            extra["generator"] = torch.Generator().manual_seed(self.likelihood.seed * 1_000_003 + int(self.n_steps))
+            extra["generator"] = step_generator(self.likelihood.seed, int(self.n_steps))
             extra["rows"] = local_rows(self.reducer, len(y))
         ell = self.likelihood.expected_log_lik(*self._predictive(mean, var, s), y, **extra)
         return self._weighted(ell, idx).sum()
