@@ -82,9 +82,8 @@ class GaussianQMethod(SparseGPMethod):
         self._init_q(self.n_classes, inducing_points.shape[1], inducing_points.dtype)
 
     def _init_q(self, C: int, M: int, dtype) -> None:
-        """q = prior: whitened mean 0, Cholesky factor I."""
-        self.q_mean = nn.Parameter(torch.zeros(C, M, dtype=dtype))
-        self.q_sqrt = nn.Parameter(torch.eye(M, dtype=dtype).expand(C, M, M).clone())
+        """Create q's parameters for C classes of M inducing points, at the prior (or near it)."""
+        raise NotImplementedError
 
     def config(self) -> dict:
         return {"n_data": self.n_data, "alpha": self.alpha}
@@ -101,7 +100,16 @@ class GaussianQMethod(SparseGPMethod):
         mean, var = self._all_classes(torch.stack((mean, var), 1)).unbind(1)
         return mean.T, var.T
 
-    # ------------------------------------------------------------------ free Gaussian q
+
+class FreeGaussianQ(GaussianQMethod):
+    """The methods whose q = N(mu, R R') is free (VI, ARPEP, RPAPEP): its parameters ``q_mean``
+    ``[C, M]`` and ``q_sqrt`` ``[C, M, M]`` (lower triangle), whitened."""
+
+    def _init_q(self, C: int, M: int, dtype) -> None:
+        """q = prior: whitened mean 0, Cholesky factor I."""
+        self.q_mean = nn.Parameter(torch.zeros(C, M, dtype=dtype))
+        self.q_sqrt = nn.Parameter(torch.eye(M, dtype=dtype).expand(C, M, M).clone())
+
     def _sqrt(self) -> torch.Tensor:
         """q's Cholesky factor R ``[C_own, M, M]`` (this process's classes)."""
         return torch.tril(self._own(self.q_sqrt))
@@ -120,7 +128,7 @@ class GaussianQMethod(SparseGPMethod):
         return 0.5 * (R.square().sum((-1, -2)) + self._own(self.q_mean).square().sum(-1) - M - log_det).sum()
 
 
-class SparseVI(GaussianQMethod):
+class SparseVI(FreeGaussianQ):
     """Sparse variational inference (Hensman et al. 2015), with the robust-max likelihood by default.
 
     Args (beyond :class:`GaussianQMethod`'s):
@@ -217,7 +225,7 @@ class SparseVI(GaussianQMethod):
         self.q_sqrt.copy_(torch.linalg.cholesky(torch.cholesky_inverse(chol_precision)))
 
 
-class ARPEP(GaussianQMethod):
+class ARPEP(FreeGaussianQ):
     """Approximate reparameterised power EP (alpha paper section 3.3, eq. 9)."""
 
     def _objective(self, L, Psi, s, y, idx):
@@ -226,7 +234,7 @@ class ARPEP(GaussianQMethod):
         return ObjectiveTerms(-self._kl(), 0.0, self._weighted(log_z, idx).sum() / self.alpha)
 
 
-class RPAPEP(GaussianQMethod):
+class RPAPEP(FreeGaussianQ):
     """Refined-prior approximate power EP (alpha paper section 3.4, eq. 10)."""
 
     def _objective(self, L, Psi, s, y, idx):
