@@ -20,7 +20,7 @@ import torch
 
 from alphagp.kernels import ARDKernel
 from alphagp.methods import build_method
-from alphagp.optim import make_optimizer
+from alphagp.training.optim import make_optimizer
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from alphagp.objective import ObjectiveTerms
-from alphagp.optim import SignAdaptiveSGD
+from alphagp.training.optim import SignAdaptiveSGD
 
 
 def test_sign_adaptive_rule_grows_and_halves_the_rate():

@@ -18,7 +18,7 @@ settings raises :class:`CheckpointMismatchError` naming what differs.
 
 The package's modules: :mod:`.loop` (:class:`Trainer`, :class:`TrainingState`), :mod:`.checkpoints`
 (the file, the fingerprint and the errors), :mod:`.progress`, :mod:`.callbacks`
-(:class:`MetricsRecorder`); the optimisers are in :mod:`alphagp.optim`.
+(:class:`MetricsRecorder`); the optimisers are in :mod:`alphagp.training.optim`.
 """
 
 from .callbacks import MetricsRecorder

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from ..distributed import Reducer, class_blocks_for, local_share, per_class_tensors
-from ..optim import make_optimizer
 from .checkpoints import CheckpointResumed, data_fingerprint, read_checkpoint, write_checkpoint
+from .optim import make_optimizer
 from .progress import progress
 
 
