@@ -102,7 +102,7 @@ def test_global_update_is_the_optimum_of_the_elbo_in_q_with_the_local_factors_fi
     _random_q(model, rng)
     idx = torch.arange(len(y))
     with torch.no_grad():
-        L, Psi, s = model._features(X)
+        L, Psi, s = model._whitened_kernel(X)
         mean, var = model._latent_marginals(L, Psi)
         onehot = torch.nn.functional.one_hot(y, C).double()
         local = local_updates(mean.T, (mean.square() + var + s).T, onehot, C)
@@ -201,8 +201,8 @@ def test_class_subsampling_touches_only_the_drawn_classes_and_their_kernel_rows(
     model, X, y = _model(rng, class_batch_size=2)
     idx = torch.arange(6)
     classes = model._class_subset()
-    L_all, Psi_all, s_all = model._features(X[idx])
-    L, Psi, s = model._features(X[idx], classes)
+    L_all, Psi_all, s_all = model._whitened_kernel(X[idx])
+    L, Psi, s = model._whitened_kernel(X[idx], classes)
     assert torch.allclose(L, L_all[classes]) and torch.allclose(Psi, Psi_all[classes]) and torch.allclose(s, s_all[classes])
     before = model.site_natural.clone()
     with torch.no_grad():

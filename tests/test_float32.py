@@ -38,7 +38,7 @@ def _trained_looking_state(name, model, g):
 def _energy_and_gradients(model, X, y):
     """The energy of the batch (X, y) scaled to N rows, and its gradients, in float64."""
     dtype = model.inducing_points.dtype
-    terms = model._objective(*model._features(X.to(dtype)), y, torch.arange(len(y)))
+    terms = model._objective(*model._whitened_kernel(X.to(dtype)), y, torch.arange(len(y)))
     energy = terms.total(N, len(y))
     grads = torch.autograd.grad(energy, [p for p in model.parameters() if p.requires_grad])
     return energy.double(), [grad.double() for grad in grads]

@@ -30,7 +30,7 @@ def _setup(n=9, C=3, M=None, seed=0):
 
 def _gfitc_marginals(model, X, y):
     with torch.no_grad():
-        _, Psi, s = model._features(X)
+        _, Psi, s = model._whitened_kernel(X)
         post = model._posterior(Psi, s, y)
     return post["mean_f"].numpy().T, post["var_f"].numpy().T
 

@@ -37,7 +37,7 @@ def test_predictions_agree_with_an_independent_sampler_within_monte_carlo_error(
     model.after_fit(problem.X_train, problem.y_train)
     X_test = torch.as_tensor(problem.X_test)
     with torch.no_grad():
-        _, Psi, s = model._features(X_test)
+        _, Psi, s = model._whitened_kernel(X_test)
     per_draw = []
     for batch in np.array_split(np.arange(model.n_samples), 20):
         h = torch.einsum("scm,cmn->snc", model.samples[batch], Psi)
@@ -68,7 +68,7 @@ def test_stationary_moments_match_two_dimensional_quadrature():
     model.after_fit(X, y)
     w = model.samples[:, :, 0].numpy()                                          # [S, 2]
     with torch.no_grad():
-        _, Psi, s = model._features(torch.as_tensor(X))
+        _, Psi, s = model._whitened_kernel(torch.as_tensor(X))
     psi, s = Psi[:, 0, :].numpy(), s.numpy()                                     # [C, N]
     grid = np.linspace(-7, 7, 701)
     W1, W2 = np.meshgrid(grid, grid, indexing="ij")

@@ -164,7 +164,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         points when the kernel amplitude is large, and the prior start then lands in a worse one
         (Wine at amplitude 50: ELBO -157.4 against -154.7, test NLL 0.51 against 0.19); at small
         amplitudes both reach the same fixed point and the prior's bound is the higher one."""
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         at_prior = self._batch_elbo(self._elbo(L, Psi, s, y, idx, None), idx)
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         identity = eye - torch.cholesky_inverse(L)                       # u-space factor: q precision I
@@ -186,7 +186,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         if int(self.n_steps) == 0:
             self._choose_start(X, y, idx)
         classes = self._class_subset()
-        objective = self._elbo(*self._features(X, classes), y, idx, classes, step=True)
+        objective = self._elbo(*self._whitened_kernel(X, classes), y, idx, classes, step=True)
         self.n_steps += 1
         return objective
 
@@ -234,7 +234,7 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
         dtype, device = self.samples.dtype, self.samples.device
         X = torch.as_tensor(np.asarray(X), dtype=dtype, device=device)
         y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         C, M, N = Psi.shape
         rng = np.random.default_rng(self.seed)
         onehot = one_hot(y, C).T.to(dtype).cpu().numpy()                          # [C, N]

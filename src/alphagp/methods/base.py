@@ -199,7 +199,7 @@ class SparseGPMethod(WeightedRows, nn.Module):
         identity without a class split); gradients reach only the own block."""
         return self.reducer.gather_classes(local, self.n_classes)
 
-    def _features(self, X: torch.Tensor, classes: torch.Tensor | None = None):
+    def _whitened_kernel(self, X: torch.Tensor, classes: torch.Tensor | None = None):
         """L ``[C,M,M]`` (chol K_uu), Psi = L^{-1} K_uf ``[C,M,B]``, FITC variances s ``[C,B]``.
 
         With one inducing set and kernel shared by all classes (``inducing_points`` ``[1, M, D]``)
@@ -247,14 +247,14 @@ class SparseGPMethod(WeightedRows, nn.Module):
         """The method's objective on the batch ``idx`` (all of it in this process), scaled to the data
         set, at the current q: :meth:`_objective`'s terms combined by
         :meth:`~alphagp.objective.ObjectiveTerms.total`."""
-        return self._objective(*self._features(X), y, idx).total(self.n_data, idx.numel())
+        return self._objective(*self._whitened_kernel(X), y, idx).total(self.n_data, idx.numel())
 
     @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Marginal means and variances ``[N, C]`` of f(x), additive noise included (EP eq. 65-67,
         A.31-A.33); in a class split (validation during training) every process computes its own
         classes' and gathers the rest."""
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         mean, var = self._latent_marginals(L, Psi)
         mean, var = self._all_classes(torch.stack((mean, s + var.clamp_min(MIN_VARIANCE)), 1)).unbind(1)
         return mean.T, var.T

@@ -53,7 +53,7 @@ class KeptDraws:
     def predict_f(self, X):
         """Posterior mean and variance ``[N, C]`` of f(x) over the kept draws (FITC noise included)."""
         self._require_samples()
-        _, Psi, s = self._features(X)
+        _, Psi, s = self._whitened_kernel(X)
         h = torch.einsum("scm,cmn->snc", self.samples, Psi)                      # [S, N, C]
         return h.mean(0), h.var(0) + s.T
 
@@ -61,7 +61,7 @@ class KeptDraws:
     def predict_proba(self, X, chunk: int = 64) -> torch.Tensor:
         """``[N, C]`` class probabilities averaged over the kept draws."""
         self._require_samples()
-        _, Psi, s = self._features(X)
+        _, Psi, s = self._whitened_kernel(X)
         likelihood, C = self._draw_likelihood(), self.n_classes
         total = torch.zeros(X.shape[0], C, dtype=Psi.dtype, device=Psi.device)
         for start in range(0, self.n_samples, chunk):

@@ -137,7 +137,7 @@ class ScalableEP(SiteMethod):
         ("inner" updates, section 2.3) with one kernel evaluation per step.
         """
         self._require_training_state()
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         with torch.no_grad():
             cav = self._cavities(L.detach(), Psi.detach(), s.detach(), y, idx, with_g=False)
             _, g1, g2 = self._tilted(cav, y)

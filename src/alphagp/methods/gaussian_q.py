@@ -90,7 +90,7 @@ class GaussianQMethod(SparseGPMethod):
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """No closed-form step: the batch objective's terms, for the optimiser."""
-        return self._objective(*self._features(X), y, idx)
+        return self._objective(*self._whitened_kernel(X), y, idx)
 
     def _predictive(self, mean, var, s, cavity_scale: float = 1.0):
         """The marginals the likelihood sees, ``[B, C]`` each, from q's (or its cavity's) ``mean``,
@@ -188,7 +188,7 @@ class SparseVI(FreeGaussianQ):
         return ObjectiveTerms(-self._kl(), 0.0, self._expected_log_lik(mean, var, s, y, idx))
 
     def local_update(self, X, y, idx):
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         if self.natural_gradient_rate > 0:
             self._natural_gradient_step(Psi.detach(), s.detach(), y, idx)
         objective = self._objective(L, Psi, s, y, idx)

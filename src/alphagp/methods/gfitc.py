@@ -169,7 +169,7 @@ class GFITC(StoredQ, SparseGPMethod):
         if idx.numel() != self.n_data:
             raise ValueError("GFITC is batch only: its EP estimate of log p(y) is not a sum over data points, "
                              "so it cannot use mini-batches (use batch_size=None, or method='ep'/'sep')")
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         with torch.no_grad():
             for _ in range(self.ep_iterations):
                 self.ep_sweeps += 1

@@ -90,7 +90,7 @@ class GibbsSampler(KeptDraws, PowerEP):
         device = self.samples.device
         X = torch.as_tensor(np.asarray(X), dtype=self.samples.dtype, device=device)
         y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=device)
-        _, Psi, s = self._features(X)                                            # [C, M, N], [C, N]
+        _, Psi, s = self._whitened_kernel(X)                                            # [C, M, N], [C, N]
         C, M, N = Psi.shape
         g = torch.Generator().manual_seed(self.seed)  # on the CPU: the same draws on every device
         eps = self.likelihood.epsilon

@@ -73,7 +73,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """The exact posterior at the current kernel (kept for prediction) and the log marginal likelihood."""
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         objective, Bm, b = self._log_marginal(Psi, s, y, idx)
         self._store_q(L.detach(), Bm.detach(), b.detach())
         return ObjectiveTerms.batch_only(objective)

@@ -82,7 +82,7 @@ class LaplaceSoftmax(PowerEP):
         """Newton's method for the mode at the fitted hyper-parameters; keeps the mode and Hessian."""
         X = torch.as_tensor(np.asarray(X), dtype=self.mode.dtype, device=self.mode.device)
         y = torch.as_tensor(np.asarray(y), dtype=torch.long, device=self.mode.device)
-        _, Psi, _ = self._features(X)
+        _, Psi, _ = self._whitened_kernel(X)
         w = torch.zeros_like(self.mode)
         value = self.log_posterior(w, Psi, y)
         for step in range(self.newton_iterations):
@@ -104,7 +104,7 @@ class LaplaceSoftmax(PowerEP):
 
     def _predictive(self, X):
         """Mean ``[N, C]`` and covariance ``[N, C, C]`` of f(x*) under the Laplace posterior."""
-        _, Psi, s = self._features(X)
+        _, Psi, s = self._whitened_kernel(X)
         C, M, _ = Psi.shape
         L_inv = triangular_inverse(stable_cholesky(self.hessian))
         G = torch.stack([L_inv[:, c * M:(c + 1) * M] @ Psi[c] for c in range(C)], 1)   # [CM, C, N]

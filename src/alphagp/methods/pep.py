@@ -98,7 +98,7 @@ class PowerEP(SiteMethod):
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """Parallel damped power-EP update of the batch's factors; returns the energy at the new sites."""
         self._require_training_state()
-        L, Psi, s = self._features(X)
+        L, Psi, s = self._whitened_kernel(X)
         with torch.no_grad():
             L0, Psi0 = L.detach(), Psi.detach()
             cav = self._cavities(L0, Psi0, idx)
