@@ -13,19 +13,28 @@ def init_inducing_points(X: np.ndarray, n_latent: int, n_inducing: int, method: 
                          shared: bool = False, rng: np.random.Generator | None = None) -> np.ndarray:
     """Choose inducing points from the training inputs.
 
-    Args:
-        X: ``[N, D]`` training inputs as the model sees them (any object supporting
-            ``X[rows]``; k-means++ reads it whole).
-        n_latent: C, the number of latent functions.
-        n_inducing: M <= N.
-        method: ``"random"`` picks M distinct training points (the papers' choice);
-            ``"kmeans++"`` uses k-means++ seeding (scikit-learn), which spreads them out;
-            ``"kmeans"`` the centres of scikit-learn's ``MiniBatchKMeans`` on at most
-            ``KMEANS_ROWS`` random rows (GPflow's recipe), one clustering for all latent functions.
-        shared: one set of M points for all latent functions.
-        rng: NumPy generator for reproducibility.
-    Returns:
-        ``[C, M, D]`` array, or ``[1, M, D]`` when ``shared``.
+    Parameters
+    ----------
+    X
+        ``[N, D]`` training inputs as the model sees them (any object supporting
+        ``X[rows]``; k-means++ reads it whole).
+    n_latent
+        C, the number of latent functions.
+    n_inducing
+        M <= N.
+    method
+        ``"random"`` picks M distinct training points (the papers' choice);
+        ``"kmeans++"`` uses k-means++ seeding (scikit-learn), which spreads them out;
+        ``"kmeans"`` the centres of scikit-learn's ``MiniBatchKMeans`` on at most
+        ``KMEANS_ROWS`` random rows (GPflow's recipe), one clustering for all latent functions.
+    shared
+        one set of M points for all latent functions.
+    rng
+        NumPy generator for reproducibility.
+
+    Returns
+    -------
+    ``[C, M, D]`` array, or ``[1, M, D]`` when ``shared``.
     """
     rng = np.random.default_rng() if rng is None else rng
     n = X.shape[0]

@@ -56,14 +56,20 @@ class ARDKernel(nn.Module):
     Parameters have shape ``[G, ...]`` where G is ``n_latent``, or 1 when the
     hyper-parameters are shared across latent functions (then they broadcast).
 
-    Args:
-        n_latent: number of latent functions C.
-        n_features: input dimension D.
-        shared: one set of hyper-parameters for all latent functions.
-        lengthscale, amplitude, noise: initial values (scalars, or arrays broadcastable to
-            ``[G, D]``, ``[G]``, ``[G]``).
-        positive: how the positive parameters are stored, ``"softplus"`` or ``"log"``
-            (:data:`POSITIVE_TRANSFORMS`).
+    Parameters
+    ----------
+    n_latent
+        number of latent functions C.
+    n_features
+        input dimension D.
+    shared
+        one set of hyper-parameters for all latent functions.
+    lengthscale, amplitude, noise
+        initial values (scalars, or arrays broadcastable to
+        ``[G, D]``, ``[G]``, ``[G]``).
+    positive
+        how the positive parameters are stored, ``"softplus"`` or ``"log"``
+        (:data:`POSITIVE_TRANSFORMS`).
     """
 
     def __init__(self, n_latent: int, n_features: int, shared: bool = False,
@@ -135,11 +141,16 @@ class ARDKernel(nn.Module):
     def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         """Noise-free covariance between ``A`` and ``B``.
 
-        Args:
-            A: ``[C, n, D]`` (per-latent inputs, e.g. inducing points) or ``[n, D]`` (shared).
-            B: ``[C, m, D]`` or ``[m, D]``.
-        Returns:
-            ``[C, n, m]``.
+        Parameters
+        ----------
+        A
+            ``[C, n, D]`` (per-latent inputs, e.g. inducing points) or ``[n, D]`` (shared).
+        B
+            ``[C, m, D]`` or ``[m, D]``.
+
+        Returns
+        -------
+        ``[C, n, m]``.
         """
         A_w, sq_A = self._weighted(A)
         sq_B = self._shared_sq_norms(B, self.lengthscale) if B.dim() == 2 else self._weighted(B)[1]
@@ -156,13 +167,17 @@ class ARDKernel(nn.Module):
         ``[G, D] x [D, n]`` product): no per-class copy of X is made in the forward or the
         backward pass. Those copies were the step's largest memory passes when D is large (MNIST).
 
-        Args:
-            Z: ``[C, M, D]``, ``[1, M, D]`` or ``[M, D]``; X: ``[n, D]``.
-            expand: ``False`` keeps a leading 1 where Z and the hyper-parameters are shared, so
-                one set of covariances (and its Cholesky factor) serves every latent function.
-            classes: ``[K]`` indices of the latent functions wanted (``None``: all C); ``Z`` then
-                holds their inducing points (``[K, M, D]``) or the shared set. The cost is that
-                of K latent functions (class subsampling).
+        Parameters
+        ----------
+        Z
+            ``[C, M, D]``, ``[1, M, D]`` or ``[M, D]``; X: ``[n, D]``.
+        expand
+            ``False`` keeps a leading 1 where Z and the hyper-parameters are shared, so
+            one set of covariances (and its Cholesky factor) serves every latent function.
+        classes
+            ``[K]`` indices of the latent functions wanted (``None``: all C); ``Z`` then
+            holds their inducing points (``[K, M, D]``) or the shared set. The cost is that
+            of K latent functions (class subsampling).
         """
         lengthscale = self.parameter_rows(self.lengthscale, classes)
         inv_l = lengthscale.reciprocal()[:, None, :]

@@ -177,13 +177,18 @@ def log_prob_largest(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor | No
                      n_quadrature: int = 48) -> torch.Tensor:
     """log P(f^c > f^k for all k != c) for independent f^k ~ N(mean_k, var_k).
 
-    Args:
-        mean, var: ``[N, C]``.
-        y: ``[N]`` class indices: return ``[N]`` for c = y_i; ``None``: return ``[N, C]`` for every c.
-    Returns:
-        log probabilities by Gauss-Hermite quadrature over f^c, summed in log space. For every c the
-        work is N C^2 Q terms, taken in blocks of rows and classes of at most
-        ``QUADRATURE_BLOCK_BYTES``, so the memory stays bounded for any N and C.
+    Parameters
+    ----------
+    mean, var
+        ``[N, C]``.
+    y
+        ``[N]`` class indices: return ``[N]`` for c = y_i; ``None``: return ``[N, C]`` for every c.
+
+    Returns
+    -------
+    log probabilities by Gauss-Hermite quadrature over f^c, summed in log space. For every c the
+    work is N C^2 Q terms, taken in blocks of rows and classes of at most
+    ``QUADRATURE_BLOCK_BYTES``, so the memory stays bounded for any N and C.
     """
     x, w = gauss_hermite(n_quadrature, dtype=mean.dtype, device=mean.device)
     sd = torch.sqrt(var)

@@ -55,12 +55,18 @@ def plot_reliability(curves: dict[str, ReliabilityCurve] | ReliabilityCurve, pat
     vertical axis shared by every column. The horizontal axis starts at the bin holding 1 / C, the
     lowest top-label confidence C classes allow (0.5 for two classes).
 
-    Args:
-        curves: one :class:`~alphagp.calibration.ReliabilityCurve` or ``{label: curve}``.
-        path: if given, the figure is written there (PNG, PDF, ... by extension).
-        title: a title over all columns.
-    Returns:
-        the matplotlib ``Figure``.
+    Parameters
+    ----------
+    curves
+        one :class:`~alphagp.calibration.ReliabilityCurve` or ``{label: curve}``.
+    path
+        if given, the figure is written there (PNG, PDF, ... by extension).
+    title
+        a title over all columns.
+
+    Returns
+    -------
+    the matplotlib ``Figure``.
     """
     plt = _pyplot(path)
     from matplotlib.patches import Patch
@@ -114,14 +120,21 @@ def plot_decision_regions(estimator, X, y, path=None, resolution: int = 200, mar
     (white at 1 / C); the data are points in their class's colour, the inducing points crosses (in
     their class's colour with one set per class, black when one set is shared).
 
-    Args:
-        estimator: a fitted classifier on 2 features (any with ``predict_proba`` and ``classes_``;
-            inducing points are drawn when it has ``model_.inducing_points``).
-        X: ``[N, 2]`` features; y: ``[N]`` labels, as passed to ``fit``.
-        resolution: grid cells along each axis.
-        margin: how far the grid extends beyond the data, as a fraction of its range.
-    Returns:
-        the matplotlib ``Figure``.
+    Parameters
+    ----------
+    estimator
+        a fitted classifier on 2 features (any with ``predict_proba`` and ``classes_``;
+        inducing points are drawn when it has ``model_.inducing_points``).
+    X
+        ``[N, 2]`` features; y: ``[N]`` labels, as passed to ``fit``.
+    resolution
+        grid cells along each axis.
+    margin
+        how far the grid extends beyond the data, as a fraction of its range.
+
+    Returns
+    -------
+    the matplotlib ``Figure``.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != 2:
@@ -180,14 +193,20 @@ def plot_history(estimators, metric: str = "test_nll", path=None, log_time: bool
                  title: str | None = None):
     """A metric of each fit against its training seconds, from the estimators' ``history_``.
 
-    Args:
-        estimators: one fitted estimator or ``{label: estimator}``.
-        metric: ``"test_nll"`` / ``"test_error"`` (recorded when ``fit`` was given an
-            :class:`~alphagp.training.MetricsRecorder`), ``"validation"`` (the held-out NLL of early
-            stopping) or ``"objective"`` (the training objective, e.g. log Z_q).
-        log_time: a logarithmic time axis.
-    Returns:
-        the matplotlib ``Figure``.
+    Parameters
+    ----------
+    estimators
+        one fitted estimator or ``{label: estimator}``.
+    metric
+        ``"test_nll"`` / ``"test_error"`` (recorded when ``fit`` was given an
+        :class:`~alphagp.training.MetricsRecorder`), ``"validation"`` (the held-out NLL of early
+        stopping) or ``"objective"`` (the training objective, e.g. log Z_q).
+    log_time
+        a logarithmic time axis.
+
+    Returns
+    -------
+    the matplotlib ``Figure``.
     """
     if metric not in HISTORY_CURVES:
         raise ValueError(f"metric must be one of {sorted(HISTORY_CURVES)}, got {metric!r}")

@@ -26,9 +26,11 @@ from .base import Likelihood
 class GaussianLikelihood(Likelihood):
     """Gaussian noise on a single regression output: ``mean``, ``var`` ``[N, 1]``, targets ``y`` ``[N]``.
 
-    Args:
-        variance: sigma^2, a float or a one-element tensor (a deep GP's last-layer noise, which
-            :meth:`with_output_noise` puts here).
+    Parameters
+    ----------
+    variance
+        sigma^2, a float or a one-element tensor (a deep GP's last-layer noise, which
+        :meth:`with_output_noise` puts here).
     """
 
     N_LATENT = 1

@@ -27,8 +27,10 @@ class HeavisideLikelihood(RobustMaxLikelihood):
     """The Heaviside (arg-max) likelihood: the robust-max likelihood with ``epsilon = 0``, plus the
     tilted moments of one pairwise factor of its product-of-Phi approximation (EP and SEP's sites).
 
-    Args:
-        n_quadrature: Gauss-Hermite points for alpha != 1 pair-factor moments and for predictions.
+    Parameters
+    ----------
+    n_quadrature
+        Gauss-Hermite points for alpha != 1 pair-factor moments and for predictions.
     """
 
     PARAMETERS: ClassVar[dict] = {"n_quadrature": [Interval(Integral, 1, None, closed="left")]}
@@ -44,12 +46,20 @@ class HeavisideLikelihood(RobustMaxLikelihood):
         quadrature in log space (power-EP paper, eq. A.22). ``s = 0`` is the exact Heaviside
         factor Theta(d) (GFITC).
 
-        Args (all the same shape):
-            mean_d, var_d: cavity mean and variance of d = h^y - h^k.
-            s: s^y + s^k, the FITC conditional variance of f^y - f^k given u.
-            alpha: the power of the factor, in (0, 1].
-        Returns:
-            (log_Z, dlogZ_dmean, d2logZ_dmean2), each the shape of ``mean_d``.
+        All the same shape:
+
+        Parameters
+        ----------
+        mean_d, var_d
+            cavity mean and variance of d = h^y - h^k.
+        s
+            s^y + s^k, the FITC conditional variance of f^y - f^k given u.
+        alpha
+            the power of the factor, in (0, 1].
+
+        Returns
+        -------
+        (log_Z, dlogZ_dmean, d2logZ_dmean2), each the shape of ``mean_d``.
         """
         if alpha == 1.0:
             denom = torch.sqrt(s + var_d)

@@ -26,8 +26,10 @@ class ProbitLikelihood(CategoricalLikelihood):
     """Probit likelihood of one latent value and two classes: ``mean``, ``var`` ``[N, 1]``,
     ``y`` ``[N]`` class indices 0 or 1, probabilities ``[N, 2]``.
 
-    Args:
-        n_quadrature: Gauss-Hermite points for alpha != 1 and for the expected log-likelihood.
+    Parameters
+    ----------
+    n_quadrature
+        Gauss-Hermite points for alpha != 1 and for the expected log-likelihood.
     """
 
     PARAMETERS: ClassVar[dict] = {"n_quadrature": [Interval(Integral, 1, None, closed="left")]}

@@ -44,11 +44,15 @@ DEFAULT_EPSILON = 1e-3  # Hensman et al. (2015), used by all three papers
 class RobustMaxLikelihood(CategoricalLikelihood):
     """Robust-max likelihood with labelling-error probability ``epsilon``.
 
-    Args:
-        epsilon: in [0, 1); ``None`` is 1e-3, the value of Hensman et al. (2015) used by the papers.
-        n_quadrature: Gauss-Hermite points of the 1-D integral.
-        errors_to: ``"any"`` (a wrong label is drawn from all C classes: the EP and alpha
-            papers) or ``"other"`` (from the C - 1 other classes: the deep-GP paper).
+    Parameters
+    ----------
+    epsilon
+        in [0, 1); ``None`` is 1e-3, the value of Hensman et al. (2015) used by the papers.
+    n_quadrature
+        Gauss-Hermite points of the 1-D integral.
+    errors_to
+        ``"any"`` (a wrong label is drawn from all C classes: the EP and alpha
+        papers) or ``"other"`` (from the C - 1 other classes: the deep-GP paper).
     """
 
     PARAMETERS: ClassVar[dict] = {"epsilon": [Interval(Real, 0, 1, closed="left"), None],

@@ -42,10 +42,14 @@ def normal_qmc_draws(n: int, dim: int, seed: int, dtype=torch.float64, device=No
 class MonteCarloLikelihood(CategoricalLikelihood):
     """A categorical likelihood given by log-probabilities ``log_link(f)`` ``[..., C]``.
 
-    Args:
-        n_mc_samples: Monte Carlo draws per point in ``expected_log_lik``.
-        n_predictive_samples: quasi-Monte Carlo points in ``predict_proba`` and ``log_expected_power``.
-        seed: the seed of a method's Monte Carlo draws and the scrambling seed of the predictive points.
+    Parameters
+    ----------
+    n_mc_samples
+        Monte Carlo draws per point in ``expected_log_lik``.
+    n_predictive_samples
+        quasi-Monte Carlo points in ``predict_proba`` and ``log_expected_power``.
+    seed
+        the seed of a method's Monte Carlo draws and the scrambling seed of the predictive points.
     """
 
     STOCHASTIC = True

@@ -56,15 +56,22 @@ def _whitened_kl(Bm: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 class AugmentedVI(StoredQ, SparseGPMethod):
     """Closed-form stochastic VI of the augmented logistic-softmax model (see the module docstring).
 
-    Args:
-        inducing_points: ``[C, M, D]`` or ``[1, M, D]`` (shared); kernel: :class:`~alphagp.kernels.ARDKernel`.
-        n_data: N.
-        step_delay, step_forgetting: the natural-gradient step rho_t = (step_delay + t)^(-step_forgetting)
-            on mini-batches (delay > 0, forgetting in (0.5, 1]).
-        class_batch_size: classes per step (Algorithm 2); ``None`` uses all.
-        likelihood: the logistic-softmax likelihood; its ``n_predictive_samples`` quasi-Monte Carlo
-            points give the predictive (section 4.2).
-        seed: seed of the class subsets (the registry passes it to the likelihood's predictive points too).
+    Parameters
+    ----------
+    inducing_points
+        ``[C, M, D]`` or ``[1, M, D]`` (shared); kernel: :class:`~alphagp.kernels.ARDKernel`.
+    n_data
+        N.
+    step_delay, step_forgetting
+        the natural-gradient step rho_t = (step_delay + t)^(-step_forgetting)
+        on mini-batches (delay > 0, forgetting in (0.5, 1]).
+    class_batch_size
+        classes per step (Algorithm 2); ``None`` uses all.
+    likelihood
+        the logistic-softmax likelihood; its ``n_predictive_samples`` quasi-Monte Carlo
+        points give the predictive (section 4.2).
+    seed
+        seed of the class subsets (the registry passes it to the likelihood's predictive points too).
     """
 
     # data-parallel: a step's closed-form sums over the batch are all-reduced (the class split is
@@ -208,7 +215,12 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
     Polya-Gamma draws come from the ``polyagamma`` package. Kept draws of w predict by averaging
     the logistic-softmax over them and over 16 quasi-Monte Carlo points of the FITC noise each.
 
-    Args (beyond :class:`AugmentedVI`'s): n_samples, burn_in, thin; the sampler's seed is ``seed``.
+    Parameters
+    ----------
+    n_samples, burn_in, thin
+        Draws kept, sweeps discarded first, every thin-th sweep kept; the sampler's seed is ``seed``.
+    **kwargs
+        :class:`AugmentedVI`'s arguments.
     """
 
     #: the sampler draws from the unweighted posterior, so it takes no sample weights

@@ -74,34 +74,44 @@ def whitened_sites(L: torch.Tensor, precision: torch.Tensor, natural: torch.Tens
 class Capabilities:
     """What a method can do. The estimator and the trainer read these instead of method names.
 
-    Attributes:
-        batch_optimizer: the optimiser of batch training: ``"sign-adaptive"`` where closed-form
-            updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too. The papers
-            train VI and GFITC with L-BFGS; docs/history.md ("Optimisers") says why not here.
-        damping: the method has damped closed-form (EP) updates and takes ``damping``.
-        mini_batches: the objective is a sum over data points, so mini-batches give unbiased
-            estimates of it.
-        data_parallel: a step can be split across processes (:mod:`alphagp.distributed`): its
-            closed-form updates are sums over the batch (per-point sites are then copied to every
-            process), or it has none.
-        class_parallel: a step can also split the latent functions across processes: the
-            classes meet only in the likelihood's terms of each point (computed from the
-            gathered marginals, returned as ``ObjectiveTerms.coupled``), and everything else,
-            q and its closed-form updates included, is per class.
-        inducing_on_mini_batches: mini-batch training may move the inducing inputs (what
-            ``GPClassifier(optimize_inducing="auto")`` does); false for per-point sites, which go
-            stale when the inducing inputs move (BENCHMARKS.md, "Per-point EP on mini-batches").
-        exact_gradient: the gradient of ``objective`` is the derivative of the value it returns
-            (at the method's state held fixed); false where the gradient is by design another
-            quantity (GFITC: EP's estimate of the evidence's gradient, its site constants held).
-        sample_weight: the method takes per-row weights (:meth:`SparseGPMethod.set_sample_weight`):
-            a weight w_i raises point i's likelihood factor to the power w_i, so an integer weight
-            is the row repeated (EP and power EP: the site of one copy enters q w_i times; VI and
-            the gradient-fitted energies: the point's data term is scaled by w_i; tied factors
-            count sum_i w_i points).
-        streaming: the method's state does not grow with the rows (no per-point sites, no
-            draws kept from the training rows), so ``partial_fit`` can feed it rows a call at a
-            time: stochastic EP, the gradient-fitted family and augmented VI.
+    Attributes
+    ----------
+    batch_optimizer
+        the optimiser of batch training: ``"sign-adaptive"`` where closed-form
+        updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too. The papers
+        train VI and GFITC with L-BFGS; docs/history.md ("Optimisers") says why not here.
+    damping
+        the method has damped closed-form (EP) updates and takes ``damping``.
+    mini_batches
+        the objective is a sum over data points, so mini-batches give unbiased
+        estimates of it.
+    data_parallel
+        a step can be split across processes (:mod:`alphagp.distributed`): its
+        closed-form updates are sums over the batch (per-point sites are then copied to every
+        process), or it has none.
+    class_parallel
+        a step can also split the latent functions across processes: the
+        classes meet only in the likelihood's terms of each point (computed from the
+        gathered marginals, returned as ``ObjectiveTerms.coupled``), and everything else,
+        q and its closed-form updates included, is per class.
+    inducing_on_mini_batches
+        mini-batch training may move the inducing inputs (what
+        ``GPClassifier(optimize_inducing="auto")`` does); false for per-point sites, which go
+        stale when the inducing inputs move (BENCHMARKS.md, "Per-point EP on mini-batches").
+    exact_gradient
+        the gradient of ``objective`` is the derivative of the value it returns
+        (at the method's state held fixed); false where the gradient is by design another
+        quantity (GFITC: EP's estimate of the evidence's gradient, its site constants held).
+    sample_weight
+        the method takes per-row weights (:meth:`SparseGPMethod.set_sample_weight`):
+        a weight w_i raises point i's likelihood factor to the power w_i, so an integer weight
+        is the row repeated (EP and power EP: the site of one copy enters q w_i times; VI and
+        the gradient-fitted energies: the point's data term is scaled by w_i; tied factors
+        count sum_i w_i points).
+    streaming
+        the method's state does not grow with the rows (no per-point sites, no
+        draws kept from the training rows), so ``partial_fit`` can feed it rows a call at a
+        time: stochastic EP, the gradient-fitted family and augmented VI.
     """
 
     batch_optimizer: str = "sign-adaptive"

@@ -71,11 +71,15 @@ def output_likelihood(name: str):
 class DGPLayer(nn.Module):
     """One layer of H GPs with M inducing points each on D-dimensional inputs.
 
-    Args:
-        inducing_points: ``[H, M, D]``.
-        kernel: ``ARDKernel(n_latent=H, n_features=D)`` (or ``PolynomialKernel``); its ``noise`` is
-            sigma^2 of each unit.
-        mean_weights: ``[D, H]`` fixed linear mean (zeros for the last layer).
+    Parameters
+    ----------
+    inducing_points
+        ``[H, M, D]``.
+    kernel
+        ``ARDKernel(n_latent=H, n_features=D)`` (or ``PolynomialKernel``); its ``noise`` is
+        sigma^2 of each unit.
+    mean_weights
+        ``[D, H]`` fixed linear mean (zeros for the last layer).
     """
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, mean_weights: torch.Tensor):
@@ -143,14 +147,19 @@ class DGPLayer(nn.Module):
     def forward(self, F: torch.Tensor, cavity_scale: float):
         """Marginals of the layer's units at inputs ``F`` ``[..., D]``.
 
-        Args:
-            F: inputs, ``[n, D]`` or ``[S, n, D]`` (propagated samples).
-            cavity_scale: c = 1 - alpha / N for the cavity (1 for q itself).
-        Returns:
-            ``mean``, ``var`` ``[..., H]`` (noise-free: m = k_fu K^-1 mu\\ + x W,
-            v = k_ff + k_fu K^-1 (Sigma\\ - K) K^-1 k_uf, eq. 18), and ``[H]`` each of
-            g(q) - g(prior) and g(cavity) - g(q) (0 for q itself), the latter formed without
-            cancellation (:func:`~alphagp.numerics.tied_cavity_log_normaliser_gap`).
+        Parameters
+        ----------
+        F
+            inputs, ``[n, D]`` or ``[S, n, D]`` (propagated samples).
+        cavity_scale
+            c = 1 - alpha / N for the cavity (1 for q itself).
+
+        Returns
+        -------
+        ``mean``, ``var`` ``[..., H]`` (noise-free: m = k_fu K^-1 mu\\ + x W,
+        v = k_ff + k_fu K^-1 (Sigma\\ - K) K^-1 k_uf, eq. 18), and ``[H]`` each of
+        g(q) - g(prior) and g(cavity) - g(q) (0 for q itself), the latter formed without
+        cancellation (:func:`~alphagp.numerics.tied_cavity_log_normaliser_gap`).
         """
         H, M, D = self.shape
         X = F.reshape(-1, D)
@@ -178,15 +187,23 @@ class DeepGP(WeightedRows, nn.Module):
     The method interface of the trainer (DESIGN.md): ``local_update`` returns the batch energy
     (no closed-form step), ``objective``, ``config()``, ``TRAINING_STATE``.
 
-    Args:
-        layers: the :class:`DGPLayer` s, inputs to outputs; each layer's D is the previous layer's H.
-        likelihood: ``"gaussian"``, ``"probit"`` or ``"robust_max"`` (see :func:`output_likelihood`).
-        n_data: N, training rows.
-        alpha: power of the alpha-divergence in (0, 1]; alpha -> 0 is VI, 1 is EP.
-        n_samples: S, samples propagated per point in training (eq. 19).
-        n_predict_samples: S for predictions.
-        seed: the draws of step t come from a generator seeded by (seed, t), so a resumed fit
-            repeats them.
+    Parameters
+    ----------
+    layers
+        the :class:`DGPLayer` s, inputs to outputs; each layer's D is the previous layer's H.
+    likelihood
+        ``"gaussian"``, ``"probit"`` or ``"robust_max"`` (see :func:`output_likelihood`).
+    n_data
+        N, training rows.
+    alpha
+        power of the alpha-divergence in (0, 1]; alpha -> 0 is VI, 1 is EP.
+    n_samples
+        S, samples propagated per point in training (eq. 19).
+    n_predict_samples
+        S for predictions.
+    seed
+        the draws of step t come from a generator seeded by (seed, t), so a resumed fit
+        repeats them.
     """
 
     TRAINING_STATE: tuple[str, ...] = ()

@@ -61,14 +61,23 @@ class ScalableEP(SiteMethod):
     the tilted moments, the objective and the damped site update; the subclasses keep q's sites
     (per point, or one tied factor) and compute the cavities from them.
 
-    Args (of both subclasses):
-        inducing_points: ``[C, M, D]`` initial inducing inputs.
-        kernel: an :class:`ARDKernel` for the C latent functions.
-        n_data: N, the number of training points (sizes the EP site storage and the
-            mini-batch scaling).
-        alpha: power of power EP in (0, 1]; 1 is EP.
-        damping: rho in (0, 1]; new site = rho * update + (1 - rho) * old (Appendix E).
-        likelihood: a :class:`HeavisideLikelihood`, whose pairwise factors are the sites.
+    The parameters of both subclasses:
+
+    Parameters
+    ----------
+    inducing_points
+        ``[C, M, D]`` initial inducing inputs.
+    kernel
+        an :class:`ARDKernel` for the C latent functions.
+    n_data
+        N, the number of training points (sizes the EP site storage and the
+        mini-batch scaling).
+    alpha
+        power of power EP in (0, 1]; 1 is EP.
+    damping
+        rho in (0, 1]; new site = rho * update + (1 - rho) * old (Appendix E).
+    likelihood
+        a :class:`HeavisideLikelihood`, whose pairwise factors are the sites.
     """
 
     REFUSES: ClassVar[dict[str, str]] = {
@@ -179,9 +188,12 @@ class ScalableEP(SiteMethod):
 class EP(ScalableEP):
     """Scalable EP: one rank-one factor per (point, class), memory O(N C M).
 
-    Args: as :class:`ScalableEP`, and ``site_storage``: allocate the per-point site arrays
-    (``[N, C, ...]``, training state); ``False`` builds a model that can predict but not train
-    (a model file saved without training state).
+    Parameters
+    ----------
+    site_storage
+        Allocate the per-point site arrays (``[N, C, ...]``, training state); ``False`` builds a
+        model that can predict but not train (a model file saved without training state). The
+        other parameters are :class:`ScalableEP`'s.
     """
 
     #: Buffers needed to continue training but not to predict (the per-point sites: O(N C M)).
@@ -238,7 +250,7 @@ class EP(ScalableEP):
 class SEP(ScalableEP):
     """Stochastic EP: one tied factor per class, memory O(C M^2) independent of N (section 2.3.1).
 
-    Args: as :class:`ScalableEP`.
+    Its parameters are :class:`ScalableEP`'s.
     """
 
     #: the tied factor's update is a sum over the batch, and per class

@@ -51,12 +51,17 @@ from .projection import projected_marginals
 class GaussianQMethod(SparseGPMethod):
     """Base of the gradient-fitted methods; ``local_update`` only evaluates the objective.
 
-    Args:
-        inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`.
-        likelihood: a :class:`~alphagp.likelihoods.base.Likelihood` (the registry gives the
-            robust-max one; VI also takes the Monte Carlo softmax ones).
-        n_data: N (mini-batch scaling, tied-factor counts).
-        alpha: the power (``None`` for VI, the alpha -> 0 limit).
+    Parameters
+    ----------
+    inducing_points
+        ``[C, M, D]``; kernel: :class:`ARDKernel`.
+    likelihood
+        a :class:`~alphagp.likelihoods.base.Likelihood` (the registry gives the
+        robust-max one; VI also takes the Monte Carlo softmax ones).
+    n_data
+        N (mini-batch scaling, tied-factor counts).
+    alpha
+        the power (``None`` for VI, the alpha -> 0 limit).
     """
 
     #: the objective is a global term plus a sum over the batch, q moves by gradients, and
@@ -131,22 +136,27 @@ class FreeGaussianQ(GaussianQMethod):
 class SparseVI(FreeGaussianQ):
     """Sparse variational inference (Hensman et al. 2015), with the robust-max likelihood by default.
 
-    Args (beyond :class:`GaussianQMethod`'s):
-        likelihood: the robust-max likelihood (1-D quadrature), or a Monte Carlo one
-            (:class:`~alphagp.likelihoods.SoftmaxLikelihood`, :class:`~alphagp.likelihoods.LogisticSoftmaxLikelihood`:
-            logistic-softmax paper eq. 2 and 5; the expected log-likelihood from the likelihood's
-            ``n_mc_samples`` reparameterised draws per point, seeded by its ``seed`` and the step
-            count, so a resumed fit draws what an uninterrupted one would; the predictive by
-            quasi-Monte Carlo): the non-augmented VI of that paper's sections 5.1-5.2.
-        natural_gradient_rate: 0 (default) fits q by the optimiser with the hyper-parameters;
-            a rate gamma in (0, 1] instead moves q by natural-gradient steps in each
-            ``local_update`` (Hensman et al. 2013; Salimbeni et al. 2018): with theta q's natural
-            parameters and eta its expectation parameters (mu, S + mu mu'),
-            theta <- (1 - gamma) theta + gamma (theta_prior + d E_q[sum_i log p(y_i | f_i)] / d eta),
-            and the optimiser moves only the kernel and the inducing points. The expected
-            log-likelihood of the robust-max likelihood is not concave, so gamma = 1 (exact for a
-            conjugate likelihood) oscillates; 0.1 to 0.5 converge (tested at 0.5). A step that
-            would leave q improper is halved until it does not.
+    Beyond :class:`GaussianQMethod`'s parameters:
+
+    Parameters
+    ----------
+    likelihood
+        the robust-max likelihood (1-D quadrature), or a Monte Carlo one
+        (:class:`~alphagp.likelihoods.SoftmaxLikelihood`, :class:`~alphagp.likelihoods.LogisticSoftmaxLikelihood`:
+        logistic-softmax paper eq. 2 and 5; the expected log-likelihood from the likelihood's
+        ``n_mc_samples`` reparameterised draws per point, seeded by its ``seed`` and the step
+        count, so a resumed fit draws what an uninterrupted one would; the predictive by
+        quasi-Monte Carlo): the non-augmented VI of that paper's sections 5.1-5.2.
+    natural_gradient_rate
+        0 (default) fits q by the optimiser with the hyper-parameters;
+        a rate gamma in (0, 1] instead moves q by natural-gradient steps in each
+        ``local_update`` (Hensman et al. 2013; Salimbeni et al. 2018): with theta q's natural
+        parameters and eta its expectation parameters (mu, S + mu mu'),
+        theta <- (1 - gamma) theta + gamma (theta_prior + d E_q[sum_i log p(y_i | f_i)] / d eta),
+        and the optimiser moves only the kernel and the inducing points. The expected
+        log-likelihood of the robust-max likelihood is not concave, so gamma = 1 (exact for a
+        conjugate likelihood) oscillates; 0.1 to 0.5 converge (tested at 0.5). A step that
+        would leave q improper is halved until it does not.
     """
 
     NEEDS_ALPHA = False

@@ -53,14 +53,21 @@ from .site_updates import damped, heaviside_pair_sites
 class GFITC(StoredQ, SparseGPMethod):
     """EP with the exact Heaviside factors and the FITC prior; batch training only.
 
-    Args:
-        inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
-        likelihood: a :class:`HeavisideLikelihood` (its pair factors at s = 0 are the exact factors).
-        alpha: must be 1 (EP).
-        damping: rho of the parallel EP updates.
-        site_storage: keep the sites ``[N, C, 2]`` (needed to continue training).
-        ep_iterations, ep_tol: at most this many EP sweeps per evaluation; stop earlier when no
-            site parameter moves by more than ``ep_tol`` (relative).
+    Parameters
+    ----------
+    inducing_points
+        ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
+    likelihood
+        a :class:`HeavisideLikelihood` (its pair factors at s = 0 are the exact factors).
+    alpha
+        must be 1 (EP).
+    damping
+        rho of the parallel EP updates.
+    site_storage
+        keep the sites ``[N, C, 2]`` (needed to continue training).
+    ep_iterations, ep_tol
+        at most this many EP sweeps per evaluation; stop earlier when no
+        site parameter moves by more than ``ep_tol`` (relative).
     """
 
     TRAINING_STATE = ("site_tau", "site_nu")

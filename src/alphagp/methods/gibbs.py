@@ -61,9 +61,14 @@ def _truncated_normal(mean, sd, lower, upper, generator):
 class GibbsSampler(KeptDraws, PowerEP):
     """REP training of the hyper-parameters, then Gibbs sampling of the posterior.
 
-    Args (beyond :class:`~.pep.PowerEP`'s):
-        n_samples: draws kept; burn_in: sweeps discarded first; thin: keep every thin-th sweep.
-        seed: seed of the sampler.
+    Beyond :class:`~.pep.PowerEP`'s parameters:
+
+    Parameters
+    ----------
+    n_samples, burn_in, thin
+        Draws kept, sweeps discarded first, every thin-th sweep kept.
+    seed
+        seed of the sampler.
     """
 
     #: the EP stage could split its rows, but the sampler after it needs all rows in one process

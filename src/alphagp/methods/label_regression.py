@@ -31,10 +31,13 @@ from .base import Capabilities, SparseGPMethod, StoredQ
 class LabelRegression(StoredQ, SparseGPMethod):
     """Exact sparse GP regression on one-hot labels; batch training only.
 
-    Args:
-        inducing_points: ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
-        likelihood: the classification likelihood that predicts from the regression's latent
-            marginals (the registry gives the Heaviside likelihood: the largest output wins).
+    Parameters
+    ----------
+    inducing_points
+        ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
+    likelihood
+        the classification likelihood that predicts from the regression's latent
+        marginals (the registry gives the Heaviside likelihood: the largest output wins).
     """
 
     #: batch only: the exact sparse-GP marginal likelihood is not a sum over points

@@ -31,9 +31,15 @@ from .pep import PowerEP
 class LaplaceSoftmax(PowerEP):
     """REP training of the hyper-parameters, then the Laplace approximation of the softmax model.
 
-    Args (beyond :class:`~.pep.PowerEP`'s): newton_iterations, newton_tol: Newton's method
-    stops when the largest gradient entry is below ``newton_tol``; n_predictive_samples, seed:
-    Monte Carlo of the predictive.
+    Parameters
+    ----------
+    newton_iterations, newton_tol
+        Newton's method stops when the largest gradient entry is below ``newton_tol`` (or after
+        ``newton_iterations``).
+    n_predictive_samples, seed
+        Monte Carlo of the predictive.
+    **kwargs
+        :class:`~.pep.PowerEP`'s arguments.
     """
 
     #: the EP stage could split its rows, but Newton's method after it needs all rows in one process

@@ -42,16 +42,24 @@ from .site_updates import damped, valid_sites
 class PowerEP(SiteMethod):
     """PEP / REP: power EP with per-point factors on the robust-max likelihood.
 
-    Args:
-        inducing_points: ``[C, M, D]`` initial inducing inputs.
-        kernel: an :class:`ARDKernel` for the C latent functions.
-        likelihood: any deterministic :class:`~alphagp.likelihoods.base.Likelihood` (the registry
-            gives the robust-max one): the site updates use its ``tilted_derivatives``.
-        n_data: N (sizes the site storage and the mini-batch scaling).
-        alpha: power in (0, 1]; 1 is EP (REP).
-        damping: rho in (0, 1].
-        site_storage: allocate the per-point sites ``[N, C]`` and directions ``[N, C, M]``
-            (``False``: a model that predicts but cannot train).
+    Parameters
+    ----------
+    inducing_points
+        ``[C, M, D]`` initial inducing inputs.
+    kernel
+        an :class:`ARDKernel` for the C latent functions.
+    likelihood
+        any deterministic :class:`~alphagp.likelihoods.base.Likelihood` (the registry
+        gives the robust-max one): the site updates use its ``tilted_derivatives``.
+    n_data
+        N (sizes the site storage and the mini-batch scaling).
+    alpha
+        power in (0, 1]; 1 is EP (REP).
+    damping
+        rho in (0, 1].
+    site_storage
+        allocate the per-point sites ``[N, C]`` and directions ``[N, C, M]``
+        (``False``: a model that predicts but cannot train).
     """
 
     TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")

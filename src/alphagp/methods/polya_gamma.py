@@ -76,13 +76,18 @@ def local_updates(mean: torch.Tensor, second_moment: torch.Tensor, onehot: torch
                   tol: float = 1e-12, max_iter: int = 50) -> LocalVariables:
     """Eq. 12-14 (eq. 17 with class subsampling) for q's marginals of one batch.
 
-    Args:
-        mean, second_moment: E[f] and E[f^2] ``[B, K]`` of the K classes in the batch (all C, or
-            a subset for class subsampling).
-        onehot: ``[B, K]`` one-hot labels restricted to those classes.
-        n_classes: C, the number of all classes (beta = C; alpha scales the subset's sum by C / K).
-        tol, max_iter: Newton's method for the alpha-gamma fixed point (the paper's inner loop)
-            stops when alpha changes by less than ``tol * alpha``.
+    Parameters
+    ----------
+    mean, second_moment
+        E[f] and E[f^2] ``[B, K]`` of the K classes in the batch (all C, or
+        a subset for class subsampling).
+    onehot
+        ``[B, K]`` one-hot labels restricted to those classes.
+    n_classes
+        C, the number of all classes (beta = C; alpha scales the subset's sum by C / K).
+    tol, max_iter
+        Newton's method for the alpha-gamma fixed point (the paper's inner loop)
+        stops when alpha changes by less than ``tol * alpha``.
     """
     scale = n_classes / mean.shape[-1]
     b = second_moment.clamp_min(0.0).sqrt()

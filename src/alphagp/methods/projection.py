@@ -77,12 +77,18 @@ def projected_marginals(B0: torch.Tensor, b0: torch.Tensor, Psi: torch.Tensor,
                         w: torch.Tensor | None = None, nu: torch.Tensor | None = None):
     """Means and variances ``[C, n]`` of psi_i' w under q, and g(q) - g(N(0, I)) ``[C]``.
 
-    Args:
-        B0, b0: ``[C, M, M]``, ``[C, M]`` natural parameters of q without the batch's sites.
-        Psi: ``[C, M, n]`` projection directions (whitened, ``L^{-1} K_uf``).
-        w, nu: ``[C, n]`` site precisions and natural means along the columns of Psi, or None.
-    Returns:
-        ``(mean, var, g)``; differentiable w.r.t. ``B0``, ``b0`` and ``Psi`` (sites held fixed).
+    Parameters
+    ----------
+    B0, b0
+        ``[C, M, M]``, ``[C, M]`` natural parameters of q without the batch's sites.
+    Psi
+        ``[C, M, n]`` projection directions (whitened, ``L^{-1} K_uf``).
+    w, nu
+        ``[C, n]`` site precisions and natural means along the columns of Psi, or None.
+
+    Returns
+    -------
+    ``(mean, var, g)``; differentiable w.r.t. ``B0``, ``b0`` and ``Psi`` (sites held fixed).
     """
     if (w is None) != (nu is None):
         raise ValueError("give both site precisions w and natural means nu, or neither")

@@ -12,15 +12,20 @@ from .loop import TrainingState
 class MetricsRecorder:
     """Callback recording test metrics against training time every ``every`` epochs.
 
-    Args:
-        predict_proba: function mapping ``X_test`` to ``[N, C]`` probabilities, typically an
-            estimator's bound ``predict_proba``.
-        X_test, y_test: held-out data. ``y_test`` holds labels, as for the estimator's
-            ``evaluate``, when ``classes`` is given or ``predict_proba`` is bound to an estimator
-            (its ``classes_``, known once ``fit`` has started); otherwise integer class indices
-            ``0..C-1`` in the columns' order.
-        every: evaluation period in epochs.
-        classes: the labels of the probability columns (default: the estimator's ``classes_``).
+    Parameters
+    ----------
+    predict_proba
+        function mapping ``X_test`` to ``[N, C]`` probabilities, typically an
+        estimator's bound ``predict_proba``.
+    X_test, y_test
+        held-out data. ``y_test`` holds labels, as for the estimator's
+        ``evaluate``, when ``classes`` is given or ``predict_proba`` is bound to an estimator
+        (its ``classes_``, known once ``fit`` has started); otherwise integer class indices
+        ``0..C-1`` in the columns' order.
+    every
+        evaluation period in epochs.
+    classes
+        the labels of the probability columns (default: the estimator's ``classes_``).
     The rows accumulate in ``self.rows`` and are also added to the training history.
     """
 

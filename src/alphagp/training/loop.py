@@ -43,62 +43,80 @@ class TrainingState:
 class Trainer:
     """Fits a method (see DESIGN.md's method interface) to ``X`` ``[N, D]``, ``y`` ``[N]``.
 
-    Args:
-        method: module with ``local_update`` (returning the batch objective) and parameters
-            to learn.
-        max_iter: number of epochs (in batch training, one epoch is one iteration).
-        batch_size: rows per mini-batch; ``None`` for batch training.
-        optimizer: ``"adam"`` or ``"sign-adaptive"`` (see :func:`make_optimizer`); ignored when
-            nothing is trainable.
-        learning_rate: initial learning rate.
-        learning_rate_decay: Adam's schedule. A number in (0, 1]: the rate is
-            ``learning_rate * learning_rate_decay**epoch`` (exponential decay per epoch; 1 keeps
-            it constant). ``"cosine"``: the rate is ``learning_rate * (1 + cos(pi p)) / 2`` at every
-            step, where p is the share of the run done, the larger of the epochs' share of
-            ``max_iter`` and the training time's share of ``max_time`` (when set): a schedule in
-            fractions of the budget, so a faster step is not penalised as under a per-epoch
-            decay. The sign-adaptive rule sets its own rates, so it accepts only 1. A resumed fit
-            follows the schedule given to this trainer, not the one saved in the checkpoint, so a
-            run can be continued at a new rate.
-        tol, n_iter_no_change: without ``validation``, stop when the epoch's mean objective has
-            not risen by more than ``tol * |best|`` above the best so far for ``n_iter_no_change``
-            epochs in a row; ``tol=None`` never stops early. With ``tol`` set, a fit that reaches
-            ``max_iter`` while its last epoch still rose by more than ``tol * |best|`` warns
-            with scikit-learn's ``ConvergenceWarning``. With ``validation``, stop when the
-            validation score has not fallen below ``best - tol * |best|`` (``tol=None``: 0) for
-            ``n_iter_no_change`` epochs.
-        validation: called after each epoch (not counted in ``train_seconds``), it returns a
-            score of the method's current state on held-out data, lower is better (the
-            estimators: the validation NLL). The fit ends with the state of the best score
-            restored (kept in memory and in the checkpoint), whatever stopped it.
-        max_time: seconds of training (``train_seconds``) this call of ``fit`` may spend; it
-            stops after the step that reaches it, so within one step of the budget. The epoch
-            it cuts short counts, with the mean objective of its processed rows. A resumed fit
-            gets its own budget.
-        clock: the time source of ``train_seconds`` and ``max_time`` (tests pass a fake one).
-        n_points: the number of points the objective counts (the sum of the sample weights of a
-            weighted fit; default the rows N): the optimiser steps on objective / ``n_points``,
-            so that a step does not depend on whether a point is weighted or repeated.
-        callbacks: called as ``cb(state)`` after each epoch; time spent in them is not counted
-            in ``state.train_seconds``. A callback may set ``state.stop = True``.
-        checkpoint: path of a checkpoint file, written every ``checkpoint_every`` epochs and
-            read back (resuming, with a :class:`CheckpointResumed` warning) when it exists at
-            the start of ``fit``. A fit stopped by a callback (a time budget) continues when
-            ``fit`` is called again; one that met the early-stopping rule or ``max_iter``
-            stays finished.
-        settings: plain-data description of the settings that define the model (method,
-            sizes, ...); stored in the checkpoint and compared when resuming. Settings of the
-            schedule (``max_iter``, learning rate, ``tol``) may change between runs.
-        verbose: show progress (a bar on a terminal, a line every few seconds otherwise).
-        seed: seed of the batch order.
-        distributed: training split across the processes of the initialised
-            ``torch.distributed`` group (:mod:`alphagp.distributed`): every process must call
-            ``fit`` with the same data, settings and seed. ``True`` splits the classes where the
-            method can (``Capabilities.class_parallel``; as many class blocks as divide the
-            processes and the classes allow) and the rows of every batch among the rest;
-            ``"rows"`` splits only the rows. The objective, the gradients and the method's
-            closed-form batch sums are summed across processes, so every process ends with the
-            same model. Only the first process writes the checkpoint and shows progress.
+    Parameters
+    ----------
+    method
+        module with ``local_update`` (returning the batch objective) and parameters
+        to learn.
+    max_iter
+        number of epochs (in batch training, one epoch is one iteration).
+    batch_size
+        rows per mini-batch; ``None`` for batch training.
+    optimizer
+        ``"adam"`` or ``"sign-adaptive"`` (see :func:`make_optimizer`); ignored when
+        nothing is trainable.
+    learning_rate
+        initial learning rate.
+    learning_rate_decay
+        Adam's schedule. A number in (0, 1]: the rate is
+        ``learning_rate * learning_rate_decay**epoch`` (exponential decay per epoch; 1 keeps
+        it constant). ``"cosine"``: the rate is ``learning_rate * (1 + cos(pi p)) / 2`` at every
+        step, where p is the share of the run done, the larger of the epochs' share of
+        ``max_iter`` and the training time's share of ``max_time`` (when set): a schedule in
+        fractions of the budget, so a faster step is not penalised as under a per-epoch
+        decay. The sign-adaptive rule sets its own rates, so it accepts only 1. A resumed fit
+        follows the schedule given to this trainer, not the one saved in the checkpoint, so a
+        run can be continued at a new rate.
+    tol, n_iter_no_change
+        without ``validation``, stop when the epoch's mean objective has
+        not risen by more than ``tol * |best|`` above the best so far for ``n_iter_no_change``
+        epochs in a row; ``tol=None`` never stops early. With ``tol`` set, a fit that reaches
+        ``max_iter`` while its last epoch still rose by more than ``tol * |best|`` warns
+        with scikit-learn's ``ConvergenceWarning``. With ``validation``, stop when the
+        validation score has not fallen below ``best - tol * |best|`` (``tol=None``: 0) for
+        ``n_iter_no_change`` epochs.
+    validation
+        called after each epoch (not counted in ``train_seconds``), it returns a
+        score of the method's current state on held-out data, lower is better (the
+        estimators: the validation NLL). The fit ends with the state of the best score
+        restored (kept in memory and in the checkpoint), whatever stopped it.
+    max_time
+        seconds of training (``train_seconds``) this call of ``fit`` may spend; it
+        stops after the step that reaches it, so within one step of the budget. The epoch
+        it cuts short counts, with the mean objective of its processed rows. A resumed fit
+        gets its own budget.
+    clock
+        the time source of ``train_seconds`` and ``max_time`` (tests pass a fake one).
+    n_points
+        the number of points the objective counts (the sum of the sample weights of a
+        weighted fit; default the rows N): the optimiser steps on objective / ``n_points``,
+        so that a step does not depend on whether a point is weighted or repeated.
+    callbacks
+        called as ``cb(state)`` after each epoch; time spent in them is not counted
+        in ``state.train_seconds``. A callback may set ``state.stop = True``.
+    checkpoint
+        path of a checkpoint file, written every ``checkpoint_every`` epochs and
+        read back (resuming, with a :class:`CheckpointResumed` warning) when it exists at
+        the start of ``fit``. A fit stopped by a callback (a time budget) continues when
+        ``fit`` is called again; one that met the early-stopping rule or ``max_iter``
+        stays finished.
+    settings
+        plain-data description of the settings that define the model (method,
+        sizes, ...); stored in the checkpoint and compared when resuming. Settings of the
+        schedule (``max_iter``, learning rate, ``tol``) may change between runs.
+    verbose
+        show progress (a bar on a terminal, a line every few seconds otherwise).
+    seed
+        seed of the batch order.
+    distributed
+        training split across the processes of the initialised
+        ``torch.distributed`` group (:mod:`alphagp.distributed`): every process must call
+        ``fit`` with the same data, settings and seed. ``True`` splits the classes where the
+        method can (``Capabilities.class_parallel``; as many class blocks as divide the
+        processes and the classes allow) and the rows of every batch among the rest;
+        ``"rows"`` splits only the rows. The objective, the gradients and the method's
+        closed-form batch sums are summed across processes, so every process ends with the
+        same model. Only the first process writes the checkpoint and shows progress.
     """
 
     def __init__(self, method, max_iter: int = 250, batch_size: int | None = None,

@@ -20,12 +20,18 @@ import torch
 class SignAdaptiveSGD(torch.optim.Optimizer):
     """Gradient descent with per-element learning rates adapted from the gradient's sign.
 
-    Args:
-        params: parameters to optimise (minimises the loss).
-        lr: initial learning rate of every element.
-        increase: factor applied when the sign is unchanged (1.02 in the papers).
-        decrease: factor applied when the sign flips (0.5 in the papers).
-        max_growth: the rate never exceeds ``max_growth * lr`` (default 150 > 1.02^250).
+    Parameters
+    ----------
+    params
+        parameters to optimise (minimises the loss).
+    lr
+        initial learning rate of every element.
+    increase
+        factor applied when the sign is unchanged (1.02 in the papers).
+    decrease
+        factor applied when the sign flips (0.5 in the papers).
+    max_growth
+        the rate never exceeds ``max_growth * lr`` (default 150 > 1.02^250).
     """
 
     def __init__(self, params, lr: float = 1e-2, increase: float = 1.02, decrease: float = 0.5,
