@@ -21,21 +21,26 @@ from .numerics import rows_per_block
 
 
 def decompose(likelihood, mean: torch.Tensor, var: torch.Tensor, n_samples: int,
-              generator: torch.Generator) -> torch.Tensor:
+              generator: torch.Generator, n_classes: int | None = None) -> torch.Tensor:
     """``[N, 3]``: total, aleatoric and epistemic uncertainty (nats) of rows whose latent marginals
-    are ``mean``, ``var`` ``[N, C]``, from ``n_samples`` draws of f per row (``generator`` on the
-    CPU). The draws are taken in blocks of rows whose ``[S, rows, C, C]`` temporaries stay within
-    :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`."""
-    N, C = mean.shape
+    are ``mean``, ``var`` ``[N, H]``, or ``[K, N, H]`` for an equal mixture of K Gaussians per row
+    (a deep GP's propagated samples), from ``n_samples`` draws of f per row and component
+    (``generator`` on the CPU). ``n_classes``: the labels the likelihood takes (default H; 2 for
+    the probit likelihood's single output). The draws are taken in blocks of rows whose
+    ``[S K, rows, C, H]`` temporaries stay within :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`."""
+    if mean.dim() == 2:
+        mean, var = mean[None], var[None]
+    K, N, H = mean.shape
+    C = H if n_classes is None else n_classes
     out = torch.empty(N, 3, dtype=mean.dtype, device=mean.device)
-    rows = rows_per_block(n_samples * C * C * mean.element_size() * 2)
+    rows = rows_per_block(n_samples * K * C * H * mean.element_size() * 2)
     for r in range(0, N, rows):
-        m, sd = mean[r:r + rows], var[r:r + rows].sqrt()
+        m, sd = mean[:, r:r + rows], var[:, r:r + rows].sqrt()                   # [K, R, H]
         eps = torch.randn(n_samples, *m.shape, dtype=m.dtype, generator=generator).to(m.device)
-        f = m + sd * eps                                                         # [S, R, C]
+        f = (m + sd * eps).reshape(n_samples * K, *m.shape[1:])                  # [S K, R, H]
         labels = torch.arange(C, device=m.device)
-        log_p = torch.stack([likelihood.log_prob(f, labels[c].expand(len(m))) for c in range(C)], -1)
-        log_p = torch.log_softmax(log_p, -1)                                     # [S, R, C], rows sum to one
+        log_p = torch.stack([likelihood.log_prob(f, labels[c].expand(m.shape[1])) for c in range(C)], -1)
+        log_p = torch.log_softmax(log_p, -1)                                     # [S K, R, C], rows sum to one
         p = log_p.exp()
         # 0 log 0 = 0: a deterministic labelling (the Heaviside likelihood) has log p = -inf off the arg-max
         aleatoric = -torch.where(p > 0, p * log_p, 0.0).sum(-1).mean(0)
