@@ -90,3 +90,24 @@ def test_the_deep_gp_classifier_splits_its_uncertainty_too(thyroid_module, binar
     np.testing.assert_allclose(parts["total"], -(proba * np.log(proba)).sum(1), rtol=0, atol=0.02)
     with pytest.raises(ValueError, match="n_samples must be an integer"):
         clf.predict_uncertainty(rows, n_samples=1)
+
+
+def test_a_mixture_of_two_confident_components_is_all_epistemic():
+    """Two equally weighted components, each sure of a different class (latent means 12 apart, tiny
+    variances, the robust-max likelihood): the label is a coin flip (total log 2 up to the labelling
+    noise), each component alone is certain (aleatoric: the labelling noise only), and the
+    difference, the disagreement of the components, is the epistemic part."""
+    from alphagp.likelihoods import RobustMaxLikelihood
+    from alphagp.uncertainty import decompose
+    likelihood = RobustMaxLikelihood(epsilon=1e-3)
+    mean = torch.tensor([[[12.0, 0.0, 0.0]], [[0.0, 12.0, 0.0]]], dtype=torch.float64)   # [K=2, N=1, C=3]
+    var = torch.full_like(mean, 1e-4)
+    total, aleatoric, epistemic = decompose(likelihood, mean, var, 200, torch.Generator().manual_seed(0))[0]
+    a, b = 1 - 1e-3 + 1e-3 / 3, 1e-3 / 3
+    noise = -(a * np.log(a) + 2 * b * np.log(b))
+    assert float(aleatoric) == pytest.approx(noise, rel=1e-6)
+    mixed = np.array([(a + b) / 2, (a + b) / 2, b])
+    assert float(total) == pytest.approx(-(mixed * np.log(mixed)).sum(), rel=1e-6)
+    assert float(epistemic) == pytest.approx(float(total) - noise, rel=1e-6) and float(epistemic) > 0.6
+    one = decompose(likelihood, mean[:1], var[:1], 200, torch.Generator().manual_seed(0))[0]
+    assert float(one[2]) < 1e-6                                       # one component alone: nothing epistemic
