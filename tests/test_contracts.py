@@ -32,6 +32,20 @@ def test_objective_gradient(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_trainable(name):
+    testing.check_trainable(name)
+
+
+def test_the_deep_gp_is_trainable():
+    from alphagp import DeepGPRegressor
+    from alphagp.training.protocol import TrainableMethod
+    model = DeepGPRegressor(n_layers=2, n_inducing=3, max_iter=1, random_state=0).fit(
+        torch.randn(20, 2).numpy(), torch.randn(20).numpy()).model_
+    assert isinstance(model, TrainableMethod)
+    assert set(model.PROCESS_COUNTERS) <= {key.rsplit(".", 1)[-1] for key, _ in model.named_buffers()}
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_bad_input(name):
     testing.check_bad_input(name)
 

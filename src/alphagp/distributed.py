@@ -202,6 +202,91 @@ class Reducer:
             offset += r.shape[1]
 
 
+class DataParallel:
+    """The process grid of one fit and what the trainer does with it (the module docstring):
+    ``reducer`` splits and sums a step; :meth:`sum_gradients` all-reduces a step's gradients and
+    objective, :meth:`assemble_classes` makes every process whole after an epoch of a class
+    split, and :meth:`sum_counters` totals the events each process counted on its own rows.
+
+    ``distributed``: ``False`` (one process: every method is a no-op), ``True`` (classes where
+    ``method.capabilities.class_parallel``, rows for the rest of the processes) or ``"rows"``.
+    Hands the method the group's reducer (its closed-form sums are over the global batch) until
+    :meth:`release`."""
+
+    def __init__(self, method, distributed: bool | str = False):
+        if distributed not in (False, True, "rows"):
+            raise ValueError(f"distributed must be False, True or 'rows', got {distributed!r}")
+        split_classes = distributed is True and method.capabilities.class_parallel
+        if not distributed:
+            self.reducer = Reducer()
+        else:
+            self.reducer = Reducer.from_process_group(
+                class_blocks_for(dist.get_world_size(), method.n_classes) if split_classes else 1)
+        if self.reducer.active and not method.capabilities.data_parallel:
+            raise ValueError(f"{type(method).__name__} cannot split a step across processes: its updates are not "
+                             "sums over the batch's rows (batch-only or sampling methods); use an EP method (ep, sep, "
+                             "rep, pep), a gradient-fitted one (vi, apep, arpep, rpapep) or augmented for "
+                             "distributed=True")
+        self.method = method
+        #: the tensors a class split divides (their gradients are summed over the row block only)
+        self.per_class = ([t for _, t in per_class_tensors(method, method.n_classes)]
+                          if self.reducer.class_blocks > 1 else [])
+        method.reducer = self.reducer
+
+    def release(self) -> None:
+        """Give the method a one-process reducer again: the fitted model works on its own."""
+        self.method.reducer = Reducer()
+
+    def sum_gradients(self, params: list[torch.Tensor], objective: torch.Tensor) -> torch.Tensor:
+        """All-reduce the gradients of ``params`` and the ``objective``; returns the summed objective.
+
+        Without a class split, everything goes in one flat tensor summed over all processes. In a
+        class split, the own block of each per-class tensor's gradient is summed over the
+        processes of the same class block (the rest of it is zero here and stays unused), and the
+        other gradients and the objective over all processes."""
+        for p in params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        per_class = {id(t) for t in self.per_class}
+        if per_class and self.reducer.row_blocks > 1:
+            own = self.reducer.class_slice(self.method.n_classes)
+            _sum_in_place([p.grad[own] for p in params if id(p) in per_class], self.reducer.sum_rows_)
+        value = objective.detach().reshape(1).clone()
+        _sum_in_place([p.grad for p in params if id(p) not in per_class] + [value], self.reducer.sum_)
+        return value[0]
+
+    def assemble_classes(self, optimizer: torch.optim.Optimizer | None) -> None:
+        """After an epoch of a class split: every process gets every class block of the model and
+        of the ``optimizer``'s per-element state (so validation, checkpoints and the returned
+        model are whole)."""
+        if not self.per_class:
+            return
+        tensors = list(self.per_class)
+        if optimizer is not None:
+            for t in self.per_class:
+                tensors += [v for v in optimizer.state.get(t, {}).values() if torch.is_tensor(v) and v.shape == t.shape]
+        self.reducer.assemble_classes(tensors, self.method.n_classes)
+
+    def sum_counters(self) -> None:
+        """Sum the buffers the method names in ``PROCESS_COUNTERS`` (events each process counts on
+        its own rows) over the processes of each class block, so that every process ends the fit
+        with the totals a one-process fit would have (one process: nothing to sum)."""
+        if not self.reducer.active:
+            return
+        for name, buffer in self.method.named_buffers():
+            if name.rsplit(".", 1)[-1] in self.method.PROCESS_COUNTERS:
+                self.reducer.sum_rows_(buffer)
+
+
+def _sum_in_place(tensors: list[torch.Tensor], reduce) -> None:
+    """Sum ``tensors`` (views allowed) across processes with ``reduce`` in one flat collective."""
+    flat = reduce(torch.cat([t.reshape(-1) for t in tensors]))
+    offset = 0
+    for t in tensors:
+        t.copy_(flat[offset:offset + t.numel()].view_as(t))
+        offset += t.numel()
+
+
 def class_blocks_for(world_size: int, n_classes: int) -> int:
     """The class blocks of a fit of ``n_classes`` latent functions on ``world_size`` processes:
     the largest divisor of the world size that is at most C (every process owns a class; the

@@ -166,6 +166,9 @@ class SparseGPMethod(WeightedRows, nn.Module):
     """
 
     TRAINING_STATE: tuple[str, ...] = ()
+    #: buffers of events each process of a data-parallel fit counts on its own rows, summed over
+    #: the processes after the fit (none here: the EP counters sum over the global batch as they go)
+    PROCESS_COUNTERS: tuple[str, ...] = ()
     #: the method's own ``method_params`` and their scikit-learn constraints (merged along the MRO
     #: by :func:`~alphagp.methods.method_parameters`); every other argument comes from the estimator
     OWN_PARAMETERS: ClassVar[dict] = {}

@@ -212,6 +212,16 @@ def check_refused_arguments(name: str) -> None:
             raise AssertionError(f"{name}: {key}={value} was accepted and ignored")
 
 
+def check_trainable(name: str) -> None:
+    """The built method is what the trainer relies on (:class:`~alphagp.training.protocol.TrainableMethod`)."""
+    from ..training.protocol import TrainableMethod
+    method = _built_at_defaults(name)
+    assert isinstance(method, TrainableMethod), f"{name}: lacks what the trainer reads (TrainableMethod)"
+    buffers = {key.rsplit(".", 1)[-1] for key, _ in method.named_buffers()}
+    assert isinstance(method.PROCESS_COUNTERS, tuple) and set(method.PROCESS_COUNTERS) <= buffers, \
+        f"{name}: PROCESS_COUNTERS names buffers it does not have"
+
+
 def check_capabilities_before_build(name: str) -> None:
     for field in CAPABILITIES_BEFORE_BUILD:
         declared = getattr(method_spec(name).cls.CAPABILITIES, field)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..distributed import Reducer, class_blocks_for, local_share, per_class_tensors
+from ..distributed import DataParallel, local_share
 from .checkpoints import CheckpointResumed, data_fingerprint, read_checkpoint, write_checkpoint
 from .optim import make_optimizer
 from .progress import progress
@@ -139,15 +139,8 @@ class Trainer:
         if not (isinstance(learning_rate, numbers.Real) and math.isfinite(learning_rate) and learning_rate > 0):
             raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
         self.method = method
-        if distributed not in (False, True, "rows"):
-            raise ValueError(f"distributed must be False, True or 'rows', got {distributed!r}")
-        self.reducer = self._grid(method, distributed)
-        if self.reducer.active and not method.capabilities.data_parallel:
-            raise ValueError(f"{type(method).__name__} cannot split a step across processes: its updates are not "
-                             "sums over the batch's rows (batch-only or sampling methods); use an EP method (ep, sep, "
-                             "rep, pep), a gradient-fitted one (vi, apep, arpep, rpapep) or augmented for "
-                             "distributed=True")
-        method.reducer = self.reducer
+        self.parallel = DataParallel(method, distributed)
+        self.reducer = self.parallel.reducer
         self.learning_rate, self.learning_rate_decay = learning_rate, learning_rate_decay
         self.max_iter = int(max_iter)
         self.batch_size = batch_size
@@ -164,9 +157,6 @@ class Trainer:
         self._device = next(iter(method.state_dict().values())).device
         self._params = [p for p in method.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
-        # the tensors a class split divides (their gradients are summed over the row block only)
-        self._per_class = ([t for _, t in per_class_tensors(method, method.n_classes)]
-                           if self.reducer.class_blocks > 1 else [])
         self.validation, self.max_time, self.clock = validation, max_time, clock
         self.n_points = n_points
         self.state = TrainingState()
@@ -244,16 +234,6 @@ class Trainer:
             return X[idx.to(X.device)]
         return torch.as_tensor(np.asarray(X[idx.numpy()]), dtype=self._dtype, device=self._device)
 
-    @staticmethod
-    def _grid(method, distributed) -> Reducer:
-        """The process grid of ``distributed`` (see the class docstring) for ``method``."""
-        if not distributed:
-            return Reducer()
-        n_classes = getattr(method, "n_classes", 1)
-        split_classes = distributed is True and method.capabilities.class_parallel
-        return Reducer.from_process_group(
-            class_blocks_for(torch.distributed.get_world_size(), n_classes) if split_classes else 1)
-
     # ------------------------------------------------------------------ the loop
     def fit(self, X, y) -> TrainingState:
         """Train; returns the final :class:`TrainingState` (history has one row per epoch)."""
@@ -273,10 +253,10 @@ class Trainer:
         try:
             while self.state.epoch < self.max_iter and not self.state.stop:
                 self._epoch(X, y_t, n, bar)
-            self._sum_process_counters()
+            self.parallel.sum_counters()
         finally:
             bar.close()
-            self.method.reducer = Reducer()  # the fitted model works on its own, in one process
+            self.parallel.release()
         if self._best_state is not None and self.state.best_epoch != self.state.epoch:
             self.method.load_state_dict(self._best_state)     # the validated best, whatever stopped the fit
         if self.state.epoch > first_epoch:
@@ -307,15 +287,6 @@ class Trainer:
         st.history.append({"epoch": st.epoch, "objective": st.objective, "train_seconds": st.train_seconds,
                            "rows": n})
         return st
-
-    def _sum_process_counters(self) -> None:
-        """Sum the buffers the method names in ``PROCESS_COUNTERS`` (events each process counts on
-        its own rows) over the processes of each class block, so that every process ends the fit
-        with the totals a one-process fit would have."""
-        counters = getattr(self.method, "PROCESS_COUNTERS", ())
-        for name, buffer in self.method.named_buffers():
-            if name.rsplit(".", 1)[-1] in counters:
-                self.reducer.sum_rows_(buffer)
 
     def _warn_if_still_improving(self) -> None:
         """scikit-learn's ``ConvergenceWarning`` when ``max_iter`` ran out while the last epoch still
@@ -361,7 +332,7 @@ class Trainer:
                 break
             if self.optimizer is not None and self.learning_rate_decay == "cosine":
                 self._set_scheduled_rate(done, steps, seconds)
-        self._assemble_classes()
+        self.parallel.assemble_classes(self.optimizer)
         st = self.state
         st.epoch += 1
         if self.optimizer is not None:
@@ -399,52 +370,11 @@ class Trainer:
         if self.reducer.class_blocks > 1:
             objective = shared + (terms.data + terms.coupled / self.reducer.class_blocks) * scale
         if self.reducer.active:
-            objective = self._sum_across_processes(objective)
+            objective = self.parallel.sum_gradients(self._params, objective)
         self._check_finite(objective)
         if self.optimizer is not None:
             self.optimizer.step()
         return objective.item()
-
-    def _sum_across_processes(self, objective: torch.Tensor) -> torch.Tensor:
-        """All-reduce the gradients and the objective; returns the summed objective.
-
-        Without a class split, everything goes in one flat tensor summed over all processes. In a
-        class split, the own block of each per-class tensor's gradient is summed over the
-        processes of the same class block (the rest of it is zero here and stays unused), and the
-        other gradients and the objective over all processes."""
-        for p in self._params:
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
-        per_class = {id(t) for t in self._per_class}
-        own = self.reducer.class_slice(getattr(self.method, "n_classes", 1))
-        blocks = [p.grad[own] for p in self._params if id(p) in per_class]
-        if blocks and self.reducer.row_blocks > 1:
-            self._sum_in_place(blocks, self.reducer.sum_rows_)
-        value = objective.detach().reshape(1).clone()
-        self._sum_in_place([p.grad for p in self._params if id(p) not in per_class] + [value], self.reducer.sum_)
-        return value[0]
-
-    @staticmethod
-    def _sum_in_place(tensors: list[torch.Tensor], reduce) -> None:
-        """Sum ``tensors`` (views allowed) across processes with ``reduce`` in one flat collective."""
-        flat = reduce(torch.cat([t.reshape(-1) for t in tensors]))
-        offset = 0
-        for t in tensors:
-            t.copy_(flat[offset:offset + t.numel()].view_as(t))
-            offset += t.numel()
-
-    def _assemble_classes(self) -> None:
-        """After an epoch of a class split: every process gets every class block of the model and
-        of the optimiser's per-element state (so validation, checkpoints and the returned model
-        are whole)."""
-        if not self._per_class:
-            return
-        tensors = list(self._per_class)
-        if self.optimizer is not None:
-            for t in self._per_class:
-                tensors += [v for v in self.optimizer.state.get(t, {}).values()
-                            if torch.is_tensor(v) and v.shape == t.shape]
-        self.reducer.assemble_classes(tensors, self.method.n_classes)
 
     def _seconds_spent(self, epoch_start: float) -> float:
         """Training seconds this call of fit has spent (the epoch began at ``epoch_start`` on the
