@@ -247,6 +247,19 @@ class SparseGPMethod(WeightedRows, nn.Module):
         closed-form steps; the objective's scaling is the trainer's)."""
         return self.n_data / self.reducer.batch_size(idx.numel())
 
+    def _count_refusals(self, improper: torch.Tensor, skipped: torch.Tensor, kept: torch.Tensor | None = None,
+                        global_batch: bool = True) -> float | None:
+        """Add a step's refused updates to ``n_improper_cavities`` (the factor's cavity had no
+        proper Gaussian) and ``n_skipped_updates`` (the new site was invalid), summed over the
+        global batch's processes (``global_batch``; GFITC steps on all rows in one process);
+        returns the global sum of ``kept`` where given (SEP's count of updated factors)."""
+        counts = torch.stack([improper.double(), skipped.double(), *([] if kept is None else [kept.double()])])
+        if global_batch:
+            counts = self.reducer.sum_rows_(counts)
+        self.n_improper_cavities += int(counts[0])
+        self.n_skipped_updates += int(counts[1])
+        return None if kept is None else float(counts[2])
+
     def after_fit(self, X, y) -> None:
         """Called once after the training epochs with all training rows (``[N, D]``, standardised)
         and class indices ``[N]``; a no-op except for methods with a second stage (sampling)."""

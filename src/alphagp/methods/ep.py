@@ -172,11 +172,8 @@ class ScalableEP(SiteMethod):
         proper = is_factor & ~cav["improper"]
         keep = (proper & ok)[..., None]
         kept = self._weighted(keep[..., 0].to(new_c1.dtype), idx).sum()        # factors, each counted w_i times
-        counts = self.reducer.sum_rows_(torch.stack(((is_factor & cav["improper"]).sum().to(kept.dtype),
-                                                     (proper & ~ok).sum().to(kept.dtype), kept)))  # global batch
-        self.n_improper_cavities += int(counts[0])
-        self.n_skipped_updates += int(counts[1])
-        return self._apply_sites(L, Psi, y, idx, cav, new_c1, new_c2, keep, float(counts[2]))
+        n_kept = self._count_refusals((is_factor & cav["improper"]).sum(), (proper & ~ok).sum(), kept)
+        return self._apply_sites(L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept)
 
     def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept: float):
         """Damp the batch's valid new sites ``[B, C, 2]`` into q's sites (``keep`` ``[B, C, 1]``,

@@ -148,8 +148,7 @@ class GFITC(StoredQ, SparseGPMethod):
         _, g1, g2 = self._tilted(cav)
         new_tau, new_nu, ok = heaviside_pair_sites(cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"], g1, g2)
         proper = cav["is_factor"] & ~cav["improper"]
-        self.n_improper_cavities += int((cav["is_factor"] & cav["improper"]).sum())
-        self.n_skipped_updates += int((proper & ~ok).sum())
+        self._count_refusals((cav["is_factor"] & cav["improper"]).sum(), (proper & ~ok).sum(), global_batch=False)
         keep = (proper & ok)[..., None]
         rho = self.damping
         tau = damped(new_tau, self.site_tau, keep, rho)

@@ -36,7 +36,7 @@ from ..likelihoods import Likelihood
 from ..numerics import gaussian_log_normaliser
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, SiteMethod, whitened_sites
-from .site_updates import damped, valid_sites
+from .site_updates import damped, power_ep_sites
 
 
 class PowerEP(SiteMethod):
@@ -117,18 +117,11 @@ class PowerEP(SiteMethod):
     @torch.no_grad()
     def _update_sites(self, L, Psi, idx, cav, g_m, g_v) -> None:
         """Moment matching in h-space (A.14-A.21), damped; invalid components keep their old sites."""
-        a, rho = self.alpha, self.damping
-        mu, sigma = cav["mean"], cav["var"]
-        G = g_m * g_m - 2.0 * g_v
-        denom = 1.0 - sigma * G
-        new_c1 = G / denom / a
-        new_c2 = (g_m + a * new_c1 * (mu + sigma * g_m)) / a
-        ok = valid_sites(new_c1[..., None], new_c2[..., None], (denom,))
+        rho = self.damping
+        new_c1, new_c2, ok = power_ep_sites(cav["mean"], cav["var"], g_m, g_v, self.alpha)
         proper = ~cav["improper"][:, None].expand_as(ok)
         keep = proper & ok
-        counts = self.reducer.sum_rows_(torch.stack((cav["improper"].sum(), (proper & ~ok).sum())))  # global batch
-        self.n_improper_cavities += int(counts[0])
-        self.n_skipped_updates += int(counts[1])
+        self._count_refusals(cav["improper"].sum(), (proper & ~ok).sum())
         old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
         c1 = damped(new_c1, old_c1, keep, rho)
         c2 = damped(new_c2, old_c2, keep, rho)

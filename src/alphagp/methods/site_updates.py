@@ -26,6 +26,21 @@ def damped(new: torch.Tensor, old: torch.Tensor, keep: torch.Tensor, rho: float)
     return torch.where(keep, rho * new + (1 - rho) * old, old)
 
 
+def power_ep_sites(mu, sigma, g_m, g_v, alpha: float = 1.0):
+    """New rank-one sites of power EP on a deterministic likelihood (alpha paper A.14-A.21), per
+    class component of each factor: from the cavity mean ``mu`` and variance ``sigma`` of h and the
+    derivatives ``g_m``, ``g_v`` of log Z in the cavity's mean and variance, all ``[...]``: with
+    G = g_m^2 - 2 g_v, alpha C1 = G / (1 - sigma G) and alpha C2 = g_m + alpha C1 (mu + sigma g_m).
+
+    Returns precision C1 and natural parameter C2 ``[...]`` and their validity ``[...]``.
+    """
+    G = g_m * g_m - 2.0 * g_v
+    denom = 1.0 - sigma * G
+    precision = G / denom / alpha
+    natural = (g_m + alpha * precision * (mu + sigma * g_m)) / alpha
+    return precision, natural, valid_sites(precision[..., None], natural[..., None], (denom,))
+
+
 def heaviside_pair_sites(m_w, v_w, m_l, v_l, g1, g2, alpha: float = 1.0):
     """New sites of the pairwise Heaviside factors Phi(f_y - f_c) (EP paper eq. 48-55; power EP
     A.17-A.20 divide by alpha): from the cavity means and variances of the winner's (``m_w``,
