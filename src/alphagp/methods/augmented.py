@@ -100,10 +100,6 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         self._register_stored_q(C, inducing_points.shape[1], inducing_points.dtype)
         self.register_buffer("n_steps", torch.zeros((), dtype=torch.long))
 
-    def config(self) -> dict:
-        return {"n_data": self.n_data, "step_delay": self.step_delay, "step_forgetting": self.step_forgetting,
-                "class_batch_size": self.class_batch_size, "seed": self.seed}
-
     # ------------------------------------------------------------------ pieces of a step
     def step_size(self, full_batch: bool) -> float:
         """rho of the next step: 1 on the whole data set, else (delay + t)^(-forgetting), t = 1, 2, ..."""
@@ -231,9 +227,6 @@ class AugmentedGibbs(KeptDraws, AugmentedVI):
         super().__init__(inducing_points, kernel, likelihood, n_data, **kwargs)
         self._register_draws(n_samples, burn_in, thin, self.n_classes, inducing_points.shape[1], inducing_points.dtype)
         self.noise_likelihood = LogisticSoftmaxLikelihood(n_predictive_samples=16, seed=self.seed)
-
-    def config(self) -> dict:
-        return {**super().config(), **self._draw_config()}
 
     def _draw_likelihood(self):
         return self.noise_likelihood

@@ -9,6 +9,7 @@ coordinates w = L^{-1} u (K = L L'), where h = psi' w with psi = L^{-1} k_c(Z_c,
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -246,6 +247,25 @@ class SparseGPMethod(WeightedRows, nn.Module):
         """N / |B| for the global batch of which ``idx`` ``[b]`` is this process's share (for
         closed-form steps; the objective's scaling is the trainer's)."""
         return self.n_data / self.reducer.batch_size(idx.numel())
+
+    #: constructor arguments a model file does not store: the tensors and the likelihood (stored apart),
+    #: and whether the per-point training state is allocated (the file says whether it holds it)
+    NOT_CONFIG: ClassVar[tuple[str, ...]] = ("inducing_points", "kernel", "likelihood", "site_storage")
+
+    def config(self) -> dict:
+        """The constructor's other arguments (read along the class hierarchy's constructors, as
+        :meth:`~alphagp.likelihoods.base.Likelihood.config` reads its own), from the attributes of
+        the same names: with the registry name and the state's shapes they rebuild the method."""
+        names: list[str] = []
+        for cls in type(self).__mro__:
+            init = cls.__dict__.get("__init__")
+            if init is None:
+                continue
+            parameters = inspect.signature(init).parameters.values()
+            names += [p.name for p in parameters if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+                break
+        return {name: getattr(self, name) for name in dict.fromkeys(names) if name not in self.NOT_CONFIG}
 
     def _count_refusals(self, improper: torch.Tensor, skipped: torch.Tensor, kept: torch.Tensor | None = None,
                         global_batch: bool = True) -> float | None:

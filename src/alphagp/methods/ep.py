@@ -84,10 +84,6 @@ class ScalableEP(SiteMethod):
         "epsilon": "EP and SEP use the Heaviside likelihood of the scalable-EP paper, which has no labelling-error "
                    "probability epsilon; the robust-max likelihood is method='rep' or 'pep'"}
 
-    def config(self) -> dict:
-        """The constructor's scalar arguments; with the registry name and the state's shapes they rebuild it."""
-        return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
-
     # ------------------------------------------------------------------ cavities and tilted
     def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):
         """Cavity means/variances of (h^{y_i}, h^k) for every factor, and g(cavity) - g(q).

@@ -90,9 +90,6 @@ class GaussianQMethod(SparseGPMethod):
         """Create q's parameters for C classes of M inducing points, at the prior (or near it)."""
         raise NotImplementedError
 
-    def config(self) -> dict:
-        return {"n_data": self.n_data, "alpha": self.alpha}
-
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
         """No closed-form step: the batch objective's terms, for the optimiser."""
         return self._objective(*self._whitened_kernel(X), y, idx)
@@ -172,9 +169,6 @@ class SparseVI(FreeGaussianQ):
         if self.natural_gradient_rate > 0:
             self.q_mean.requires_grad_(False)
             self.q_sqrt.requires_grad_(False)
-
-    def config(self) -> dict:
-        return {**super().config(), "natural_gradient_rate": self.natural_gradient_rate}
 
     @property
     def capabilities(self) -> Capabilities:

@@ -98,10 +98,6 @@ class GFITC(StoredQ, SparseGPMethod):
         self._register_stored_q(C, M, dtype)
         self.register_buffer("ep_sweeps", torch.zeros((), dtype=torch.long))
 
-    def config(self) -> dict:
-        return {"n_data": self.n_data, "damping": self.damping, "ep_iterations": self.ep_iterations,
-                "ep_tol": self.ep_tol}
-
     # ------------------------------------------------------------------ the EP algebra
     def _posterior(self, Psi, s, y):
         """q at the current sites: whitened (B, b, chol), f-marginals ``[N, C]``, per-point terms."""

@@ -86,9 +86,6 @@ class GibbsSampler(KeptDraws, PowerEP):
         self.seed = int(seed)
         self.register_buffer("log_lik_trace", torch.zeros(self.n_samples, dtype=inducing_points.dtype))
 
-    def config(self) -> dict:
-        return {**super().config(), **self._draw_config(), "seed": self.seed}
-
     @torch.no_grad()
     def after_fit(self, X, y) -> None:
         """Run the sampler at the fitted hyper-parameters on the training data ``X`` ``[N, D]``, ``y`` ``[N]``."""

@@ -51,9 +51,6 @@ class LabelRegression(StoredQ, SparseGPMethod):
         self.n_data, self.alpha = int(n_data), 1.0
         self._register_stored_q(C, M, inducing_points.dtype)
 
-    def config(self) -> dict:
-        return {"n_data": self.n_data}
-
     def _posterior(self, Psi, s, y):
         t = torch.nn.functional.one_hot(y, self.n_classes).T.to(Psi.dtype)          # [C, N]
         Bm = torch.eye(Psi.shape[1], dtype=Psi.dtype, device=Psi.device) + (Psi / s[:, None, :]) @ Psi.mT

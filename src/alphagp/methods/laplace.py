@@ -63,10 +63,6 @@ class LaplaceSoftmax(PowerEP):
         self.register_buffer("hessian", torch.eye(C * M, dtype=inducing_points.dtype))
         self.register_buffer("newton_steps", torch.zeros((), dtype=torch.long))
 
-    def config(self) -> dict:
-        return {**super().config(), "newton_iterations": self.newton_iterations, "newton_tol": self.newton_tol,
-                "n_predictive_samples": self.n_predictive_samples, "seed": self.seed}
-
     @staticmethod
     def log_posterior(w, Psi, y):
         """log p(w | y) up to a constant, ``w`` ``[C, M]``, ``Psi`` ``[C, M, N]``."""

@@ -72,9 +72,6 @@ class PowerEP(SiteMethod):
             self.register_buffer("factor_c1", torch.zeros(n_data, self.n_classes, dtype=inducing_points.dtype))
             self.register_buffer("factor_c2", torch.zeros(n_data, self.n_classes, dtype=inducing_points.dtype))
 
-    def config(self) -> dict:
-        return {"n_data": self.n_data, "alpha": self.alpha, "damping": self.damping}
-
     def _cavities(self, L, Psi, idx):
         """Cavity means and variances of h_i^c ``[B, C]``, and the g terms of the energy.
 
