@@ -6,13 +6,16 @@ of :mod:`alphagp.serialization`."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, is_classifier
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import serialization
@@ -123,6 +126,22 @@ class GPEstimatorBase(BaseEstimator):
     and :meth:`_restore`. Its parameters include ``n_inducing``, ``batch_size``, ``max_iter``,
     ``learning_rate_decay``, ``tol``, ``n_iter_no_change``, ``checkpoint`` and ``verbose``."""
 
+    #: the parameter constraints both estimator families share (each extends them with its own)
+    SHARED_CONSTRAINTS: ClassVar[dict] = {
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "early_stopping": ["boolean", StrOptions({"auto"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "learning_rate_decay": [Interval(Real, 0, 1, closed="right"), StrOptions({"cosine"})],
+        "standardize": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "checkpoint": [str, os.PathLike, None],
+        "dtype": [StrOptions(set(DTYPES))],
+        "n_jobs": [Integral, None],
+        "device": [str, torch.device, None],
+        "verbose": ["verbose"],
+    }
     MODEL_KIND: ClassVar[str] = ""
     SCHEDULE_PARAMS: ClassVar[tuple[str, ...]] = ("max_iter", "max_time", "learning_rate", "learning_rate_decay",
                                                   "tol", "n_iter_no_change", "checkpoint", "verbose", "n_jobs")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -120,30 +119,18 @@ class _DeepGPBase(GPEstimatorBase):
     """
 
     _parameter_constraints: ClassVar[dict] = {
+        **GPEstimatorBase.SHARED_CONSTRAINTS,
         "n_layers": [Interval(Integral, 1, None, closed="left")],
         "n_hidden": [Interval(Integral, 1, None, closed="left"), None],
         "n_inducing": [Interval(Integral, 1, None, closed="left")],
         "first_layer_kernel": [StrOptions(set(FIRST_LAYER_KERNELS))],
         "hidden_mean_scale": [Interval(Real, 0, None, closed="left")],
-        "standardize": ["boolean"],
         "alpha": [Interval(Real, 0, 1, closed="right")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_predict_samples": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "early_stopping": ["boolean", StrOptions({"auto"})],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "learning_rate_decay": [Interval(Real, 0, 1, closed="right"), StrOptions({"cosine"})],
-        "tol": [Interval(Real, 0, None, closed="left"), None],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "checkpoint": [str, os.PathLike, None],
-        "dtype": [StrOptions(set(DTYPES))],
-        "n_jobs": [Integral, None],
-        "device": [str, torch.device, None],
         "distributed": ["boolean"],
-        "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
     LIKELIHOOD_NOISE = 1e-2

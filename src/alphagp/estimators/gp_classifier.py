@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from numbers import Integral, Real
 from typing import ClassVar
@@ -228,6 +227,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     """
 
     _parameter_constraints: ClassVar[dict] = {
+        **GPEstimatorBase.SHARED_CONSTRAINTS,
         "method": [str],          # "auto" or a registered name, checked at fit against the registry of that moment
         "n_inducing": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "alpha": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"}), None],
@@ -238,28 +238,15 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "categorical_features": [StrOptions({"from_dtype"}), None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "early_stopping": ["boolean", StrOptions({"auto"})],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "damping": [Interval(Real, 0, 1, closed="right"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
-        "learning_rate_decay": [Interval(Real, 0, 1, closed="right"), StrOptions({"cosine"})],
         "shared_hyperparameters": ["boolean"],
         "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
         "optimize_hyperparameters": ["boolean"],
         "optimize_inducing": ["boolean", StrOptions({"auto"})],
-        "standardize": ["boolean"],
-        "tol": [Interval(Real, 0, None, closed="left"), None],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "checkpoint": [str, os.PathLike, None],
-        "dtype": [StrOptions(set(DTYPES))],
-        "n_jobs": [Integral, None],
-        "device": [str, torch.device, None],
         "distributed": ["boolean", StrOptions({"rows"})],
-        "verbose": ["verbose"],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
     }
 
