@@ -128,3 +128,11 @@ def test_the_command_line_updates_a_model_with_new_rows(iris, tmp_path, capsys):
     capsys.readouterr()
     assert main(["--quiet", "update", "--data", str(more), "--target", "label", "--model", str(model)]) == 2
     assert "labels [7] were not seen" in capsys.readouterr().err
+
+
+def test_a_stream_takes_an_explicit_alpha_and_refuses_auto(iris):
+    X, y = iris
+    clf = GPClassifier(method="sep", alpha=0.5, n_inducing=5).partial_fit(X, y, classes=[0, 1, 2])
+    assert clf.alpha_ == 0.5 == clf.model_.alpha
+    with pytest.raises(ValueError, match="alpha='auto' cross-validates on all training rows"):
+        GPClassifier(method="sep", alpha="auto").partial_fit(X, y, classes=[0, 1, 2])

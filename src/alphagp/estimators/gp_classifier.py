@@ -346,13 +346,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         sparse_model.check_model_size(self, len(y), X.shape[1], len(self.classes_))
         if self.verbose:
             print(f"GPClassifier: {auto_settings.describe(self._settings())}", flush=True)
-        if self.alpha == "auto":
-            self.alpha_, self.alpha_scores_ = select_alpha(self, X, y, weight)
+        alpha = self.alpha
+        if alpha == "auto":
+            alpha, self.alpha_scores_ = select_alpha(self, X, y, weight)
         X_fit, y_fit, w_fit, validation = self._held_out(X, y_idx, stratify=True, weight=weight)
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X_fit, self.standardize, w_fit)
             rng = np.random.default_rng(self.random_state)
-            self.model_, mini = sparse_model.build_model(self, X_fit, Xs, len(self.classes_), rng)
+            self.model_, mini = sparse_model.build_model(self, X_fit, Xs, len(self.classes_), rng, alpha)
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
@@ -429,6 +430,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.classes_ = np.unique(np.asarray(classes))
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {self.classes_.tolist()}")
+        if self.alpha == "auto":
+            raise ValueError("alpha='auto' cross-validates on all training rows, which a stream does not give; "
+                             "give partial_fit a value of alpha (or None, the method's default)")
         if n_rows is None:
             n_rows = len(y)
         if not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool) or n_rows < len(y):
@@ -453,7 +457,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X, self.standardize)
             rng = np.random.default_rng(self.random_state)
-            self.model_, _ = sparse_model.build_model(self, X, Xs, len(self.classes_), rng, n_data=int(n_rows))
+            self.model_, _ = sparse_model.build_model(self, X, Xs, len(self.classes_), rng, self.alpha,
+                                                      n_data=int(n_rows))
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])
             self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini=True)
             self.model_.inducing_points.requires_grad_(self.optimize_inducing_)

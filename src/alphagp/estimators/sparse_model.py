@@ -142,8 +142,10 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
                          "inducing points, or shared_hyperparameters=True")
 
 
-def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator, n_data: int | None = None):
-    """The registered method ``est.method`` on a new kernel and inducing inputs, with its damping
+def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator, alpha: float | None,
+                n_data: int | None = None):
+    """The registered method ``est.method_`` with power ``alpha`` (``None``: the method's default;
+    ``alpha="auto"`` is resolved before) on a new kernel and inducing inputs, with its damping
     default (1 on mini-batches, 0.5 on the whole batch, where it damps), on ``est``'s device.
     ``n_data``: the rows of the data set (default those of ``X``; ``partial_fit`` streams more).
     Returns ``(model, mini)``, ``mini`` whether training uses mini-batches."""
@@ -164,7 +166,6 @@ def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator, n_data: in
     damping = est.damping
     if damping is None and capabilities.damping:
         damping = 1.0 if mini else 0.5
-    alpha = est.alpha_ if est.alpha == "auto" else est.alpha
     model = build_method(est.method_, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n, alpha=alpha,
                          epsilon=est.epsilon, damping=damping, **(est.method_params or {}))
     return model.to(est._device()), mini
