@@ -31,11 +31,17 @@ def _mean_se(values) -> str:
     return f"{values.mean():.3f} ± {values.std(ddof=1) / np.sqrt(len(values)):.3f}"
 
 
-def class_weights_table(results: str = "class_weights") -> None:
-    rows = read_rows(f"{results}.jsonl")
+def _by_set_and_estimator(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The rows grouped by (data set, estimator), in the order they first appear (the seeds of a cell)."""
     groups = defaultdict(list)
     for r in rows:
         groups[(r["dataset"], r["estimator"])].append(r)
+    return groups
+
+
+def class_weights_table(results: str = "class_weights") -> None:
+    rows = read_rows(f"{results}.jsonl")
+    groups = _by_set_and_estimator(rows)
     print(f"<!-- {_provenance(rows)} -->")
     print("| set (train rows, minority) | estimator | minority recall | balanced accuracy | balanced NLL | NLL |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -64,9 +70,7 @@ def conformal_table(results: str = "conformal") -> None:
 
 def tables_table(results: str = "tables") -> None:
     rows = read_rows(f"{results}.jsonl")
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(r["dataset"], r["estimator"])].append(r)
+    groups = _by_set_and_estimator(rows)
     print(f"<!-- {_provenance(rows)} -->")
     print("| table | estimator | test error | test NLL | ECE | seconds |")
     print("| --- | --- | --- | --- | --- | --- |")
