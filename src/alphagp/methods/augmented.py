@@ -35,22 +35,14 @@ import torch
 from sklearn.utils._param_validation import Interval
 from torch.nn.functional import one_hot
 
+from ..gaussians import whitened_kl
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
-from ..numerics import log_det_from_cholesky, stable_cholesky, step_generator, triangular_inverse
+from ..numerics import stable_cholesky, step_generator
 from ..objective import ObjectiveTerms
 from .base import Capabilities, SparseGPMethod, StoredQ, whitened_sites
 from .draws import KeptDraws
 from .polya_gamma import augmented_point_terms, local_updates
 from .projection import projected_marginals
-
-
-def _whitened_kl(Bm: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """KL[q || N(0, I)] ``[C]`` for q with precision ``Bm`` ``[C, M, M]`` and natural mean ``b`` ``[C, M]``:
-    (tr B^{-1} + mu' mu - M + log|B|) / 2 with mu = B^{-1} b."""
-    LB = stable_cholesky(Bm)
-    LB_inv = triangular_inverse(LB)
-    mu = torch.cholesky_solve(b[..., None], LB)[..., 0]
-    return 0.5 * (LB_inv.square().sum((-1, -2)) + mu.square().sum(-1) - Bm.shape[-1] + log_det_from_cholesky(LB))
 
 
 class AugmentedVI(StoredQ, SparseGPMethod):
@@ -138,7 +130,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
         if step:
             self._global_step(L.detach(), Psi.detach(), onehot, local, idx, classes)
         data = self._weighted(augmented_point_terms(mean.T, second.T, onehot, local, self.n_classes), idx).sum()
-        return ObjectiveTerms(-(self.n_classes / Bm.shape[0] * _whitened_kl(Bm, b).sum()), data)
+        return ObjectiveTerms(-(self.n_classes / Bm.shape[0] * whitened_kl(Bm, b).sum()), data)
 
     def _objective(self, L, Psi, s, y, idx):
         return self._elbo(L, Psi, s, y, idx, None)

@@ -46,9 +46,10 @@ from scipy.spatial.distance import pdist
 from torch import nn
 
 from ..distributed import Reducer, local_rows
+from ..gaussians import tied_cavity_log_normaliser_gap
 from ..kernels import ARDKernel, PolynomialKernel, kernel_from_spec
 from ..likelihoods import likelihood_class
-from ..numerics import stable_cholesky, step_generator, tied_cavity_log_normaliser_gap, triangular_inverse
+from ..numerics import stable_cholesky, step_generator, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, WeightedRows
 from .projection import projected_marginals

@@ -47,9 +47,9 @@ from typing import ClassVar
 
 import torch
 
+from ..gaussians import gaussian_log_normaliser, tied_cavity_log_normaliser_gap
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import gaussian_log_normaliser, tied_cavity_log_normaliser_gap
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SiteMethod, per_point_totals, whitened_sites
 from .projection import projected_marginals, whitened_log_normaliser

@@ -37,14 +37,10 @@ from typing import ClassVar
 import torch
 from sklearn.utils._param_validation import Interval
 
+from ..gaussians import gaussian_log_normaliser, whitened_log_normaliser_from_cholesky
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..numerics import (
-    gaussian_log_normaliser,
-    stable_cholesky,
-    triangular_inverse,
-    whitened_log_normaliser_from_cholesky,
-)
+from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
 from .site_updates import damped, heaviside_pair_sites

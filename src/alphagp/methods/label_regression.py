@@ -21,9 +21,10 @@ from typing import ClassVar
 
 import torch
 
+from ..gaussians import whitened_log_normaliser_from_cholesky
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
-from ..numerics import stable_cholesky, whitened_log_normaliser_from_cholesky
+from ..numerics import stable_cholesky
 from ..objective import ObjectiveTerms
 from .base import Capabilities, SparseGPMethod, StoredQ
 

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import torch
 
+from ..gaussians import gaussian_log_normaliser
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
-from ..numerics import gaussian_log_normaliser
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, SiteMethod, whitened_sites
 from .site_updates import damped, power_ep_sites

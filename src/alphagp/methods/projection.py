@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import torch
 
-from ..numerics import stable_cholesky, triangular_inverse, whitened_log_normaliser_from_cholesky
+from ..gaussians import whitened_log_normaliser_from_cholesky
+from ..numerics import stable_cholesky, triangular_inverse
 
 
 class _ProjectedMarginals(torch.autograd.Function):
