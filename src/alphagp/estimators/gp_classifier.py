@@ -21,6 +21,7 @@ from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
 from ..training import Trainer
+from ..training.checkpoints import optimizer_from_plain
 from . import auto_settings, model_selection, sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase, check_rows_match
@@ -683,7 +684,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         if content.get("conformity_scores") is not None:
             self.conformity_scores_ = content["conformity_scores"].numpy()
-        self._stream_optimizer = sparse_model.optimizer_from_plain(content.get("stream_optimizer"))
+        self._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
         if content.get("table_encoding") is not None:
             from ..data.tables import TableEncoding
             self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])

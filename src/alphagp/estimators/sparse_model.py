@@ -19,6 +19,7 @@ from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import METHODS, build_method, check_method_params, method_config, method_parameters, method_spec
 from ..numerics import CholeskyError
+from ..training.checkpoints import optimizer_to_plain
 from .base import DTYPES
 
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
@@ -213,22 +214,7 @@ def file_content(est, include_training_state: bool) -> dict:
             **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
                if getattr(est, "conformity_scores_", None) is not None else {}),
             "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None,
-            "stream_optimizer": _plain_optimizer(getattr(est, "_stream_optimizer", None))}
-
-
-def _plain_optimizer(state: dict | None) -> dict | None:
-    """An optimiser's ``state_dict`` as a model file stores it (its per-parameter state keyed by
-    strings); :func:`optimizer_from_plain` undoes it."""
-    if state is None:
-        return None
-    return {"state": {str(k): v for k, v in state["state"].items()}, "param_groups": state["param_groups"]}
-
-
-def optimizer_from_plain(state: dict | None) -> dict | None:
-    """The ``state_dict`` of :func:`_plain_optimizer`'s data."""
-    if state is None:
-        return None
-    return {"state": {int(k): v for k, v in state["state"].items()}, "param_groups": state["param_groups"]}
+            "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None))}
 
 
 def _registered_config(name: str, config: dict) -> dict:

@@ -44,17 +44,28 @@ def _differences(saved: dict, current: dict) -> list[str]:
             for k in keys if saved.get(k) != current.get(k)]
 
 
+def optimizer_to_plain(state: dict | None) -> dict | None:
+    """An optimiser's ``state_dict`` as a data-only file stores it (its per-parameter state keyed
+    by strings, JSON's keys); :func:`optimizer_from_plain` undoes it."""
+    if state is None:
+        return None
+    return {"state": {str(k): v for k, v in state["state"].items()}, "param_groups": state["param_groups"]}
+
+
+def optimizer_from_plain(state: dict | None) -> dict | None:
+    """The ``state_dict`` of :func:`optimizer_to_plain`'s data (``None`` or empty: none)."""
+    if not state:
+        return None
+    return {"state": {int(k): v for k, v in state["state"].items()}, "param_groups": state["param_groups"]}
+
+
 def write_checkpoint(path: str | os.PathLike, fingerprint: dict, method_state: dict, optimizer_state: dict | None,
                      generator_state, training_state: dict, best_state: dict | None = None) -> None:
     """Write a checkpoint: the fit's ``fingerprint`` (data and settings), the method's and the
     optimiser's state dicts, the batch-order generator's state, the training state (plain data)
     and the method's state at the best validation score so far (``None`` without validation)."""
-    optimizer = None
-    if optimizer_state is not None:
-        optimizer = {"state": {str(k): v for k, v in optimizer_state["state"].items()},
-                     "param_groups": optimizer_state["param_groups"]}
     serialization.write(path, CHECKPOINT_KIND, example="fit.ckpt", content={
-        "fingerprint": fingerprint, "method": method_state, "optimizer": optimizer,
+        "fingerprint": fingerprint, "method": method_state, "optimizer": optimizer_to_plain(optimizer_state),
         "generator": generator_state, "state": training_state, "best": best_state})
 
 
@@ -73,8 +84,5 @@ def read_checkpoint(path: str | os.PathLike, fingerprint: dict) -> dict:
         raise CheckpointMismatchError(
             f"checkpoint {path} was written by another fit: " + "; ".join(problems)
             + ". Use another checkpoint path, or delete this file to start afresh.")
-    if ckpt["optimizer"]:
-        opt = ckpt["optimizer"]
-        ckpt["optimizer"] = {"state": {int(k): v for k, v in opt["state"].items()},
-                             "param_groups": opt["param_groups"]}
+    ckpt["optimizer"] = optimizer_from_plain(ckpt["optimizer"])
     return ckpt
