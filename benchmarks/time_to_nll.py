@@ -14,6 +14,13 @@ each method's default optimiser and rate; there is no target NLL at a fixed M):
 
     python benchmarks/time_to_nll.py --threads 1 --methods gfitc sep vi --inducing 4 20 100 --rates default \
         --splits 3 --output satellite_time.jsonl
+
+The alpha paper's Figure 3 (the same curves for PEP, APEP, ARPEP and RPAPEP at alpha -> 0 (0.001),
+0.3, 0.5, 0.8 and 1, and VI; a method's alpha after a colon), resumable with ``--skip-done``:
+
+    all="vi"; for m in pep apep arpep rpapep; do for a in 0.001 0.3 0.5 0.8 1; do all="$all $m:$a"; done; done
+    python benchmarks/time_to_nll.py --threads 1 --methods $all --inducing 4 20 100 --rates default \
+        --splits 2 --output satellite_alpha_time.jsonl --skip-done
 """
 
 from __future__ import annotations
@@ -21,16 +28,35 @@ from __future__ import annotations
 from alphagp import GPClassifier
 from alphagp.training import MetricsRecorder
 
-from common import append_row, base_row, benchmark_parser, class_index, first_reaching, parse_benchmark_args, split
+from common import (
+    append_row,
+    base_row,
+    benchmark_parser,
+    class_index,
+    first_reaching,
+    parse_benchmark_args,
+    read_rows,
+    split,
+)
 
 PAPER_NLL = {"ep": 0.31, "sep": 0.33}  # Table 2, Satellite, M = 5%
+
+
+def done_fits(output: str) -> set[tuple]:
+    """``(dataset, method name as given, seed, M, rate)`` of the fits the output holds from a clean tree."""
+    try:
+        rows = read_rows(output)
+    except FileNotFoundError:
+        return set()
+    return {(r["dataset"], r.get("method_spec", r["method"].lower()), r["seed"], r["M"], r["learning_rate"])
+            for r in rows if r.get("dirty") is False}
 
 
 def main() -> None:
     parser = benchmark_parser(__doc__, threads=2, output="time_to_nll.jsonl")
     parser.add_argument("--dataset", default="satimage")
     parser.add_argument("--fraction", type=float, default=0.05)
-    parser.add_argument("--methods", nargs="+", default=["ep", "sep"])
+    parser.add_argument("--methods", nargs="+", default=["ep", "sep"], help="method names, alpha after a colon (pep:0.5)")
     parser.add_argument("--inducing", nargs="+", type=int, default=None,
                         help="numbers of inducing points (default: --fraction of the training rows)")
     parser.add_argument("--rates", nargs="+", type=lambda v: None if v == "default" else float(v),
@@ -38,12 +64,17 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--max-iter", type=int, default=250)
     parser.add_argument("--eval-every", type=int, default=5)
+    parser.add_argument("--skip-done", action="store_true", help="leave out the fits the output file already holds")
     args = parse_benchmark_args(parser)
+    done = done_fits(args.output) if args.skip_done else set()
     for seed in range(args.splits):
         Xtr, Xte, ytr, yte = split(args.dataset, seed)
         sizes = args.inducing or [max(1, round(args.fraction * len(ytr)))]
-        for m, method, rate in ((m, method, rate) for m in sizes for method in args.methods for rate in args.rates):
-            clf = GPClassifier(method=method, n_inducing=m, max_iter=args.max_iter,
+        for m, spec, rate in ((m, spec, rate) for m in sizes for spec in args.methods for rate in args.rates):
+            if (args.dataset, spec, seed, m, rate) in done:
+                continue
+            method, _, alpha = spec.partition(":")
+            clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=m, max_iter=args.max_iter,
                                learning_rate=rate, random_state=seed, n_jobs=args.threads)
             recorder = MetricsRecorder(lambda X, clf=clf: clf.predict_proba(X), Xte,
                                        class_index(yte, ytr), every=args.eval_every)
@@ -54,7 +85,7 @@ def main() -> None:
             hit = first_reaching(curve, target) if target is not None else None
             it, seconds = (hit["iteration"], hit["train_seconds"]) if hit else (None, None)
             final = recorder.rows[-1]
-            row = base_row("time-to-nll", dataset=args.dataset, method=method.upper(),
+            row = base_row("time-to-nll", dataset=args.dataset, method=method.upper(), method_spec=spec,
                            alpha=getattr(clf.model_, "alpha", None), seed=seed, M=m,
                            M_fraction=None if args.inducing else args.fraction, batch_size=None, learning_rate=rate,
                            target_nll=target, iterations_to_target=it, seconds_to_target=seconds,
