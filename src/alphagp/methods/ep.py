@@ -26,11 +26,11 @@ A step on a batch B (all data in batch training) costs O(C (M^3 + |B| M^2)):
 
 1. q restricted to the batch: the running sum minus the batch's stored contribution, plus the
    batch's sites re-expressed along the current v_i (in batch mode this is eq. 25-27).
-2. Cavities in h-space (eq. 28-32, A.7-A.9), tilted moments through the likelihood
-   (eq. 34-46, A.10-A.15), new sites C1, C2 divided by alpha (eq. 48-55, A.17-A.20),
-   damped in parallel (Appendix E). A factor whose cavity is improper is not updated
-   (``n_improper_cavities``); nor is one whose new site would get negative precision or a
-   non-finite value (``n_skipped_updates``).
+2. EP's step (:mod:`.ep_step`): cavities in h-space (eq. 28-32, A.7-A.9), tilted moments
+   through the likelihood (eq. 34-46, A.10-A.15), new sites C1, C2 divided by alpha (eq. 48-55,
+   A.17-A.20), damped in parallel (Appendix E). A factor whose cavity is improper is not
+   updated (``n_improper_cavities``); nor is one whose new site would get negative precision or
+   a non-finite value (``n_skipped_updates``).
 3. log Z_q (eq. 9, 57-61; A.23-A.27) at the updated sites, held fixed, scaled by N/|B| on
    mini-batches (eq. 12), from the same kernel quantities as step 2; ``local_update`` returns
    it and its gradient w.r.t. kernel hyper-parameters and inducing points (eq. 10, 62-64)
@@ -47,19 +47,21 @@ from typing import ClassVar
 
 import torch
 
-from ..gaussians import gaussian_log_normaliser, tied_cavity_log_normaliser_gap
+from ..gaussians import tied_cavity_log_normaliser_gap
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
-from ..objective import ObjectiveTerms
-from .base import MIN_VARIANCE, Capabilities, SiteMethod, per_point_totals, whitened_sites
+from .base import MIN_VARIANCE, Capabilities, per_point_totals, whitened_sites
+from .ep_step import Cavity, EPStep, QOnBatch, heaviside_pair_sites
 from .projection import projected_marginals, whitened_log_normaliser
-from .site_updates import damped, heaviside_pair_sites
 
 
-class ScalableEP(SiteMethod):
+class ScalableEP(EPStep):
     """What EP (:class:`EP`) and SEP (:class:`SEP`) with power ``alpha`` share for multi-class GPC:
-    the tilted moments, the objective and the damped site update; the subclasses keep q's sites
-    (per point, or one tied factor) and compute the cavities from them.
+    the pairwise factors' layout and tilted moments; the subclasses keep q's sites (per point, or
+    one tied factor).
+
+    A factor (i, k), k != y_i, touches two projections: h_i^{y_i} (the winner, component 0) and
+    h_i^k (the loser, component 1); its sites are ``[B, C, 2]`` and the entry k = y_i is no factor.
 
     The parameters of both subclasses:
 
@@ -84,98 +86,32 @@ class ScalableEP(SiteMethod):
         "epsilon": "EP and SEP use the Heaviside likelihood of the scalable-EP paper, which has no labelling-error "
                    "probability epsilon; the robust-max likelihood is method='rep' or 'pep'"}
 
-    # ------------------------------------------------------------------ cavities and tilted
-    def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):
-        """Cavity means/variances of (h^{y_i}, h^k) for every factor, and g(cavity) - g(q).
+    def _components(self, values: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """``[B, C]`` -> ``[B, C, 2]``: factor (i, k)'s winner value (class y_i) and loser value (class k)."""
+        return torch.stack((values.gather(1, y[:, None]).expand_as(values), values), -1)
 
-        Returns dict with ``[B, C]`` tensors ``m_w, v_w`` (winning class side), ``m_l, v_l``
-        (class k side), ``s`` (the FITC variances ``s`` ``[C, B]`` as ``[B, C]``), ``g_diff`` (the log-normaliser difference of each factor's cavity and
-        q), ``improper`` (True where a cavity had non-positive precision; its variance is
-        clamped to a tiny positive value), ``g_q`` ``[C]`` (g(q) - g(prior), whitened),
-        ``whitened`` (the whitened natural parameters (B, b) ``[C, M, M]``, ``[C, M]`` of the
-        u-space sum the cavities start from) and (EP) ``rest``, the running u-space sum without
-        the batch's old sites.
+    def _point_totals(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
+        return per_point_totals(c1, c2, y, self.n_classes)
 
-        ``whitened``: that (B, b) when already known at this L (the objective after an update:
-        SEP's B updated in place, EP's rest unchanged by the update); ``with_g=False`` skips SEP's
-        g terms (the site update needs only the marginals).
-        """
-        raise NotImplementedError
-
-    def _tilted(self, cav, y):
-        """log Z_{i,k} and derivatives for every factor, ``[B, C]`` each."""
-        s_b = cav["s"]                                               # [B, C]
-        s_d = s_b.gather(1, y[:, None]) + s_b
-        return self.likelihood.pair_factor_tilted(cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"], s_d, self.alpha)
-
-    @staticmethod
-    def _factor_mask(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+    def _factor_mask(self, y: torch.Tensor) -> torch.Tensor:
         """``[B, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
-        return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
+        return torch.ones(len(y), self.n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
 
-    def _objective(self, L, Psi, s, y, idx, whitened=None) -> ObjectiveTerms:
-        """log Z_q's terms on the batch (eq. 9, 12, A.23).
+    def _tilted(self, cavity: Cavity):
+        """log Z_{i,k} and its first two derivatives in the cavity mean of h^y - h^k, ``[B, C]`` each."""
+        return self.likelihood.pair_factor_tilted(*cavity.pair_difference(), self.alpha)
 
-        g(q) - g(prior) plus, over the batch's factors, (log Z_ik + g(cavity) - g(q)) / alpha,
-        at the current sites; differentiable w.r.t. the kernel quantities (L, Psi, s).
-        ``whitened``: see :meth:`_cavities`. The log Z_ik, which couple the classes, are the
-        ``coupled`` terms.
-        """
-        cav = self._cavities(L, Psi, s, y, idx, whitened)
-        log_z, _, _ = self._tilted(cav, y)
-        is_factor = self._factor_mask(y, self.n_classes)
-        coupled = self._weighted(torch.where(is_factor, log_z, 0.0), idx).sum()
-        data = self._weighted(torch.where(is_factor, cav["g_diff"], 0.0), idx).sum()
-        return ObjectiveTerms(cav["g_q"].sum(), data / self.alpha, coupled / self.alpha)
+    def _new_sites(self, cavity: Cavity, _y: torch.Tensor):
+        _, g1, g2 = self._tilted(cavity)
+        return heaviside_pair_sites(cavity, g1, g2, self.alpha)
 
-    # ------------------------------------------------------------------ method interface
+    def _log_tilted(self, cavity: Cavity, _y: torch.Tensor) -> torch.Tensor:
+        return self._tilted(cavity)[0]
+
     @property
     def _n_factors(self) -> float:
         """The likelihood factors q approximates: (C - 1) per point, sum_i w_i points with weights."""
         return self.n_weighted * (self.n_classes - 1)
-
-    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
-        """Parallel damped (power) EP update of all factors of the batch (Appendix D-E).
-
-        Returns the objective's terms of the batch at the updated sites, reusing this update's
-        kernel quantities, so the hyper-parameters and the sites are updated together
-        ("inner" updates, section 2.3) with one kernel evaluation per step.
-        """
-        self._require_training_state()
-        L, Psi, s = self._whitened_kernel(X)
-        with torch.no_grad():
-            cav = self._cavities(L.detach(), Psi.detach(), s.detach(), y, idx, with_g=False)
-            _, g1, g2 = self._tilted(cav, y)
-            whitened = self._update_sites(L.detach(), Psi.detach(), y, idx, cav, g1, g2)
-        return self._objective(L, Psi, s, y, idx, whitened)
-
-    @torch.no_grad()
-    def _update_sites(self, L, Psi, y, idx, cav, g1, g2):
-        """New sites = (tilted marginal - cavity) / alpha in natural parameters (eq. 48-55, A.17-A.20).
-
-        Damped in parallel (Appendix E). A factor whose cavity is improper (non-positive
-        precision) is not updated and counted in ``n_improper_cavities``; one whose new site
-        would get negative precision or a non-finite value is not updated and counted in
-        ``n_skipped_updates``.
-
-        Returns what the objective at the new sites can reuse (``whitened`` of
-        :meth:`_cavities`): SEP's new (B, b) = (I + (1 - f)(B_old - I) + rho G, (1 - f) b_old + rho g)
-        with G, g the batch's new sites in whitened coordinates (no new L' Lambda L product);
-        EP's rest of the running sum and its (B, b), which the update leaves as they are.
-        """
-        new_c1, new_c2, ok = heaviside_pair_sites(cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"], g1, g2, self.alpha)
-        is_factor = self._factor_mask(y, self.n_classes)
-        proper = is_factor & ~cav["improper"]
-        keep = (proper & ok)[..., None]
-        kept = self._weighted(keep[..., 0].to(new_c1.dtype), idx).sum()        # factors, each counted w_i times
-        n_kept = self._count_refusals((is_factor & cav["improper"]).sum(), (proper & ~ok).sum(), kept)
-        return self._apply_sites(L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept)
-
-    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept: float):
-        """Damp the batch's valid new sites ``[B, C, 2]`` into q's sites (``keep`` ``[B, C, 1]``,
-        ``n_kept`` of them in the global batch, each counted w_i times with sample weights);
-        returns ``whitened`` for the objective."""
-        raise NotImplementedError
 
 
 class EP(ScalableEP):
@@ -201,44 +137,6 @@ class EP(ScalableEP):
             self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
             self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
 
-    def _point_sites(self, y: torch.Tensor, idx: torch.Tensor):
-        """Stored total site precision and natural mean per point and class, ``[B, C]`` each, as
-        they enter q: a point of weight w_i contributes its sites w_i times."""
-        prec, nat = per_point_totals(self.factor_c1[idx], self.factor_c2[idx], y, self.n_classes)
-        return self._weighted(prec, idx), self._weighted(nat, idx)
-
-    def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (SEP's option)
-        """q restricted to the batch: the running sum minus the batch's stored contribution, plus
-        the batch's sites re-expressed along the current v_i (eq. 25-27 in batch mode); see
-        :meth:`ScalableEP._cavities`."""
-        prec, nat = self._point_sites(y, idx)                        # [B, C]
-        rest = self._rest_of_sum(prec, nat, idx) if whitened is None else whitened[0]
-        Bm, b = whitened_sites(L, *rest, None if whitened is None else whitened[1])
-        mean, var, g_q = self._batch_marginals(Bm, b, Psi, prec, nat)
-        mean, var = mean.T, var.clamp_min(MIN_VARIANCE).T           # [B, C]
-        tau, nu = 1.0 / var, mean / var
-        c1, c2 = self.factor_c1[idx], self.factor_c2[idx]
-        a = self.alpha
-        tau_w = tau.gather(1, y[:, None]) - a * c1[..., 0]
-        tau_l = tau - a * c1[..., 1]
-        improper = (tau_w <= 0) | (tau_l <= 0)                       # removing the site leaves no Gaussian
-        tau_w, tau_l = tau_w.clamp_min(MIN_VARIANCE), tau_l.clamp_min(MIN_VARIANCE)
-        nu_w = nu.gather(1, y[:, None]) - a * c2[..., 0]
-        nu_l = nu - a * c2[..., 1]
-        g_q_w = gaussian_log_normaliser(tau.gather(1, y[:, None]), nu.gather(1, y[:, None]))
-        g_diff = (gaussian_log_normaliser(tau_w, nu_w) - g_q_w
-                  + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        return {"g_q": g_q, "rest": rest, "whitened": (Bm, b), "g_diff": g_diff, "improper": improper, "s": s.T,
-                "m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l}
-
-    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):  # noqa: ARG002 (SEP's count)
-        rho = self.damping
-        old_c1, old_c2 = self.factor_c1[idx], self.factor_c2[idx]
-        self.factor_c1[idx] = damped(new_c1, old_c1, keep, rho)
-        self.factor_c2[idx] = damped(new_c2, old_c2, keep, rho)
-        self._store_batch_sites(L, Psi, idx, cav["rest"], *self._point_sites(y, idx))
-        return cav["rest"], cav["whitened"]
-
 
 class SEP(ScalableEP):
     """Stochastic EP: one tied factor per class, memory O(C M^2) independent of N (section 2.3.1).
@@ -255,29 +153,35 @@ class SEP(ScalableEP):
         self.site_storage = True                                   # nothing per point to leave out
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=False)
 
-    def _cavities(self, L, Psi, s, y, idx, whitened=None, with_g=True):  # noqa: ARG002 (EP's rows)
+    def _cavity(self, L, Psi, s, y, _idx, q_batch: QOnBatch | None = None, with_g: bool = True):
         """The tied sum scaled (B - I and b scale); only the cavity's marginals are needed, q enters
-        through g(q); see :meth:`ScalableEP._cavities`. In a class split, L, Psi, s and q are this
-        process's classes', and the marginals of all classes are gathered."""
-        Bm, b = whitened_sites(L, self._own(self.site_precision), self._own(self.site_natural), whitened)
+        through g(q) (the rows' indices are not needed: nothing is stored per point). In a class split, L, Psi, s and q are
+        this process's classes', and the marginals of all classes are gathered. ``q_batch``: SEP's
+        (B, b) updated in place after a site update."""
+        Bm, b = whitened_sites(L, self._own(self.site_precision), self._own(self.site_natural),
+                               None if q_batch is None else q_batch.whitened)
         shrink = 1.0 - self.alpha / self._n_factors  # cavity: the tied sum scaled, so B - I and b scale
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         m_cav, v_cav, _ = projected_marginals(torch.add(eye, Bm - eye, alpha=shrink), shrink * b, Psi)
         m_cav, v_cav, s = self._all_classes(torch.stack((m_cav, v_cav, s), 1)).unbind(1)   # [C, B] each
         improper = (v_cav <= 0).T                                   # [B, C], per class
         m_cav, v_cav = m_cav.T, v_cav.clamp_min(MIN_VARIANCE).T
-        m_w, v_w = m_cav.gather(1, y[:, None]), v_cav.gather(1, y[:, None])
-        cav = {"rest": None, "whitened": (Bm, b), "m_w": m_w.expand_as(m_cav), "v_w": v_w.expand_as(m_cav),
-               "m_l": m_cav, "v_l": v_cav, "improper": improper | improper.gather(1, y[:, None]), "s": s.T}
+        g_q = g_diff = None
         if with_g:
-            g_diff = tied_cavity_log_normaliser_gap(Bm, b, self.alpha / self._n_factors)  # no cancellation
-            cav.update(g_q=whitened_log_normaliser(Bm, b), g_diff=g_diff.sum() * torch.ones_like(m_cav))
-        return cav
+            g_q = whitened_log_normaliser(Bm, b)
+            gap = tied_cavity_log_normaliser_gap(Bm, b, self.alpha / self._n_factors)  # no cancellation
+            g_diff = gap.sum() * torch.ones_like(m_cav)
+        cavity = Cavity(self._components(m_cav, y), self._components(v_cav, y),
+                        improper | improper.gather(1, y[:, None]), self._components(s.T, y), g_diff)
+        return cavity, QOnBatch(g_q, None, (Bm, b))
 
-    def _apply_sites(self, L, Psi, y, idx, cav, new_c1, new_c2, keep, n_kept):
+    @torch.no_grad()
+    def _store_sites(self, L, Psi, y, idx, q_batch, precision, natural, keep, n_kept):
+        """Replace the share rho n_kept / n of the tied factor by the batch's used new sites (section
+        2.3.1); returns the new (B, b) = (I + (1 - f)(B_old - I) + rho G, (1 - f) b_old + rho g), with
+        G, g the batch's new sites in whitened coordinates (no new L' Lambda L product)."""
         rho = self.damping
-        prec, nat = per_point_totals(torch.where(keep, new_c1, 0.0), torch.where(keep, new_c2, 0.0), y,
-                                     self.n_classes)
+        prec, nat = self._point_totals(torch.where(keep, precision, 0.0), torch.where(keep, natural, 0.0), y)
         prec, nat = self._weighted(prec, idx), self._weighted(nat, idx)
         own = self._own_classes                                      # this process's classes
         gram, vec = self._scaled_gram(Psi, prec[:, own]), self._weighted_sum(Psi, nat[:, own])   # whitened, at this L
@@ -287,7 +191,7 @@ class SEP(ScalableEP):
         frac = rho * n_kept / self._n_factors  # the share of the tied factor replaced
         self._own(self.site_precision).mul_(1.0 - frac).add_(rho * batch_prec)
         self._own(self.site_natural).mul_(1.0 - frac).add_(rho * batch_nat)
-        Bm_old, b_old = cav["whitened"]
+        Bm_old, b_old = q_batch.whitened
         eye = torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         Bm = torch.add(eye, Bm_old - eye, alpha=1.0 - frac).add_(gram, alpha=rho)
-        return Bm, b_old.mul(1.0 - frac).add_(vec, alpha=rho)
+        return QOnBatch(None, None, (Bm, b_old.mul(1.0 - frac).add_(vec, alpha=rho)))

@@ -37,13 +37,13 @@ from typing import ClassVar
 import torch
 from sklearn.utils._param_validation import Interval
 
-from ..gaussians import gaussian_log_normaliser, whitened_log_normaliser_from_cholesky
+from ..gaussians import whitened_log_normaliser_from_cholesky
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
-from .site_updates import damped, heaviside_pair_sites
+from .ep_step import Cavity, accepted, damped, heaviside_pair_sites, remove_sites
 
 
 class GFITC(StoredQ, SparseGPMethod):
@@ -114,34 +114,38 @@ class GFITC(StoredQ, SparseGPMethod):
         return {"Bm": Bm, "b": b, "mean_f": mean_f, "var_f": var_f.clamp_min(MIN_VARIANCE), "g_q": g_q,
                 "per_point": per_point}
 
-    def _cavities(self, post, y):
-        """Cavities of every factor on (f^{y_i}, f^k): means, variances ``[N, C]`` and g terms."""
+    def _cavity(self, post, y) -> Cavity:
+        """The :class:`~.ep_step.Cavity` of every factor (i, k) on (f_i^{y_i}, f_i^k), ``[N, C, 2]``:
+        q's f-marginals with each factor's sites taken out (no FITC variance: the sites act on f)."""
         tau, nu = 1.0 / post["var_f"], post["mean_f"] / post["var_f"]
-        tau_y, nu_y = tau.gather(1, y[:, None]), nu.gather(1, y[:, None])
-        tau_w, nu_w = tau_y - self.site_tau[..., 0], nu_y - self.site_nu[..., 0]
-        tau_l, nu_l = tau - self.site_tau[..., 1], nu - self.site_nu[..., 1]
-        improper = (tau_w <= 0) | (tau_l <= 0)
-        tau_w, tau_l = tau_w.clamp_min(MIN_VARIANCE), tau_l.clamp_min(MIN_VARIANCE)
-        g_diff = (gaussian_log_normaliser(tau_w, nu_w) - gaussian_log_normaliser(tau_y, nu_y)
-                  + gaussian_log_normaliser(tau_l, nu_l) - gaussian_log_normaliser(tau, nu))
-        is_factor = torch.ones_like(improper).scatter_(1, y[:, None], False)
-        return {"m_w": nu_w / tau_w, "v_w": 1.0 / tau_w, "m_l": nu_l / tau_l, "v_l": 1.0 / tau_l,
-                "g_diff": g_diff, "improper": improper, "is_factor": is_factor}
+        pair = self._pair
+        return remove_sites(pair(tau, y), pair(nu, y), self.site_tau, self.site_nu, 1.0,
+                            torch.zeros_like(self.site_tau))
 
-    def _tilted(self, cav):
+    @staticmethod
+    def _pair(values, y):
+        """``[N, C]`` -> ``[N, C, 2]``: factor (i, k)'s winner value (class y_i) and loser value (class k)."""
+        return torch.stack((values.gather(1, y[:, None]).expand_as(values), values), -1)
+
+    @staticmethod
+    def _factor_mask(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+        """``[N, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
+        return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
+
+    def _tilted(self, cavity: Cavity):
         """log Z of Theta(f^y - f^k) under the cavity and its derivatives in the cavity mean of d."""
-        mean_d, var_d = cav["m_w"] - cav["m_l"], cav["v_w"] + cav["v_l"]
-        return self.likelihood.pair_factor_tilted(mean_d, var_d, torch.zeros_like(var_d), 1.0)
+        return self.likelihood.pair_factor_tilted(*cavity.pair_difference(), 1.0)
 
     @torch.no_grad()
     def _ep_sweep(self, Psi, s, y) -> float:
-        """One parallel damped EP update of every factor; returns the largest relative site change."""
-        cav = self._cavities(self._posterior(Psi, s, y), y)
-        _, g1, g2 = self._tilted(cav)
-        new_tau, new_nu, ok = heaviside_pair_sites(cav["m_w"], cav["v_w"], cav["m_l"], cav["v_l"], g1, g2)
-        proper = cav["is_factor"] & ~cav["improper"]
-        self._count_refusals((cav["is_factor"] & cav["improper"]).sum(), (proper & ~ok).sum(), global_batch=False)
-        keep = (proper & ok)[..., None]
+        """One parallel damped EP update of every factor (:mod:`.ep_step`); returns the largest
+        relative site change."""
+        cavity = self._cavity(self._posterior(Psi, s, y), y)
+        _, g1, g2 = self._tilted(cavity)
+        new_tau, new_nu, ok = heaviside_pair_sites(cavity, g1, g2)
+        keep, n_improper, n_skipped = accepted(cavity, ok, self._factor_mask(y, self.n_classes))
+        self._count_refusals(n_improper, n_skipped, global_batch=False)
+        keep = keep[..., None]
         rho = self.damping
         tau = damped(new_tau, self.site_tau, keep, rho)
         nu = damped(new_nu, self.site_nu, keep, rho)
@@ -155,8 +159,9 @@ class GFITC(StoredQ, SparseGPMethod):
         """log Z_EP with all site parameters fixed: differentiable in Psi and s."""
         post = self._posterior(Psi, s, y)
         with torch.no_grad():
-            cav = self._cavities(post, y)
-            log_c = torch.where(cav["is_factor"], self._tilted(cav)[0] + cav["g_diff"], 0.0).sum()
+            cavity = self._cavity(post, y)
+            log_c = torch.where(self._factor_mask(y, self.n_classes), self._tilted(cavity)[0] + cavity.g_diff,
+                                0.0).sum()
         return post["g_q"].sum() + post["per_point"].sum() + log_c, post
 
     # ------------------------------------------------------------------ method interface
