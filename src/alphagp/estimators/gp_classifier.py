@@ -25,6 +25,7 @@ from ..training.checkpoints import optimizer_from_plain
 from . import auto_settings, model_selection, sparse_model
 from .alpha_selection import select_alpha
 from .base import DTYPES, GPEstimatorBase, check_rows_match
+from .fit_plan import FitPlan, default_learning_rate, plan_fit
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -199,6 +200,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     classes_ : array of the class labels.
     n_features_in_ : int
     model_ : the fitted method (a :class:`~alphagp.methods.SparseGPMethod`).
+    fit_plan_ : :class:`~alphagp.estimators.fit_plan.FitPlan`, every setting the fit ran with, resolved
+        once from the parameters (method, alpha, damping, batches, optimiser and rate, inducing).
     alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
     alpha_scores_ : dict alpha -> mean held-out log-likelihood per point (``alpha="auto"`` only).
     history_ : list of per-epoch dicts (objective, train_seconds, validation score, ...).
@@ -351,22 +354,24 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if alpha == "auto":
             alpha, self.alpha_scores_ = select_alpha(self, X, y, weight)
         X_fit, y_fit, w_fit, validation = self._held_out(X, y_idx, stratify=True, weight=weight)
+        plan = self.fit_plan_ = plan_fit(self, len(y_fit), alpha)
+        if self.verbose:
+            print(f"GPClassifier plan: {plan.describe()}", flush=True)
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X_fit, self.standardize, w_fit)
             rng = np.random.default_rng(self.random_state)
-            self.model_, mini = sparse_model.build_model(self, X_fit, Xs, len(self.classes_), rng, alpha)
+            self.model_ = sparse_model.build_model(self, plan, X_fit, Xs, len(self.classes_), rng)
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
                 seed = self._share_start(self.model_, seed)
-            self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini)
-            self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
+            self.optimize_inducing_ = plan.optimize_inducing
             points = self.model_.inducing_points
             self.model_.set_sample_weight(None if w_fit is None else
                                           torch.as_tensor(w_fit, dtype=points.dtype, device=points.device))
             try:
                 self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=self.distributed,
-                            validation=validation, **sparse_model.optimizer_settings(self, self.model_, mini))
+                            validation=validation, optimizer=plan.optimizer, learning_rate=plan.learning_rate)
             finally:
                 self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
             self.model_.after_fit(Xs, y_fit)
@@ -374,7 +379,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.__dict__.pop("conformity_scores_", None)
         if validation is not None:      # the held-out rows give prediction sets without more data
             self.conformity_scores_ = conformity_scores(self._proba(validation.X), validation.y)
-        self.alpha_ = getattr(self.model_, "alpha", None)
+        self.alpha_ = plan.alpha
         return self
 
     # ------------------------------------------------------------------ streams
@@ -411,7 +416,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                              "sep, vi, apep, arpep, rpapep or augmented")
         y_idx = self._encode(y)
         points = self.model_.n_data
-        learning_rate = sparse_model.optimizer_settings(self, self.model_, mini=True)["learning_rate"]
+        learning_rate = default_learning_rate("adam") if self.learning_rate is None else float(self.learning_rate)
         trainer = Trainer(self.model_, batch_size=self.batch_size_, optimizer="adam", learning_rate=learning_rate,
                           n_points=points)
         if getattr(self, "_stream_optimizer", None) is not None:
@@ -458,12 +463,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X, self.standardize)
             rng = np.random.default_rng(self.random_state)
-            self.model_, _ = sparse_model.build_model(self, X, Xs, len(self.classes_), rng, self.alpha,
-                                                      n_data=int(n_rows))
+            plan = self.fit_plan_ = plan_fit(self, int(n_rows), self.alpha, stream=True)
+            self.model_ = sparse_model.build_model(self, plan, X, Xs, len(self.classes_), rng)
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])
-            self.optimize_inducing_ = sparse_model.learn_inducing(self, self.model_, mini=True)
-            self.model_.inducing_points.requires_grad_(self.optimize_inducing_)
-        self.alpha_ = getattr(self.model_, "alpha", None)
+            self.optimize_inducing_ = plan.optimize_inducing
+        self.alpha_ = plan.alpha
         self.validation_scores_, self.best_iteration_ = None, None
 
     def _select_and_fit(self, X, y, y_idx, callbacks, weight=None):
@@ -679,7 +683,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())
         self.optimize_inducing_ = bool(content.get("optimize_inducing", self.optimize_inducing))
-        self.alpha_ = getattr(self.model_, "alpha", None)
+        self.alpha_ = getattr(self.model_, "alpha", None)   # the method's alpha, as the plan gave it
+        self.__dict__.pop("fit_plan_", None)
+        if content.get("fit_plan"):                        # files before the fit plan have none
+            self.fit_plan_ = FitPlan.from_plain(content["fit_plan"])
         if content.get("alpha_scores"):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         if content.get("conformity_scores") is not None:

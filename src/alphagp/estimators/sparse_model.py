@@ -1,7 +1,6 @@
 """The work behind :class:`~alphagp.GPClassifier`: checks of its parameters against the data,
-the sparse GP model built from them (kernel, inducing inputs, the registered method with its
-defaults), the training settings the model's capabilities call for, and the model's part of a
-model file. The estimator holds the parameters and calls these in order; none of them branches
+the sparse GP model built from the fit plan (:mod:`.fit_plan`: kernel, inducing inputs, the
+registered method), and the model's part of a model file. The estimator holds the parameters and calls these in order; none of them branches
 on a method's name (the registry and the method's :class:`~alphagp.methods.Capabilities` decide).
 """
 
@@ -21,9 +20,8 @@ from ..methods import METHODS, build_method, check_method_params, method_config,
 from ..numerics import CholeskyError
 from ..training.checkpoints import optimizer_to_plain
 from .base import DTYPES
+from .fit_plan import FitPlan
 
-DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
-DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
 KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
@@ -143,56 +141,20 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
                          "inducing points, or shared_hyperparameters=True")
 
 
-def build_model(est, X, Xs, n_classes: int, rng: np.random.Generator, alpha: float | None,
-                n_data: int | None = None):
-    """The registered method ``est.method_`` with power ``alpha`` (``None``: the method's default;
-    ``alpha="auto"`` is resolved before) on a new kernel and inducing inputs, with its damping
-    default (1 on mini-batches, 0.5 on the whole batch, where it damps), on ``est``'s device.
-    ``n_data``: the rows of the data set (default those of ``X``; ``partial_fit`` streams more).
-    Returns ``(model, mini)``, ``mini`` whether training uses mini-batches."""
-    d = X.shape[1]
-    n = X.shape[0] if n_data is None else n_data
+def build_model(est, plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator):
+    """The registered method of ``plan`` (its alpha, damping, epsilon and own arguments, N =
+    ``plan.n_data``) on a new kernel and inducing inputs, on ``est``'s device."""
     dtype = DTYPES[est.dtype]
     Z = _initial_inducing(est, Xs, n_classes, rng)
-    kernel = ARDKernel(n_classes, d, shared=est.shared_hyperparameters, dtype=dtype,
+    kernel = ARDKernel(n_classes, X.shape[1], shared=est.shared_hyperparameters, dtype=dtype,
                        **{k: np.asarray(v, dtype=np.float64) for k, v in (est.kernel_params or {}).items()})
     if not est.standardize:
         _warn_if_far_from_kernel_scale(X, kernel)
     kernel.requires_grad_(bool(est.optimize_hyperparameters))
-    mini = est.batch_size_ is not None and est.batch_size_ < n
-    capabilities = method_spec(est.method_).cls.CAPABILITIES
-    if mini and not capabilities.mini_batches:
-        raise ValueError(f"method={est.method_!r} is batch only: its objective is not a sum over data "
-                         f"points, so it cannot use mini-batches; use batch_size=None or another method")
-    damping = est.damping
-    if damping is None and capabilities.damping:
-        damping = 1.0 if mini else 0.5
-    model = build_method(est.method_, torch.as_tensor(Z, dtype=dtype), kernel, n_data=n, alpha=alpha,
-                         epsilon=est.epsilon, damping=damping, **(est.method_params or {}))
-    return model.to(est._device()), mini
-
-
-def learn_inducing(est, model, mini: bool) -> bool:
-    """``est.optimize_inducing`` resolved for the built model; warns where it is known to diverge."""
-    safe = not mini or model.capabilities.inducing_on_mini_batches
-    if est.optimize_inducing == "auto":
-        return safe
-    if est.optimize_inducing and not safe:
-        warnings.warn(f"method={est.method_!r} keeps per-point sites, which go stale when the inducing "
-                      "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
-                      "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
-                      UserWarning, stacklevel=4)
-    return bool(est.optimize_inducing)
-
-
-def optimizer_settings(est, model, mini: bool) -> dict:
-    """The optimiser (Adam on mini-batches, else the method's batch optimiser) and its learning
-    rate (``est.learning_rate``, else that optimiser's default)."""
-    optimizer = "adam" if mini else model.capabilities.batch_optimizer
-    learning_rate = est.learning_rate
-    if learning_rate is None:
-        learning_rate = DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
-    return {"optimizer": optimizer, "learning_rate": learning_rate}
+    model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
+                         epsilon=plan.epsilon, damping=plan.damping, **plan.method_params)
+    model.inducing_points.requires_grad_(plan.optimize_inducing)
+    return model.to(est._device())
 
 
 # ---------------------------------------------------------------------- the model file
@@ -208,6 +170,7 @@ def file_content(est, include_training_state: bool) -> dict:
             "settings": {"batch_size": est.batch_size_, "inducing_init": est.inducing_init_,
                          "early_stopping": est.early_stopping_},
             "state": state, "optimize_inducing": bool(est.optimize_inducing_),
+            "fit_plan": est.fit_plan_.to_plain() if hasattr(est, "fit_plan_") else None,
             "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()},
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
                            "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),

@@ -177,6 +177,30 @@ def constructor_parameters(cls: type) -> set[str]:
     return accepted
 
 
+def resolve_alpha(name: str, alpha: float | None) -> float | None:
+    """The power alpha method ``name`` runs with: the one place where alpha's default is decided.
+
+    ``alpha`` where given (a name that fixes alpha, ``rep`` or ``gfitc``, accepts only its value);
+    otherwise the registry's value for the name (``MethodSpec.fixed``, then ``defaults``), otherwise
+    the method's constructor default. ``None`` for a method without alpha, where a given alpha is a
+    ``ValueError`` with the method's reason (``vi``, the alpha -> 0 limit, declares alpha only to
+    refuse it with its own message).
+    """
+    spec = method_spec(name)
+    if "alpha" not in constructor_parameters(spec.cls):
+        if alpha is not None:
+            reason = spec.cls.REFUSES.get("alpha", f"its arguments are {sorted(constructor_parameters(spec.cls))}")
+            raise ValueError(f"method {name!r} has no alpha (got {alpha!r}): {reason}")
+        return None
+    fixed = spec.fixed.get("alpha")
+    if alpha is not None:
+        if fixed is not None and alpha != fixed:
+            raise ValueError(f"method {name!r} has alpha={fixed}; got alpha={alpha}; use method='pep' for alpha < 1")
+        return float(alpha)
+    default = {**_signature_defaults(spec.cls), **spec.defaults, **spec.fixed}["alpha"]
+    return None if default is None else float(default)      # None: the alpha -> 0 limit (vi)
+
+
 def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     """Construct method ``name`` with its registered likelihood and the arguments its constructor declares.
 
@@ -191,6 +215,9 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     spec = method_spec(name)
     config = {k: v for k, v in config.items() if v is not None}
     validate_parameter_constraints(_own_constraints(spec), config, caller_name=f"method {name!r}")
+    alpha = resolve_alpha(name, config.pop("alpha", None))
+    if alpha is not None:
+        config["alpha"] = alpha
     for key, value in spec.fixed.items():
         if key in config and config[key] != value:
             raise ValueError(f"method {name!r} has {key}={value}; got {key}={config[key]}"
@@ -242,4 +269,5 @@ __all__ = [
     "method_parameters",
     "method_spec",
     "method_table",
+    "resolve_alpha",
 ]

@@ -10,7 +10,7 @@ coordinates w = L^{-1} u (K = L L'), where h = psi' w with psi = L^{-1} k_c(Z_c,
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
@@ -238,8 +238,8 @@ class SparseGPMethod(WeightedRows, nn.Module):
     @property
     def capabilities(self) -> Capabilities:
         """The class's :data:`CAPABILITIES`, refined by subclasses whose capabilities depend on
-        their arguments (SEP against EP, natural-gradient VI). ``mini_batches`` and ``damping``
-        are read from the class before the method is built, so they are never refined here
+        their arguments (natural-gradient VI). What the estimator reads before the method is built
+        (``mini_batches``, ``damping``, ``inducing_on_mini_batches``) is never refined here
         (:func:`alphagp.testing.check_capabilities_before_build`)."""
         return self.CAPABILITIES
 
@@ -366,8 +366,15 @@ class SiteMethod(StoredQ, SparseGPMethod):
     so a mini-batch can take its own old contribution out of the running sum exactly.
     """
 
-    #: a step's sums over the batch are all-reduced and per-point sites copied to every process
-    CAPABILITIES = Capabilities(damping=True, data_parallel=True, sample_weight=True)
+    #: a step's sums over the batch are all-reduced and per-point sites copied to every process.
+    #: Per-point sites (EP, REP, PEP) may not move the inducing inputs on mini-batches (SEP's tied
+    #: factor may, and declares so): they sit in the running sum along the directions v_i of their
+    #: last refresh, once per epoch; moving inducing inputs changes what u means at every step, so
+    #: the unrefreshed sites go stale and, without the forgetting of SEP's tied factor, drive the
+    #: new ones to grow without bound. Measured (BENCHMARKS.md, "Per-point EP on mini-batches"): on
+    #: MNIST, EP and PEP with learnt inducing inputs diverge at every Adam rate from 0.01 down to
+    #: 0.0003, and are stable and improving with them fixed.
+    CAPABILITIES = Capabilities(damping=True, data_parallel=True, sample_weight=True, inducing_on_mini_batches=False)
 
     def __init__(self, inducing_points, kernel, likelihood, n_data: int, alpha: float, damping: float,
                  per_point: bool):
@@ -387,20 +394,6 @@ class SiteMethod(StoredQ, SparseGPMethod):
             self.register_buffer("factor_v", torch.zeros(n_data, C, M, dtype=dtype))
             # False once a full-batch update stored sites without refreshing factor_v
             self.register_buffer("factor_v_current", torch.ones((), dtype=torch.bool))
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Per-point sites (EP, REP, PEP) may not move the inducing inputs on mini-batches; the
-        tied factor of SEP may.
-
-        Per-point sites sit in the running sum along the directions v_i of their last refresh,
-        once per epoch. Moving inducing inputs changes what u means at every step, so the
-        unrefreshed sites go stale; without the forgetting of SEP's tied factor, stale sites
-        drive the new ones to grow without bound. Measured (BENCHMARKS.md, "Per-point EP on
-        mini-batches"): on MNIST, EP and PEP with learnt inducing inputs diverge at every Adam
-        rate from 0.01 down to 0.0003, and are stable and improving with them fixed.
-        """
-        return replace(super().capabilities, inducing_on_mini_batches=not self.per_point)
 
     # ------------------------------------------------------------------ per-point bookkeeping
     def _whole_batch(self, idx: torch.Tensor) -> bool:

@@ -49,7 +49,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int):
         super().__init__(inducing_points, kernel, likelihood)
         C, M = self.n_classes, inducing_points.shape[1]
-        self.n_data, self.alpha = int(n_data), 1.0
+        self.n_data = int(n_data)
         self._register_stored_q(C, M, inducing_points.dtype)
 
     def _posterior(self, Psi, s, y):
