@@ -235,6 +235,17 @@ class SparseGPMethod(WeightedRows, nn.Module):
         C = self.n_classes if classes is None else len(classes)
         return L.expand(C, -1, -1), Psi.expand(C, -1, -1), s
 
+    #: state names of files and checkpoints written before a buffer was renamed: ``{old: new}``
+    RENAMED_STATE: ClassVar[dict[str, str]] = {}
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        """Read a state written under the names of :attr:`RENAMED_STATE` (model files and
+        checkpoints alike) as the current names."""
+        for old, new in self.RENAMED_STATE.items():
+            if prefix + old in state_dict and prefix + new not in state_dict:
+                state_dict[prefix + new] = state_dict.pop(prefix + old)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     @property
     def capabilities(self) -> Capabilities:
         """The class's :data:`CAPABILITIES`, refined by subclasses whose capabilities depend on

@@ -66,7 +66,9 @@ class GFITC(StoredQ, SparseGPMethod):
         site parameter moves by more than ``ep_tol`` (relative).
     """
 
-    TRAINING_STATE = ("site_tau", "site_nu")
+    TRAINING_STATE = ("factor_c1", "factor_c2")
+    #: files and checkpoints written before the sites had one name (issue 47) call them so
+    RENAMED_STATE: ClassVar[dict[str, str]] = {"site_tau": "factor_c1", "site_nu": "factor_c2"}
     OWN_PARAMETERS: ClassVar[dict] = {"ep_iterations": [Interval(Integral, 1, None, closed="left")],
                                       "ep_tol": [Interval(Real, 0, None, closed="neither")]}
     #: batch only: the FITC marginal likelihood is not a sum over points
@@ -88,16 +90,16 @@ class GFITC(StoredQ, SparseGPMethod):
         self.n_data, self.damping, self.alpha = int(n_data), float(damping), 1.0
         self.ep_iterations, self.ep_tol = int(ep_iterations), float(ep_tol)
         self.site_storage = bool(site_storage)
-        if self.site_storage:  # factor (i, k): [..., 0] on f_i^{y_i}, [..., 1] on f_i^k
-            self.register_buffer("site_tau", torch.zeros(n_data, C, 2, dtype=dtype))
-            self.register_buffer("site_nu", torch.zeros(n_data, C, 2, dtype=dtype))
+        if self.site_storage:  # factor (i, k)'s precision and natural mean: [..., 0] on f_i^{y_i}, [..., 1] on f_i^k
+            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=dtype))
+            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=dtype))
         self._register_stored_q(C, M, dtype)
         self.register_buffer("ep_sweeps", torch.zeros((), dtype=torch.long))
 
     # ------------------------------------------------------------------ the EP algebra
     def _posterior(self, Psi, s, y):
         """q at the current sites: whitened (B, b, chol), f-marginals ``[N, C]``, per-point terms."""
-        pi, nu = per_point_totals(self.site_tau, self.site_nu, y, self.n_classes)   # on f_i^c, [N, C]
+        pi, nu = per_point_totals(self.factor_c1, self.factor_c2, y, self.n_classes)   # on f_i^c, [N, C]
         S = s.T
         denom = 1.0 + S * pi
         Bm = torch.eye(Psi.shape[1], dtype=Psi.dtype, device=Psi.device) + (Psi * (pi / denom).T[:, None, :]) @ Psi.mT
@@ -119,8 +121,8 @@ class GFITC(StoredQ, SparseGPMethod):
         q's f-marginals with each factor's sites taken out (no FITC variance: the sites act on f)."""
         tau, nu = 1.0 / post["var_f"], post["mean_f"] / post["var_f"]
         pair = self._pair
-        return remove_sites(pair(tau, y), pair(nu, y), self.site_tau, self.site_nu, 1.0,
-                            torch.zeros_like(self.site_tau))
+        return remove_sites(pair(tau, y), pair(nu, y), self.factor_c1, self.factor_c2, 1.0,
+                            torch.zeros_like(self.factor_c1))
 
     @staticmethod
     def _pair(values, y):
@@ -147,12 +149,12 @@ class GFITC(StoredQ, SparseGPMethod):
         self._count_refusals(n_improper, n_skipped, global_batch=False)
         keep = keep[..., None]
         rho = self.damping
-        tau = damped(new_tau, self.site_tau, keep, rho)
-        nu = damped(new_nu, self.site_nu, keep, rho)
-        change = max(((tau - self.site_tau).abs() / (1.0 + self.site_tau.abs())).max().item(),
-                     ((nu - self.site_nu).abs() / (1.0 + self.site_nu.abs())).max().item())
-        self.site_tau.copy_(tau)
-        self.site_nu.copy_(nu)
+        tau = damped(new_tau, self.factor_c1, keep, rho)
+        nu = damped(new_nu, self.factor_c2, keep, rho)
+        change = max(((tau - self.factor_c1).abs() / (1.0 + self.factor_c1.abs())).max().item(),
+                     ((nu - self.factor_c2).abs() / (1.0 + self.factor_c2.abs())).max().item())
+        self.factor_c1.copy_(tau)
+        self.factor_c2.copy_(nu)
         return change
 
     def _log_z_ep(self, Psi, s, y):
