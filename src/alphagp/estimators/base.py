@@ -24,6 +24,7 @@ from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
 from ..distributed import broadcast_state, ensure_process_group
 from ..labels import plain
 from ..training import Trainer, TrainingState
+from . import file_upgrades
 
 #: the ``dtype`` parameter's values
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -412,15 +413,14 @@ class GPEstimatorBase(BaseEstimator):
         if content is None:
             content = serialization.read(path, cls.MODEL_KIND)
         try:
+            content = file_upgrades.upgrade(content)
             est = cls(**{**cls._params_from_plain(content["params"]), **params})
             est.n_features_in_ = int(content["n_features_in"])
             if content["feature_names_in"] is not None:
                 est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
-            prefix = "" if "mean" in content else "x_"            # format-1 deep-GP files: x_mean, x_scale
-            est.mean_, est.scale_ = content[prefix + "mean"].numpy(), content[prefix + "scale"].numpy()
+            est.mean_, est.scale_ = content["mean"].numpy(), content["scale"].numpy()
             est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
-            # files before validated early stopping have neither
-            est.validation_scores_, est.best_iteration_ = content.get("validation_scores"), content.get("best_iteration")
+            est.validation_scores_, est.best_iteration_ = content["validation_scores"], content["best_iteration"]
             with serialization.allocation_limit(content["__file_bytes__"], path):
                 model, state = est._model_from_file(content)
             model.load_state_dict(state)

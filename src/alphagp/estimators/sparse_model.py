@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from ..inducing import init_inducing_points
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
-from ..methods import METHODS, build_method, check_method_params, method_config, method_parameters, method_spec
+from ..methods import METHODS, build_method, check_method_params, method_config
 from ..numerics import CholeskyError
 from ..training.checkpoints import optimizer_to_plain
 from .base import DTYPES
@@ -180,30 +180,14 @@ def file_content(est, include_training_state: bool) -> dict:
             "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None))}
 
 
-def _registered_config(name: str, config: dict) -> dict:
-    """A method's stored arguments as :func:`build_method` takes them. Files written before the
-    likelihood registry (VI's) name the likelihood, which must be the registered one, and carry
-    Monte Carlo arguments that robust-max VI never used; both are dropped."""
-    if "likelihood" not in config:
-        return config
-    if config["likelihood"] != method_spec(name).likelihood:
-        raise ValueError(f"method {name!r} has the {method_spec(name).likelihood!r} likelihood; "
-                         f"the file names {config['likelihood']!r}")
-    taken = method_parameters(name)
-    return {k: v for k, v in config.items() if k != "likelihood" and (k in taken or k not in ("n_mc_samples", "seed"))}
-
-
 def model_from_file(est, content: dict):
     """``(model, state)``: the method rebuilt from a file's ``content`` (sets ``est.classes_``)."""
     est.classes_ = classes_from_plain(content["classes"])
-    state, method = content["state"], content["method"]
-    # files before the "auto" settings store the parameters they used
-    settings = content.get("settings", {"batch_size": est.batch_size, "inducing_init": est.inducing_init,
-                                        "early_stopping": est.early_stopping})
+    state, method, settings = content["state"], content["method"], content["settings"]
     est.method_, est.n_inducing_ = method["name"], int(state["inducing_points"].shape[1])
     est.batch_size_, est.inducing_init_, est.early_stopping_ = (settings["batch_size"], settings["inducing_init"],
                                                                 settings["early_stopping"])
     Z = state["inducing_points"]
     kernel = ARDKernel(len(est.classes_), Z.shape[2], shared=bool(est.shared_hyperparameters), dtype=Z.dtype)
     return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                        **_registered_config(method["name"], method["config"])), state
+                        **method["config"]), state

@@ -1,0 +1,58 @@
+"""Files in the layouts of earlier versions load through :mod:`alphagp.estimators.file_upgrades`
+and predict what the file they were made from predicts (each old layout written by editing a
+new file's header back, as those versions wrote it: format 1, no checksum)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alphagp import GPClassifier, testing
+from alphagp.serialization import ModelFileError, UncheckedModelFileWarning
+
+from conftest import rewrite_model_header
+
+
+def _old_file(clf, tmp_path, edit):
+    clf.save(tmp_path / "new.safetensors")
+
+    def as_before(meta):
+        meta["format_version"] = 1
+        edit(meta["content"])
+    (tmp_path / "old.safetensors").write_bytes(
+        rewrite_model_header((tmp_path / "new.safetensors").read_bytes(), as_before, keep_checksum=False))
+    with pytest.warns(UncheckedModelFileWarning):
+        return GPClassifier.load(tmp_path / "old.safetensors")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return testing.contract_problem()
+
+
+def test_a_file_before_the_auto_settings_and_validated_early_stopping(data, tmp_path):
+    X, y = data
+    clf = GPClassifier(method="sep", n_inducing=4, max_iter=3, batch_size=20, random_state=0).fit(X, y)
+
+    def before(content):
+        for key in ("settings", "validation_scores", "best_iteration", "fit_plan"):
+            del content[key]
+    old = _old_file(clf, tmp_path, before)
+    np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
+    assert old.batch_size_ == clf.batch_size == 20 and old.validation_scores_ is None
+    assert not hasattr(old, "fit_plan_")
+
+
+def test_a_vi_file_before_the_likelihood_registry(data, tmp_path):
+    X, y = data
+    clf = GPClassifier(method="vi", n_inducing=4, max_iter=3, random_state=0).fit(X, y)
+
+    def before(content):
+        content["method"]["config"].update(likelihood="robust_max", n_mc_samples=8, seed=0)
+    old = _old_file(clf, tmp_path, before)
+    np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
+
+    def another_likelihood(content):
+        content["method"]["config"]["likelihood"] = "softmax"
+    with pytest.raises(ModelFileError, match="the file names 'softmax'"):
+        _old_file(clf, tmp_path, another_likelihood)
