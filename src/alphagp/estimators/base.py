@@ -23,6 +23,7 @@ from ..data.held_out import class_counts, held_out_rows
 from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
 from ..distributed import broadcast_state, ensure_process_group
 from ..labels import plain
+from ..threads import torch_threads
 from ..training import Trainer, TrainingState
 from . import file_upgrades
 
@@ -379,6 +380,20 @@ class GPEstimatorBase(BaseEstimator):
         self.validation_scores_ = list(state.validation_scores) if validation is not None else None
         self.best_iteration_ = state.best_epoch if validation is not None else None
         return state
+
+    # ------------------------------------------------------------------ prediction in chunks
+    def _row_chunks(self, X, max_rows: int):
+        """``(rows, tensor)`` for consecutive chunks of at most ``max_rows`` of the validated,
+        unstandardised rows ``X`` (a lazy row view or memory-map is read one chunk at a time),
+        standardised onto the model's dtype and device. The consumer's work on a chunk runs under
+        ``n_jobs`` threads and without autograd. Both estimator families predict through it, each
+        with the chunk size that bounds its own temporaries."""
+        Xs = StandardizedRows(X, self.mean_, self.scale_)
+        dtype, device = DTYPES[self.dtype], self._device()
+        for start in range(0, len(Xs), max_rows):
+            rows = slice(start, min(start + max_rows, len(Xs)))
+            with torch_threads(self.n_jobs), torch.no_grad():
+                yield rows, torch.as_tensor(Xs[rows], dtype=dtype, device=device)
 
     # ------------------------------------------------------------------ files
     def _file_content(self, **options) -> dict:

@@ -19,7 +19,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.streaming import StandardizedRows, column_mean_std
+from ..data.streaming import column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
@@ -239,17 +239,14 @@ class _DeepGPBase(GPEstimatorBase):
         check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
         if not validated:
             X = self._validate(X)
-        Xs = StandardizedRows(X, self.mean_, self.scale_)
-        dtype, device = DTYPES[self.dtype], self._device()
         S = int(self.n_predict_samples)
         widest = max(layer.shape[0] * layer.shape[1] for layer in self.model_.layers)      # H x M
-        chunk = max(1, min(_PREDICT_ROWS // S, rows_per_block(S * widest * dtype.itemsize * _FEATURE_COPIES)))
+        chunk = max(1, min(_PREDICT_ROWS // S,
+                           rows_per_block(S * widest * DTYPES[self.dtype].itemsize * _FEATURE_COPIES)))
 
         def chunks():
-            for i in range(0, len(Xs), chunk):
-                rows = slice(i, min(i + chunk, len(Xs)))
-                with torch_threads(self.n_jobs):
-                    mean, var = self.model_.predict_output(torch.as_tensor(Xs[rows], dtype=dtype, device=device), S)
+            for rows, Xc in self._row_chunks(X, chunk):
+                mean, var = self.model_.predict_output(Xc, S)
                 if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
                     raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
                 yield rows, mean, var

@@ -550,15 +550,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         the model's device and dtype, under ``n_jobs`` threads: at most ``chunk_size`` rows, and no
         more than keep a chunk's kernel features (``[C, M, rows]`` and their temporaries) within
         :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever C and M."""
-        Xs = StandardizedRows(X, self.mean_, self.scale_)
-        dtype = DTYPES[self.dtype]
         C, M = len(self.classes_), self.model_.inducing_points.shape[1]
-        chunk_size = min(chunk_size, rows_per_block(C * M * dtype.itemsize * _FEATURE_COPIES))
-        device = self.model_.inducing_points.device
-        for i in range(0, len(Xs), chunk_size):
-            rows = slice(i, min(i + chunk_size, len(Xs)))
-            with torch_threads(self.n_jobs), torch.no_grad():
-                yield rows, torch.as_tensor(Xs[rows], dtype=dtype, device=device)
+        yield from self._row_chunks(X, min(chunk_size, rows_per_block(C * M * DTYPES[self.dtype].itemsize
+                                                                       * _FEATURE_COPIES)))
 
     def predict_f(self, X, return_std: bool = False):
         """``[N, C]`` means of the C latent functions at ``X`` under the fitted posterior (columns
