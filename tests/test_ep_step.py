@@ -14,13 +14,12 @@ from alphagp.gaussians import gaussian_log_normaliser
 from alphagp.methods import METHODS, MethodSpec
 from alphagp.methods.ep_step import accepted, damped, remove_sites
 
-torch.set_default_dtype(torch.float64)
-
 
 def test_the_cavity_takes_alpha_times_the_sites_out_and_flags_improper_ones():
-    tau, nu = torch.tensor([[2.0, 3.0], [1.0, 4.0]]), torch.tensor([[0.5, -1.0], [2.0, 0.0]])
-    prec, nat = torch.tensor([[1.0, 1.0], [3.0, 0.5]]), torch.tensor([[0.2, 0.1], [0.3, -0.4]])
-    cav = remove_sites(tau, nu, prec, nat, 0.5, torch.zeros(2, 2))
+    f64 = torch.float64
+    tau, nu = torch.tensor([[2.0, 3.0], [1.0, 4.0]], dtype=f64), torch.tensor([[0.5, -1.0], [2.0, 0.0]], dtype=f64)
+    prec, nat = torch.tensor([[1.0, 1.0], [3.0, 0.5]], dtype=f64), torch.tensor([[0.2, 0.1], [0.3, -0.4]], dtype=f64)
+    cav = remove_sites(tau, nu, prec, nat, 0.5, torch.zeros(2, 2, dtype=f64))
     np.testing.assert_allclose(cav.var[0], 1 / (tau[0] - 0.5 * prec[0]))
     np.testing.assert_allclose(cav.mean[0], (nu[0] - 0.5 * nat[0]) / (tau[0] - 0.5 * prec[0]))
     assert cav.improper.tolist() == [False, True]               # 1 - 0.5 * 3 < 0 in the second factor
@@ -30,13 +29,15 @@ def test_the_cavity_takes_alpha_times_the_sites_out_and_flags_improper_ones():
 
 
 def test_only_proper_valid_factors_are_updated_and_the_rest_are_counted():
-    cav = remove_sites(torch.ones(4, 2), torch.zeros(4, 2), torch.tensor([[0.0, 0], [2, 0], [0, 0], [0, 0]]),
-                       torch.zeros(4, 2), 1.0, torch.zeros(4, 2))
+    f64 = torch.float64
+    cav = remove_sites(torch.ones(4, 2, dtype=f64), torch.zeros(4, 2, dtype=f64),
+                       torch.tensor([[0.0, 0], [2, 0], [0, 0], [0, 0]], dtype=f64), torch.zeros(4, 2, dtype=f64), 1.0,
+                       torch.zeros(4, 2, dtype=f64))
     ok = torch.tensor([True, True, False, True])
     keep, n_improper, n_skipped = accepted(cav, ok, is_factor=torch.tensor([True, True, True, False]))
     assert keep.tolist() == [True, False, False, False]
     assert (int(n_improper), int(n_skipped)) == (1, 1)
-    new, old = torch.full((4,), 3.0), torch.ones(4)
+    new, old = torch.full((4,), 3.0, dtype=f64), torch.ones(4, dtype=f64)
     np.testing.assert_allclose(damped(new, old, keep, 0.25), [1.5, 1.0, 1.0, 1.0])
 
 
