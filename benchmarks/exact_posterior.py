@@ -1,6 +1,6 @@
 """EP, SEP and power EP against the exact posterior (Gibbs sampling) on small GP-prior problems.
 
-The setting of tests/test_exact_posterior.py (3 classes, 40 training and 30 test points in
+The setting of tests/methods/test_exact_posterior.py (3 classes, 40 training and 30 test points in
 2-D drawn from the GP prior with noise 0.05, true hyper-parameters fixed, inducing points on
 the training inputs), over several seeds: the mean and largest absolute difference between
 each method's test probabilities and the average of two Gibbs chains, and the chains'

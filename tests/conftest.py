@@ -1,8 +1,19 @@
+"""Shared fixtures and helpers. The tests mirror the package: ``tests/methods`` holds the tests of
+``alphagp/methods``, ``tests/estimators`` of ``alphagp/estimators`` (and the model-file fixtures),
+``tests/likelihoods``, ``tests/training`` and ``tests/data`` likewise; a top-level module's tests
+sit at the top (``test_kernels.py`` for ``alphagp/kernels.py``), and ``tests/project`` checks the
+repository around the package (README and documentation snippets, examples, benchmark scripts)."""
+
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 torch.set_num_threads(2)
+
+#: the repository's root (README, examples, benchmarks)
+REPO = Path(__file__).resolve().parents[1]
 
 
 class Interrupt(Exception):

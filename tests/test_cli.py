@@ -8,6 +8,8 @@ from sklearn.datasets import dump_svmlight_file
 from alphagp.cli import _make_estimator, build_parser, main
 from alphagp.data import load_bundled
 
+from conftest import REPO
+
 ARGS = ["--n-inducing", "8", "--max-iter", "10"]
 
 
@@ -304,13 +306,12 @@ def test_version_module_entry_and_plain_help(capsys):
 def test_the_readme_method_table_is_the_registrys(capsys):
     """One source: the README's method table is `alphagp methods --markdown`, and the estimator's
     docstring lists every registered method."""
-    from pathlib import Path
 
     from alphagp import GPClassifier
     from alphagp.methods import METHODS
     assert main(["methods", "--markdown"]) == 0
     table = capsys.readouterr().out.strip()
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
     start = readme.index("| method | what it is |")
     end = readme.index("<!-- end of the registry's table -->")
     assert readme[start:end].strip() == table, "README's method table differs: paste `alphagp methods --markdown`"

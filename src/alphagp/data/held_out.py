@@ -3,7 +3,7 @@
 :func:`held_out_rows` returns the rows that scikit-learn's ``train_test_split(np.arange(N),
 test_size=fraction, stratify=y or None, random_state=random_state)`` returns, sorted, drawing
 the same random numbers in the same order (``StratifiedShuffleSplit`` and ``ShuffleSplit`` of
-scikit-learn 1.x; ``tests/test_held_out.py`` checks the two against each other). scikit-learn
+scikit-learn 1.x; ``tests/data/test_held_out.py`` checks the two against each other). scikit-learn
 builds its stratified halves by extending Python lists with one NumPy scalar per row, which for
 10^7 rows took a 723 MiB peak (72 bytes a row); here the rows are marked in a boolean mask and
 returned as int32 indices (int64 from 2^31 rows): about 7 bytes a row at the peak (70 MB for

@@ -102,7 +102,7 @@ def can_hold_out(y, stratify: bool) -> bool:
 #: (``check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)``)
 EXPECTED_FAILED_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data":
-        "an integer weight is the row repeated given the same start (tests/test_sample_weight.py), but the "
+        "an integer weight is the row repeated given the same start (tests/estimators/test_sample_weight.py), but the "
         "start depends on the rows: inducing inputs drawn from them, and the held-out splits",
 }
 

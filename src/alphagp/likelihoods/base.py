@@ -20,7 +20,7 @@ targets for the Gaussian likelihood); per-point results ``[N]``; probabilities `
 
 Each concrete likelihood is registered by name in :data:`alphagp.likelihoods.LIKELIHOODS`; the
 method registry names the likelihood of each method, and the contract tests
-(``tests/test_likelihood_contracts.py``) check every registered likelihood against Monte Carlo
+(``tests/likelihoods/test_likelihood_contracts.py``) check every registered likelihood against Monte Carlo
 estimates and fail when a likelihood class is not registered.
 """
 

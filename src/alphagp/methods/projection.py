@@ -23,7 +23,7 @@ by exactly those memory passes. With mu = B^{-1} b, At = B^{-1} Psi and incoming
     dE/dPsi = 2 At diag(gv) + mu gm' + 2 (dE/dB) Psi diag(w) + r nu'
 
 (dE/dB symmetric; B0 and b0 receive dE/dB and dE/db), which need six passes over
-``[C, M, n]``. ``tests/test_projection.py`` checks them against finite differences.
+``[C, M, n]``. ``tests/methods/test_projection.py`` checks them against finite differences.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and the independent references the tests compare with (:mod:`.dense_reference`: 
 algebra of EP, the energies and the predictive; :mod:`.gibbs_reference`: an exact posterior
 sampler of the Heaviside model), which use no alphagp code.
 
-``tests/test_contracts.py`` runs each ``check_*`` function over every name in
+``tests/methods/test_contracts.py`` runs each ``check_*`` function over every name in
 :data:`alphagp.methods.METHODS`, so a method added to the registry is checked without an edit to
 the tests. A check builds its settings from the method's :class:`~alphagp.methods.base.Capabilities`
 and its own parameters (:func:`~alphagp.methods.method_parameters`), never from its name:

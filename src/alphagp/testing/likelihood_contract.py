@@ -1,6 +1,6 @@
 """The contract every registered likelihood must keep, checked against Monte Carlo estimates.
 
-``tests/test_likelihood_contracts.py`` runs each ``check_*`` function over every entry of
+``tests/likelihoods/test_likelihood_contracts.py`` runs each ``check_*`` function over every entry of
 :data:`alphagp.likelihoods.LIKELIHOODS` and fails when a likelihood class of the package is not
 registered, so a new likelihood is checked without an edit to the tests. Every quantity of
 :class:`~alphagp.likelihoods.base.Likelihood` is compared with a plain Monte Carlo average of its

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from conftest import REPO
+
+BENCHMARKS = REPO / "benchmarks"
 SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.name != "common.py")
 
 

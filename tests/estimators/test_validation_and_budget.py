@@ -155,7 +155,7 @@ def test_deep_gps_validate_and_keep_their_best_state(family):
 
 
 # ---------------------------------------------------------------------- method="auto"
-# (model selection itself: tests/test_model_selection.py)
+# (model selection itself: tests/estimators/test_model_selection.py)
 def _rows(n, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 3))

@@ -1,5 +1,5 @@
 """Model files and checkpoints written before a refactor still load and predict the same (issue 47's
-guard): the fixtures in ``tests/fixtures/models`` were written by ``make_model_fixtures.py`` at the
+guard): the fixtures in ``tests/estimators/fixtures/models`` were written by ``make_model_fixtures.py`` at the
 commit ``predictions.json`` names, with the probabilities they gave then."""
 
 from __future__ import annotations

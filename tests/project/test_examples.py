@@ -14,7 +14,9 @@ import pytest
 
 from alphagp.data import DataNotFoundError, data_dir
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from conftest import REPO
+
+EXAMPLES = REPO / "examples"
 
 
 def _run(args: list[str], cwd: Path, timeout: int = 240) -> str:

@@ -5,13 +5,14 @@ on a slice of the installed package's flights (skipped without the package)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
 from airline_data import FEATURES, build_airline, hhmm_to_minutes, package_data_dir
 
 FLIGHTS = pd.DataFrame({

@@ -1,6 +1,6 @@
 """``GPClassifier(device=...)``: errors, model files and checkpoints across devices. That every
 registered method's fit on a device agrees with the CPU's is a contract check
-(``tests/test_contracts.py``). CI has only the CPU; on a machine with CUDA the same tests run there too."""
+(``tests/methods/test_contracts.py``). CI has only the CPU; on a machine with CUDA the same tests run there too."""
 
 import numpy as np
 import pytest

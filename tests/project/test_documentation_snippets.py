@@ -9,12 +9,13 @@ data or half an hour) is compiled, not run.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import matplotlib
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
+ROOT = REPO
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?P<marker><!-- readme-test: compile only[^>]*-->\n)?```python\n(?P<code>.*?)```", re.DOTALL)
 
