@@ -15,6 +15,9 @@ import dataclasses
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..labels import plain
 from ..methods import method_spec, resolve_alpha
 
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
@@ -48,6 +51,14 @@ class FitPlan:
         ``"adam"`` on mini-batches, else the method's batch optimiser, and its initial rate.
     optimize_inducing
         whether the inducing inputs are learnt.
+    n_inducing, inducing_init
+        M per latent function (clipped to the rows, with a warning) and how the rows give the
+        initial inducing inputs (unless the user gives them).
+    shared_hyperparameters, kernel_params, optimize_hyperparameters
+        one kernel and inducing set for all classes or one per class; the initial kernel
+        parameters (plain values); whether the kernel is learnt.
+    dtype, device, standardize
+        the model's float type and device, and whether the features are standardised.
     """
 
     method: str
@@ -61,10 +72,18 @@ class FitPlan:
     optimizer: str
     learning_rate: float
     optimize_inducing: bool
+    n_inducing: int
+    inducing_init: str
+    shared_hyperparameters: bool
+    kernel_params: dict
+    optimize_hyperparameters: bool
+    dtype: str
+    device: str
+    standardize: bool
 
     def to_plain(self) -> dict:
         """The plan as plain JSON values (for model files)."""
-        return dataclasses.asdict(self)
+        return plain(dataclasses.asdict(self))
 
     @classmethod
     def from_plain(cls, values: dict) -> FitPlan:
@@ -85,10 +104,12 @@ def default_learning_rate(optimizer: str) -> float:
     return DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
 
 
-def plan_fit(est, n_data: int, alpha: float | None, stream: bool = False) -> FitPlan:
+def plan_fit(est, n_data: int, alpha: float | None, stream: bool = False, rows: int | None = None) -> FitPlan:
     """Resolve ``est``'s parameters for a fit on ``n_data`` rows with power ``alpha`` (the
     constructor's, or the value ``alpha="auto"`` chose; ``None``: the method's default) into a
-    :class:`FitPlan`. ``stream``: a ``partial_fit`` stream, which always steps on mini-batches.
+    :class:`FitPlan`. ``stream``: a ``partial_fit`` stream, which always steps on mini-batches;
+    ``rows``: the rows at hand to place inducing inputs on (a stream's first call; default
+    ``n_data``).
 
     ``ValueError`` where the settings contradict the method: mini-batches for a batch-only method,
     an alpha the method does not take. Warns where ``optimize_inducing=True`` is known to diverge.
@@ -114,6 +135,12 @@ def plan_fit(est, n_data: int, alpha: float | None, stream: bool = False) -> Fit
                           "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
                           "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
                           UserWarning, stacklevel=4)
+    n_inducing = (est._inducing_count(n_data if rows is None else rows) if est.inducing_points is None
+                  else int(np.shape(est.inducing_points)[-2]))
     return FitPlan(method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=est.epsilon,
                    method_params=dict(est.method_params or {}), n_data=int(n_data), batch_size=est.batch_size_,
-                   mini_batches=mini, optimizer=optimizer, learning_rate=learning_rate, optimize_inducing=learn)
+                   mini_batches=mini, optimizer=optimizer, learning_rate=learning_rate, optimize_inducing=learn,
+                   n_inducing=n_inducing, inducing_init=est.inducing_init_,
+                   shared_hyperparameters=bool(est.shared_hyperparameters), kernel_params=plain(est.kernel_params or {}),
+                   optimize_hyperparameters=bool(est.optimize_hyperparameters), dtype=est.dtype,
+                   device=str(est._device()), standardize=bool(est.standardize))

@@ -360,7 +360,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X_fit, self.standardize, w_fit)
             rng = np.random.default_rng(self.random_state)
-            self.model_ = sparse_model.build_model(self, plan, X_fit, Xs, len(self.classes_), rng)
+            self.model_ = sparse_model.build_model(plan, X_fit, Xs, len(self.classes_), rng,
+                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)))
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
@@ -463,8 +464,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X, self.standardize)
             rng = np.random.default_rng(self.random_state)
-            plan = self.fit_plan_ = plan_fit(self, int(n_rows), self.alpha, stream=True)
-            self.model_ = sparse_model.build_model(self, plan, X, Xs, len(self.classes_), rng)
+            plan = self.fit_plan_ = plan_fit(self, int(n_rows), self.alpha, stream=True, rows=len(X))
+            self.model_ = sparse_model.build_model(plan, X, Xs, len(self.classes_), rng,
+                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)))
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])
             self.optimize_inducing_ = plan.optimize_inducing
         self.alpha_ = plan.alpha

@@ -96,13 +96,12 @@ def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
                       "features' scale", UserWarning, stacklevel=5)
 
 
-def _initial_inducing(est, Xs, n_classes: int, rng: np.random.Generator) -> np.ndarray:
-    """``[C or 1, M, D]`` standardised inducing inputs: ``est.inducing_points`` checked and
-    standardised, or chosen from the rows by ``inducing_init``."""
-    C, d = n_classes, Xs.shape[1]
+def user_inducing_points(est, n_features: int, n_classes: int) -> np.ndarray | None:
+    """``est.inducing_points`` checked and standardised, ``[C or 1, M, D]``, or ``None`` where the
+    rows give them (``inducing_init``)."""
     if est.inducing_points is None:
-        return init_inducing_points(Xs, C, est._inducing_count(len(Xs)), est.inducing_init_,
-                                    est.shared_hyperparameters, rng)
+        return None
+    C, d = n_classes, n_features
     Z = np.asarray(est.inducing_points, dtype=np.float64)
     if Z.ndim == 2:
         Z = Z[None] if est.shared_hyperparameters else np.broadcast_to(Z, (C, *Z.shape))
@@ -141,20 +140,25 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
                          "inducing points, or shared_hyperparameters=True")
 
 
-def build_model(est, plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator):
-    """The registered method of ``plan`` (its alpha, damping, epsilon and own arguments, N =
-    ``plan.n_data``) on a new kernel and inducing inputs, on ``est``'s device."""
-    dtype = DTYPES[est.dtype]
-    Z = _initial_inducing(est, Xs, n_classes, rng)
-    kernel = ARDKernel(n_classes, X.shape[1], shared=est.shared_hyperparameters, dtype=dtype,
-                       **{k: np.asarray(v, dtype=np.float64) for k, v in (est.kernel_params or {}).items()})
-    if not est.standardize:
+def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None):
+    """The model of ``plan``: a kernel, the inducing inputs (``inducing_points``, standardised
+    ``[C or 1, M, D]``, or ``plan.n_inducing`` chosen from the standardised rows ``Xs`` by
+    ``plan.inducing_init``) and the registered method (its alpha, damping, epsilon and own
+    arguments, N = ``plan.n_data``), on the plan's device. ``X``: the unstandardised rows (for
+    the warning about an unstandardised kernel scale)."""
+    dtype = DTYPES[plan.dtype]
+    Z = inducing_points
+    if Z is None:
+        Z = init_inducing_points(Xs, n_classes, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
+    kernel = ARDKernel(n_classes, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,
+                       **{k: np.asarray(v, dtype=np.float64) for k, v in plan.kernel_params.items()})
+    if not plan.standardize:
         _warn_if_far_from_kernel_scale(X, kernel)
-    kernel.requires_grad_(bool(est.optimize_hyperparameters))
+    kernel.requires_grad_(plan.optimize_hyperparameters)
     model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
                          epsilon=plan.epsilon, damping=plan.damping, **plan.method_params)
     model.inducing_points.requires_grad_(plan.optimize_inducing)
-    return model.to(est._device())
+    return model.to(torch.device(plan.device))
 
 
 # ---------------------------------------------------------------------- the model file
