@@ -42,7 +42,7 @@ class FitPlan:
     method_params
         the method's own arguments (a copy of the estimator's ``method_params``; read only).
     n_data
-        N, the rows the fit's N / |B| scaling counts (a stream's ``n_rows``).
+        N, the rows the fit's ``N / |B|`` scaling counts (a stream's ``n_rows``).
     batch_size
         rows per step (``None``: all rows).
     mini_batches
