@@ -51,7 +51,7 @@ from ..gaussians import tied_cavity_log_normaliser_gap
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from .base import MIN_VARIANCE, Capabilities, per_point_totals, whitened_sites
-from .ep_step import Cavity, EPStep, QOnBatch, heaviside_pair_sites
+from .ep_step import Cavity, EPStep, QOnBatch, heaviside_pair_sites, pair_components, pair_factor_mask
 from .projection import projected_marginals, whitened_log_normaliser
 
 
@@ -87,15 +87,13 @@ class ScalableEP(EPStep):
                    "probability epsilon; the robust-max likelihood is method='rep' or 'pep'"}
 
     def _components(self, values: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """``[B, C]`` -> ``[B, C, 2]``: factor (i, k)'s winner value (class y_i) and loser value (class k)."""
-        return torch.stack((values.gather(1, y[:, None]).expand_as(values), values), -1)
+        return pair_components(values, y)
 
     def _point_totals(self, c1: torch.Tensor, c2: torch.Tensor, y: torch.Tensor):
         return per_point_totals(c1, c2, y, self.n_classes)
 
     def _factor_mask(self, y: torch.Tensor) -> torch.Tensor:
-        """``[B, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
-        return torch.ones(len(y), self.n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
+        return pair_factor_mask(y, self.n_classes)
 
     def _tilted(self, cavity: Cavity):
         """log Z_{i,k} and its first two derivatives in the cavity mean of h^y - h^k, ``[B, C]`` each."""

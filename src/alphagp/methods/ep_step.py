@@ -94,6 +94,17 @@ def remove_sites(tau, nu, site_precision, site_natural, alpha: float, fitc_var, 
     return Cavity(nu_c / tau_c, 1.0 / tau_c, improper, fitc_var, g_diff)
 
 
+def pair_components(values: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The layout of the pairwise Heaviside factors: per-class values ``[B, C]`` as factor (i, k)'s
+    winner value (class y_i, component 0) and loser value (class k, component 1), ``[B, C, 2]``."""
+    return torch.stack((values.gather(1, y[:, None]).expand_as(values), values), -1)
+
+
+def pair_factor_mask(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """``[B, C]`` True where (i, k) is a pairwise factor, i.e. k != y_i."""
+    return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
+
+
 def valid_sites(precision: torch.Tensor, natural: torch.Tensor, denominators) -> torch.Tensor:
     """``[...]`` whether each factor's new site is valid, for ``precision`` and ``natural``
     ``[..., K]`` (K components a factor) and moment-matching ``denominators`` ``[...]`` each."""

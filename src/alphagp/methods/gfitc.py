@@ -43,7 +43,7 @@ from ..likelihoods import HeavisideLikelihood
 from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
-from .ep_step import Cavity, accepted, damped, heaviside_pair_sites, remove_sites
+from .ep_step import Cavity, accepted, damped, heaviside_pair_sites, pair_components, pair_factor_mask, remove_sites
 
 
 class GFITC(StoredQ, SparseGPMethod):
@@ -120,19 +120,8 @@ class GFITC(StoredQ, SparseGPMethod):
         """The :class:`~.ep_step.Cavity` of every factor (i, k) on (f_i^{y_i}, f_i^k), ``[N, C, 2]``:
         q's f-marginals with each factor's sites taken out (no FITC variance: the sites act on f)."""
         tau, nu = 1.0 / post["var_f"], post["mean_f"] / post["var_f"]
-        pair = self._pair
-        return remove_sites(pair(tau, y), pair(nu, y), self.factor_c1, self.factor_c2, 1.0,
+        return remove_sites(pair_components(tau, y), pair_components(nu, y), self.factor_c1, self.factor_c2, 1.0,
                             torch.zeros_like(self.factor_c1))
-
-    @staticmethod
-    def _pair(values, y):
-        """``[N, C]`` -> ``[N, C, 2]``: factor (i, k)'s winner value (class y_i) and loser value (class k)."""
-        return torch.stack((values.gather(1, y[:, None]).expand_as(values), values), -1)
-
-    @staticmethod
-    def _factor_mask(y: torch.Tensor, n_classes: int) -> torch.Tensor:
-        """``[N, C]`` True where (i, k) is a likelihood factor, i.e. k != y_i."""
-        return torch.ones(len(y), n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
 
     def _tilted(self, cavity: Cavity):
         """log Z of Theta(f^y - f^k) under the cavity and its derivatives in the cavity mean of d."""
@@ -145,7 +134,7 @@ class GFITC(StoredQ, SparseGPMethod):
         cavity = self._cavity(self._posterior(Psi, s, y), y)
         _, g1, g2 = self._tilted(cavity)
         new_tau, new_nu, ok = heaviside_pair_sites(cavity, g1, g2)
-        keep, n_improper, n_skipped = accepted(cavity, ok, self._factor_mask(y, self.n_classes))
+        keep, n_improper, n_skipped = accepted(cavity, ok, pair_factor_mask(y, self.n_classes))
         self._count_refusals(n_improper, n_skipped, global_batch=False)
         keep = keep[..., None]
         rho = self.damping
@@ -162,7 +151,7 @@ class GFITC(StoredQ, SparseGPMethod):
         post = self._posterior(Psi, s, y)
         with torch.no_grad():
             cavity = self._cavity(post, y)
-            log_c = torch.where(self._factor_mask(y, self.n_classes), self._tilted(cavity)[0] + cavity.g_diff,
+            log_c = torch.where(pair_factor_mask(y, self.n_classes), self._tilted(cavity)[0] + cavity.g_diff,
                                 0.0).sum()
         return post["g_q"].sum() + post["per_point"].sum() + log_c, post
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from alphagp.methods.base import per_point_totals
-from alphagp.methods.ep_step import Cavity, EPStep, heaviside_pair_sites
+from alphagp.methods.ep_step import Cavity, EPStep, heaviside_pair_sites, pair_components, pair_factor_mask
 
 
 class PairEPAutodiff(EPStep):
@@ -31,13 +31,13 @@ class PairEPAutodiff(EPStep):
             self.register_buffer("factor_c2", torch.zeros(shape, dtype=inducing_points.dtype))
 
     def _components(self, values, y):
-        return torch.stack((values.gather(1, y[:, None]).expand_as(values), values), -1)
+        return pair_components(values, y)
 
     def _point_totals(self, c1, c2, y):
         return per_point_totals(c1, c2, y, self.n_classes)
 
     def _factor_mask(self, y):
-        return torch.ones(len(y), self.n_classes, dtype=torch.bool, device=y.device).scatter_(1, y[:, None], False)
+        return pair_factor_mask(y, self.n_classes)
 
     # ------------------------------------------------------------------ tilted moments
     @staticmethod
