@@ -9,6 +9,7 @@ remaining measurements (issue 44), from benchmarks/results/*.jsonl; ``report.py`
     python benchmarks/report.py quasi_newton    # L-BFGS against the sign-adaptive rule (quasi_newton.jsonl)
     python benchmarks/report.py mnist_default   # the default on MNIST in 30 minutes (mnist_default.jsonl)
     python benchmarks/report.py airline         # Airline delays: error and NLL against time, airline.png (airline.jsonl)
+    python benchmarks/report.py active          # Waveform active learning, active_learning.png (active_learning.jsonl)
 """
 
 from __future__ import annotations
@@ -187,6 +188,45 @@ def airline_report(results: str = "airline") -> None:
     print("\nfigure: benchmarks/results/airline.png")
 
 
-REPORTS = {"airline": airline_report, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
+def active_learning_report(results: str = "active_learning") -> None:
+    """Alpha paper Figs. 6-7: Waveform test error against the points added, by predictive entropy
+    (top row) and at random (bottom row), one panel per method and one line per alpha, averaged
+    over the repetitions; the table of the start, the end and the reduction."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["method"], r["alpha"], r["selection"])].append(np.array(r["test_error"]))
+    methods = sorted({k[0] for k in groups})
+    fig, axes = plt.subplots(2, len(methods), figsize=(3.6 * len(methods), 6), squeeze=False, sharey=True)
+    print("| method | alpha | repetitions | start error | end, by entropy | end, at random | "
+          "reduction by entropy | reduction at random |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for j, method in enumerate(methods):
+        for alpha in sorted({k[1] for k in groups if k[0] == method}):
+            ends = {}
+            for i, selection in enumerate(("entropy", "random")):
+                curves = groups.get((method, alpha, selection))
+                if not curves:
+                    continue
+                mean = np.mean(np.stack(curves), 0)
+                ends[selection] = (mean[0], mean[-1], len(curves))
+                axes[i, j].plot(np.arange(len(mean)), mean, label=f"alpha={alpha:g}")
+            if len(ends) == 2:
+                (s0, e_ent, n), (_, e_rand, _) = ends["entropy"], ends["random"]
+                print(f"| {method} | {alpha:g} | {n} | {s0:.3f} | {e_ent:.3f} | {e_rand:.3f} | {s0 - e_ent:.3f} | "
+                      f"{s0 - e_rand:.3f} |")
+        for i, selection in enumerate(("by predictive entropy", "at random")):
+            axes[i, j].set(title=f"{method}, {selection}", xlabel="points added", ylabel="test error")
+            axes[i, j].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "active_learning.png", dpi=110)
+    print("\nfigure: benchmarks/results/active_learning.png")
+
+
+REPORTS = {"active": active_learning_report, "airline": airline_report, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
            "ood": ood_report, "streaming": streaming_table, "quasi_newton": quasi_newton_table,
            "mnist_default": mnist_default_table}
