@@ -32,16 +32,7 @@ from alphagp import GPClassifier
 from alphagp.active import most_uncertain
 from alphagp.data import load_benchmark
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
-
-
-def done_curves(output: str) -> set[tuple]:
-    """``(method spec, selection, repetition)`` of the curves the output holds from a clean tree."""
-    try:
-        rows = read_rows(output)
-    except FileNotFoundError:
-        return set()
-    return {(r["method_spec"], r["selection"], r["repetition"]) for r in rows if r.get("dirty") is False}
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 
 def repetition_split(repetition: int):
@@ -87,7 +78,7 @@ def main() -> None:
     parser.add_argument("--n-inducing", type=int, default=20)
     parser.add_argument("--skip-done", action="store_true")
     args = parse_benchmark_args(parser)
-    done = done_curves(args.output) if args.skip_done else set()
+    done = done_keys(args.output, lambda r: (r["method_spec"], r["selection"], r["repetition"])) if args.skip_done else set()
     for repetition in range(args.repetitions):
         X0, y0, Xp, yp, Xt, yt = repetition_split(repetition)
         for spec in args.methods:

@@ -32,17 +32,7 @@ from sklearn.preprocessing import StandardScaler
 
 from alphagp import GPClassifier
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
-
-
-def done_runs(output: str) -> set[tuple]:
-    """``(method, labels, seed, minutes)`` of the runs with a ``final`` row from a clean tree."""
-    try:
-        rows = read_rows(output)
-    except FileNotFoundError:
-        return set()
-    return {(r["method"], r["labels"], r["seed"], r["minutes"]) for r in rows
-            if r.get("phase") == "final" and r.get("dirty") is False}
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 
 def run_linear(args, data, settings) -> None:
@@ -102,9 +92,10 @@ def main() -> None:
     args = parse_benchmark_args(parser)
     Xtr, Xte, ytr, yte, info = load_airline(labels=args.labels, seed=args.seed)
     print(f"Airline ({args.labels} labels): {len(ytr)} training and {len(yte)} test flights", flush=True)
-    done = done_runs(args.output) if args.skip_done else set()
+    done = done_keys(args.output, lambda r: (r["phase"], r["method"], r["labels"], r["seed"], r["minutes"])) \
+        if args.skip_done else set()
     for method in args.methods:
-        if (method.upper(), args.labels, args.seed, args.minutes) in done:
+        if ("final", method.upper(), args.labels, args.seed, args.minutes) in done:
             print(f"{method}: done, skipped", flush=True)
             continue
         args.current = method

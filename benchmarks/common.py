@@ -71,6 +71,14 @@ def read_rows(filename: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def done_keys(filename: str, key) -> set:
+    """``key(row)`` of every row of results file ``filename`` written from a clean tree (empty
+    where the file does not exist yet): what a resumable queue's ``--skip-done`` leaves out."""
+    if not (RESULTS / filename).exists():
+        return set()
+    return {key(r) for r in read_rows(filename) if r.get("dirty") is False}
+
+
 def base_row(benchmark: str, **fields) -> dict:
     """A result row: the benchmark's name, the commit at the start of the run and whether the
     tree was dirty then, the machine, and ``fields``."""

@@ -33,23 +33,13 @@ from common import (
     base_row,
     benchmark_parser,
     class_index,
+    done_keys,
     first_reaching,
     parse_benchmark_args,
-    read_rows,
     split,
 )
 
 PAPER_NLL = {"ep": 0.31, "sep": 0.33}  # Table 2, Satellite, M = 5%
-
-
-def done_fits(output: str) -> set[tuple]:
-    """``(dataset, method name as given, seed, M, rate)`` of the fits the output holds from a clean tree."""
-    try:
-        rows = read_rows(output)
-    except FileNotFoundError:
-        return set()
-    return {(r["dataset"], r.get("method_spec", r["method"].lower()), r["seed"], r["M"], r["learning_rate"])
-            for r in rows if r.get("dirty") is False}
 
 
 def main() -> None:
@@ -66,7 +56,8 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=5)
     parser.add_argument("--skip-done", action="store_true", help="leave out the fits the output file already holds")
     args = parse_benchmark_args(parser)
-    done = done_fits(args.output) if args.skip_done else set()
+    done = done_keys(args.output, lambda r: (r["dataset"], r.get("method_spec", r["method"].lower()), r["seed"],
+                                             r["M"], r["learning_rate"])) if args.skip_done else set()
     for seed in range(args.splits):
         Xtr, Xte, ytr, yte = split(args.dataset, seed)
         sizes = args.inducing or [max(1, round(args.fraction * len(ytr)))]
