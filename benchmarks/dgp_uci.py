@@ -31,7 +31,7 @@ from sklearn.model_selection import train_test_split
 from alphagp import DeepGPClassifier, DeepGPRegressor
 from alphagp.data import data_dir, load_benchmark, read_table
 
-from common import RESULTS, append_row, base_row, benchmark_parser, parse_benchmark_args, read_rows
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 REGRESSION = {"boston": "BOSTON", "power_plant": "POWER", "concrete": "CONCRETE", "energy": "ENERGY",
               "kin8nm": "KIN8NM", "naval": "NAVAL", "wine_quality_red": "WINERED", "yacht": "YACHT"}
@@ -69,13 +69,9 @@ def energy_trace(history: list[dict], points: int = 20) -> list[list[float]]:
     return [[history[i]["epoch"], history[i]["objective"]] for i in keep if i < len(history)]
 
 
-def done_fits(filename: str) -> set[tuple]:
-    """(data set, split, L, alpha, iterations, learning rate) of every row of a clean tree in
-    results file ``filename``."""
-    if not (RESULTS / filename).exists():
-        return set()
-    return {(r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"], r["learning_rate"])
-            for r in read_rows(filename) if r["dirty"] is False}
+def fit_key(row: dict) -> tuple:
+    """What names one fit of this script: data set, split, L, alpha, iterations, learning rate."""
+    return row["dataset"], row["split"], row["layers"], row["alpha"], row["iterations"], row["learning_rate"]
 
 
 def lowest_points(model, X_te: np.ndarray, y_te: np.ndarray) -> tuple[float, list[dict]]:
@@ -104,7 +100,7 @@ def main() -> None:
     parser.add_argument("--skip-done", action="store_true", help="leave out the fits the output file already holds")
     parser.add_argument("--save-models", type=Path, help="folder for each fitted model's file")
     args = parse_benchmark_args(parser)
-    done = done_fits(args.output) if args.skip_done else set()
+    done = done_keys(args.output, fit_key) if args.skip_done else set()
     for name in args.datasets:
         regression = name in REGRESSION
         for k in args.splits:

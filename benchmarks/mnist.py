@@ -12,7 +12,8 @@ metrics over the last ``--last`` evaluations. The paper reports SEP at 2.08% err
         --eval-every 2 --output mnist_validated.jsonl
 
 Any method that trains on mini-batches runs, with its alpha after a colon (issue 10's curves:
-``--method sep``, ``--method pep:0.5``, ``--method vi``).
+``--method sep``, ``--method pep:0.5``, ``--method vi``). ``--skip-done`` makes a queue of runs
+resumable: a run whose selected row (same settings, clean tree) is in the output file is skipped.
 
 Choosing among runs without touching the test split (issue 25): screen each configuration with
 ``--no-test --save-model PATH`` (the selected state of the run is saved), then
@@ -35,7 +36,16 @@ from alphagp import GPClassifier
 from alphagp.data import load_mnist
 from alphagp.methods import METHODS
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
+
+
+def run_key(row: dict) -> tuple | None:
+    """The settings that name one run (``None`` for a row other than a run's selected row)."""
+    if row.get("phase", "selected") != "selected":
+        return None
+    return tuple(row.get(k) for k in ("method", "seed", "M", "batch_size", "n_train", "learning_rate",
+                                      "learning_rate_decay", "damping", "inducing", "device", "shared_inducing_set",
+                                      "inducing_init", "dtype", "max_minutes"))
 
 
 def main() -> None:
@@ -73,6 +83,8 @@ def main() -> None:
     parser.add_argument("--last", type=int, default=5, help="evaluations averaged in the selected row")
     parser.add_argument("--device", default="cpu", help="torch device of the model: cpu, cuda, cuda:1, ...")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-done", action="store_true",
+                        help="do nothing when the output file holds this run's selected row from a clean tree")
     args = parse_benchmark_args(parser)
     X, y, Xte, yte = load_mnist()
     Xtr, ytr, Xva, yva = X[:-args.validation], y[:-args.validation], X[-args.validation:], y[-args.validation:]
@@ -96,6 +108,9 @@ def main() -> None:
                     damping=args.damping, inducing=args.inducing, device=args.device, selection="lowest validation NLL",
                     shared_inducing_set=args.shared, inducing_init=args.inducing_init, dtype=args.dtype,
                     max_minutes=args.max_minutes)
+    if args.skip_done and run_key(settings) in done_keys(args.output, run_key):
+        print(f"{args.method}: already in {args.output}, skipped", flush=True)
+        return
     evaluations: list[dict] = []
     best: dict = {}
 

@@ -15,7 +15,9 @@ fitted on the rest and scored on it (rows say ``scored_on: "validation"``); this
 are chosen before a table is run (``--method-params`` passes e.g. ``{"ep_tol": 1e-5}``).
 ``train_seconds`` is the whole fit
 (for gibbs and laplace: the EP fit of the hyper-parameters and then the sampler or the Newton
-iterations); ``training_seconds`` the training epochs alone.
+iterations); ``training_seconds`` the training epochs alone. ``--skip-done`` leaves out the fits
+whose row from a clean tree (same set, method, split, M fraction, rate, method options and
+scoring) the output file already holds, so an interrupted queue continues where it stopped.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from sklearn.model_selection import train_test_split
 
 from alphagp import GPClassifier
 
-from common import DATASETS, append_row, base_row, benchmark_parser, parse_benchmark_args, split
+from common import DATASETS, append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args, split
+
+
+def fit_key(row: dict) -> tuple:
+    """What names one fit of this script: set, method, split, M fraction, rate, options, scoring."""
+    return (row["dataset"], row["method"], row["seed"], row["M_fraction"], row.get("learning_rate"),
+            json.dumps(row.get("method_params"), sort_keys=True), row.get("scored_on", "test"))
 
 
 def main() -> None:
@@ -44,7 +52,9 @@ def main() -> None:
                         help='JSON object of method options, e.g. \'{"ep_tol": 1e-5}\'')
     parser.add_argument("--validation", type=float, default=None,
                         help="score on this stratified fraction of the training split instead of the test set")
+    parser.add_argument("--skip-done", action="store_true", help="leave out the fits the output file already holds")
     args = parse_benchmark_args(parser)
+    done = done_keys(args.output, fit_key) if args.skip_done else set()
     for name in args.datasets:
         for seed in range(args.first_split, args.first_split + args.splits):
             Xtr, Xte, ytr, yte = split(name, seed)
@@ -54,6 +64,11 @@ def main() -> None:
             for frac in args.fractions:
                 m = max(1, round(frac * len(ytr)))
                 for spec in args.methods:
+                    scored_on = "validation" if args.validation else "test"
+                    if fit_key({"dataset": name, "method": spec.upper(), "seed": seed, "M_fraction": frac,
+                                "learning_rate": args.learning_rate, "method_params": args.method_params,
+                                "scored_on": scored_on}) in done:
+                        continue
                     method, _, alpha = spec.partition(":")
                     clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=m,
                                        max_iter=args.max_iter, learning_rate=args.learning_rate, random_state=seed,
@@ -67,7 +82,7 @@ def main() -> None:
                                    alpha=getattr(clf.model_, "alpha", None), seed=seed,
                                    M=m, M_fraction=frac, batch_size=None, n_train=len(ytr),
                                    learning_rate=args.learning_rate, method_params=args.method_params,
-                                   scored_on="validation" if args.validation else "test",
+                                   scored_on=scored_on,
                                    test_error=metrics["error"], test_nll=metrics["nll"],
                                    test_ece=metrics["ece"], test_brier=metrics["brier"],
                                    train_seconds=seconds, seconds_per_iter=seconds / clf.n_iter_,
