@@ -145,7 +145,7 @@ def main() -> None:
                    val_nll=best["val_nll"], alpha=getattr(clf.model_, "alpha", None),
                    optimize_inducing=clf.optimize_inducing_,
                    **{f"test_{k}": v for k, v in test.items()},
-                   epochs_run=clf.n_iter_, n_last=len(last),
+                   epochs_run=clf.n_iter_, n_last=len(last), diagnostics=clf.diagnostics_,
                    **{f"last_mean_test_{k}": float(np.mean([r[f"test_{k}"] for r in last]))
                       for k in ("error", "nll", "ece", "brier") if args.test},
                    **settings)

@@ -7,6 +7,7 @@
     python benchmarks/report.py sattime  # EP paper Figure 4: Satellite NLL against time, M = 4, 20, 100
     python benchmarks/report.py placement   # inducing-point placement: error / NLL per method and M or alpha
     python benchmarks/report.py mnistmethods   # MNIST: SEP, PEP alpha = 0.5, EP and VI against time
+    python benchmarks/report.py mnistalpha   # alpha paper Figure 4: MNIST, each method at each alpha, and VI
     python benchmarks/report.py distributed   # distributed fits: 1 process against rows or classes split
     python benchmarks/report.py tta   # time to accuracy beside GPflow and GPyTorch
     python benchmarks/report.py profile   # where a step's time goes (profile_step.py)
@@ -547,6 +548,29 @@ def mnist_methods_figure(results: str = "mnist_methods") -> None:
               f"| {r['epochs_run']} | {r['epoch']} | {r['train_seconds']:.0f} "
               f"| {r['val_nll']:.4f} | {100 * r['test_error']:.2f} | {r['test_nll']:.4f} "
               f"| {100 * r['last_mean_test_error']:.2f} | {r['last_mean_test_nll']:.4f} |")
+
+
+def mnist_alpha_figure(results: str = "mnist_alpha") -> None:
+    """Alpha paper Figure 4 / D.10: MNIST test NLL against training time, one panel per method and
+    one line per alpha, VI (the alpha -> 0 limit's own method) in every panel; and each run's
+    validation-selected row."""
+    evals, selected = defaultdict(list), []
+    for r in load(results):
+        (evals[r["method"]].append(r) if r["phase"] == "eval" else selected.append(r))
+    families = sorted({m.partition(":")[0] for m in evals if m != "VI"})
+    rows = [{"panel": family, "alpha_line": f"alpha={rs[0]['alpha']:g}" if m != "VI" else "VI",
+             "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
+             "curve": [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
+                        "test_error": e["test_error"]} for e in rs]}
+            for m, rs in evals.items() for family in (families if m == "VI" else [m.partition(":")[0]])]
+    curves_report(rows, "alpha_line", "panel", f"{results}.png", "MNIST")
+    print("\n| commit (dirty) | method | alpha | epochs run | selected epoch | its training s | validation NLL "
+          "| test error (%) | test NLL | refused site updates |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in sorted(selected, key=lambda r: (r["method"].partition(":")[0], r["alpha"] or 0)):
+        print(f"| {r['commit']} ({r['dirty']}) | {r['method'].partition(':')[0]} | {r['alpha']} | {r['epochs_run']} "
+              f"| {r['epoch']} | {r['train_seconds']:.0f} | {r['val_nll']:.4f} | {100 * r['test_error']:.2f} "
+              f"| {r['test_nll']:.4f} | {r.get('diagnostics', {}).get('n_skipped_updates', '-')} |")
 
 
 def mnist_sites_table(results: str = "mnist_sites") -> None:
@@ -1357,7 +1381,7 @@ def defaults_panel_report(results: str = "defaults_panel") -> None:
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
               "sattime": satellite_time_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+              "mnistmethods": mnist_methods_figure, "mnistalpha": mnist_alpha_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
               "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
               "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
               "mnist30": mnist_30min_report,
