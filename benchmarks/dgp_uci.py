@@ -34,7 +34,7 @@ from alphagp.data import data_dir, load_benchmark, read_table
 from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 REGRESSION = {"boston": "BOSTON", "power_plant": "POWER", "concrete": "CONCRETE", "energy": "ENERGY",
-              "kin8nm": "KIN8NM", "naval": "NAVAL", "wine_quality_red": "WINERED", "yacht": "YACHT"}
+              "kin8nm": "KIN8NM", "naval": "NAVAL", "protein": "PROTEIN", "wine_quality_red": "WINERED", "yacht": "YACHT"}
 BINARY = {"australian": "AUSTRALIAN", "ionosphere": "IONO", "pima": "PIMA", "sonar": "SONAR",
           "breast_cancer": "BREAST", "crabs": "CRABS"}
 MULTICLASS = {"glass": "GLASS", "new_thyroid": "NEW-THYROID", "svmguide2": "SVMGUIDE2", "satimage": "SATELLITE",
