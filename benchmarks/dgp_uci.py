@@ -9,10 +9,10 @@ rows. ``--iterations`` sets the budget (the results record it; epochs = iteratio
 per epoch, rounded up) and ``--learning-rate`` Adam's rate; the rows record the energy at 20
 points of the run. One JSON line per (data set, split, L, alpha) in
 benchmarks/results/dgp_uci.jsonl: RMSE (regression) or error (classification) and the mean
-test log-likelihood. Every fit runs the whole budget on all the training rows
-(no early stopping, as the paper). ``--skip-done`` leaves out the fits whose row from a clean tree
-(same set, split, L, alpha, budget and rate, the whole budget run) the output file already holds, so an interrupted queue is resumed by running
-its command again. Regression rows also record the median test log-likelihood and the three test
+test log-likelihood. Every fit runs the whole budget on all the training rows (no early
+stopping, as the paper). ``--skip-done`` leaves out the fits whose row from a clean tree (same
+set, split, L, alpha, budget and rate, the whole budget run) the output file already holds, so an
+interrupted queue is resumed by running its command again. Regression rows also record the median test log-likelihood and the three test
 points of lowest log-likelihood (target, predictive mean and standard deviation), which show
 whether a few points dominate the mean; ``--save-models DIR`` keeps each fitted model's file.
 
