@@ -529,6 +529,12 @@ def _machine_label(row: dict) -> str:
     return "lent device's CPUs (16-core Xeon)" if "+cu" in row["machine"] else "this machine (2-core)"
 
 
+def _epoch_curve(evaluations: list[dict]) -> list[dict]:
+    """An ``mnist.py`` run's evaluation rows as a :func:`curves_report` curve (one point an epoch)."""
+    return [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
+             "test_error": e["test_error"]} for e in evaluations]
+
+
 def mnist_methods_figure(results: str = "mnist_methods") -> None:
     """MNIST test NLL and error against training time for each method of ``mnist.py`` runs (one
     run per method and machine), and the validation-selected row of each."""
@@ -536,8 +542,7 @@ def mnist_methods_figure(results: str = "mnist_methods") -> None:
     for r in load(results):
         (evals[(r["method"], _machine_label(r))].append(r) if r["phase"] == "eval" else selected.append(r))
     rows = [{"dataset": machine, "method": m, "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
-             "curve": [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
-                        "test_error": e["test_error"]} for e in rs]} for (m, machine), rs in evals.items()]
+             "curve": _epoch_curve(rs)} for (m, machine), rs in evals.items()]
     curves_report(rows, "method", "dataset", f"{results}.png", "MNIST")
     print("\n| machine | commit (dirty) | method | inducing inputs learnt | epochs run | selected epoch "
           "| its training s | validation NLL | test error (%) | test NLL | mean test error of the last evaluations (%) "
@@ -560,8 +565,7 @@ def mnist_alpha_figure(results: str = "mnist_alpha") -> None:
     families = sorted({m.partition(":")[0] for m in evals if m != "VI"})
     rows = [{"panel": family, "alpha_line": f"alpha={rs[0]['alpha']:g}" if m != "VI" else "VI",
              "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
-             "curve": [{"iteration": e["epoch"], "train_seconds": e["train_seconds"], "test_nll": e["test_nll"],
-                        "test_error": e["test_error"]} for e in rs]}
+             "curve": _epoch_curve(rs)}
             for m, rs in evals.items() for family in (families if m == "VI" else [m.partition(":")[0]])]
     curves_report(rows, "alpha_line", "panel", f"{results}.png", "MNIST")
     print("\n| commit (dirty) | method | alpha | epochs run | selected epoch | its training s | validation NLL "
