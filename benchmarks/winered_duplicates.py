@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from dgp_uci import split
+from dgp_uci import duplicated_in, split
 from scipy.stats import norm
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
@@ -24,12 +24,6 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from alphagp.data import data_dir, read_table
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
-
-
-def duplicated_in(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """``[len(rows)]`` whether each row (features and target) equals a row of ``reference``."""
-    seen = {tuple(r) for r in reference}
-    return np.array([tuple(r) in seen for r in rows])
 
 
 def main() -> None:
