@@ -4,11 +4,12 @@ The augmented logistic-softmax VI (``method="augmented"``) with M from 5 to 400 
 one kernel and inducing set per class (independent) or one for all classes (shared), inducing
 inputs at k-means++ seeds and held fixed (the paper's setting), mini-batches of 200, Adam at 0.01
 on the kernel, the default natural-gradient schedule. Nothing is tuned, so there is no
-validation split: each configuration is fitted once on the training split (75 % of the 58,000
-rows, the original 43,500 / 14,500 proportion) and scored once on the test rows. The paper
-trains for 200 epochs; ``--epochs`` sets the count here (the results record it). One JSON line
-per (M, shared) to benchmarks/results/augmented_inducing.jsonl with test error, NLL and the
-training seconds.
+validation split: each configuration is fitted once on all the training rows (75 % of the
+58,000 rows, the original 43,500 / 14,500 proportion) for the whole budget, with the estimator's
+early stopping off, and scored once on the test rows. The paper trains for 200 epochs;
+``--epochs`` sets the count here (the results record it, and the epochs run). One JSON line per
+(M, shared) to benchmarks/results/augmented_inducing.jsonl with test error, NLL and the training
+seconds.
 
     python benchmarks/augmented_inducing.py --threads 2 --epochs 10
 """
@@ -39,7 +40,7 @@ def main() -> None:
         for shared in (False, True):
             clf = GPClassifier(method="augmented", n_inducing=M, inducing_init="kmeans++", optimize_inducing=False,
                                shared_hyperparameters=shared, batch_size=args.batch_size, max_iter=args.epochs,
-                               n_jobs=args.threads, random_state=args.split)
+                               early_stopping=False, n_jobs=args.threads, random_state=args.split)
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
@@ -47,7 +48,8 @@ def main() -> None:
             seconds = time.perf_counter() - start
             metrics = all_metrics(clf.predict_proba(X_te), y_idx)
             append_row(args.output, base_row("augmented-inducing", dataset="shuttle", split=args.split, M=M,
-                                             shared=shared, epochs=args.epochs, batch_size=args.batch_size,
+                                             shared=shared, epochs=args.epochs, epochs_run=int(clf.n_iter_),
+                                             early_stopping=False, batch_size=args.batch_size,
                                              n_train=len(y_tr), train_seconds=seconds,
                                              training_seconds=clf.history_[-1]["train_seconds"], **metrics))
             print(f"M={M:4d} {'shared' if shared else 'independent':<11} error {metrics['error']:.4f} "
