@@ -1030,12 +1030,15 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
     the splits run, beside the paper's (20 splits, 20,000 iterations)."""
     paper = deep_gp_paper()
     groups = defaultdict(list)
-    for r in load(results):
-        groups[r["dataset"], r["layers"], r["alpha"], r["iterations"]].append(r)
+    for r in load(results):     # a fit stopped before its budget (early stopping once did) is its own row
+        stopped = r.get("epochs_run", r["epochs"]) < r["epochs"]
+        groups[r["dataset"], r["layers"], r["alpha"], r["iterations"], stopped].append(r)
     print("| data set | L | alpha | iterations | splits | RMSE / error | paper | test log-likelihood | paper "
           "| seconds per fit | clamped variances (most in a fit) | commit (dirty) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for (name, layers, alpha, iterations), rows in sorted(groups.items()):
+    for (name, layers, alpha, iterations, stopped), rows in sorted(groups.items()):
+        if stopped:
+            iterations = f"{iterations} (stopped at epoch {', '.join(str(r['epochs_run']) for r in rows)} of {rows[0]['epochs']})"
         task = rows[0]["task"]
         metric = "rmse" if task == "regression" else "error"
         keys = {"regression": ("C.8_regression_rmse", "C.7_regression_test_loglik"),
@@ -1047,6 +1050,25 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
               f"| {mean_se([r['test_loglik'] for r in rows], 3)} "
               f"| {_paper_cell(paper[keys[1]], layers, rows[0]['paper_name'], alpha)} "
               f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {_most_clamped(rows)} | {', '.join(commits)} |")
+
+
+def winered_duplicates_table(results: str = "dgp_uci_winered", exact: str = "winered_duplicates") -> None:
+    """Wine-red's test log-likelihood with and without the test rows that repeat a training row:
+    each deep-GP fit of ``results`` (rows of ``dgp_uci.py`` that record ``n_test_duplicates``),
+    then the exact GP of ``winered_duplicates.py`` on the same splits."""
+    print("| model | split | L | alpha | RMSE | test log-likelihood | repeated test rows "
+          "| log-likelihood without them | median | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in load(results):
+        if "n_test_duplicates" in r:
+            print(f"| deep GP ({r['iterations']} iterations) | {r['split']} | {r['layers']} | {r['alpha']:g} "
+                  f"| {r['rmse']:.3f} | {r['test_loglik']:.3f} | {r['n_test_duplicates']} of {r['n_test']} "
+                  f"| {r['test_loglik_without_duplicates']:.3f} | {r['test_loglik_median']:.3f} "
+                  f"| {r['commit']} ({r['dirty']}) |")
+    for r in load(exact):
+        print(f"| {r['model']} | {r['split']} | - | - | {r['test_rmse']:.3f} | {r['test_ll_mean']:.3f} "
+              f"| {r['n_test_duplicates']} of {r['n_test']} | {r['test_ll_mean_without_duplicates']:.3f} "
+              f"| {r['test_ll_median']:.3f} | {r['commit']} ({r['dirty']}) |")
 
 
 def authors_dgp_table(results: str = "authors_dgp", *ours: str) -> None:
@@ -1391,7 +1413,8 @@ if __name__ == "__main__":
               "mnist30": mnist_30min_report,
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
-              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table, "dgpgpytorch": dgp_gpytorch_table,
+              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table,
+              "winered": winered_duplicates_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
