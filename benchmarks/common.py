@@ -79,6 +79,12 @@ def done_keys(filename: str, key) -> set:
     return {key(r) for r in read_rows(filename) if r.get("dirty") is False}
 
 
+def ran_whole_budget(row: dict) -> bool:
+    """Whether a results row's fit ran all its ``epochs`` (``epochs_run``; rows without it come
+    from scripts that always ran the whole budget)."""
+    return row.get("epochs_run", row["epochs"]) == row["epochs"]
+
+
 def base_row(benchmark: str, **fields) -> dict:
     """A result row: the benchmark's name, the commit at the start of the run and whether the
     tree was dirty then, the machine, and ``fields``."""

@@ -34,7 +34,7 @@ from sklearn.model_selection import train_test_split
 from alphagp import DeepGPClassifier, DeepGPRegressor
 from alphagp.data import data_dir, load_benchmark, read_table
 
-from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args, ran_whole_budget
 
 REGRESSION = {"boston": "BOSTON", "power_plant": "POWER", "concrete": "CONCRETE", "energy": "ENERGY",
               "kin8nm": "KIN8NM", "naval": "NAVAL", "protein": "PROTEIN", "wine_quality_red": "WINERED", "yacht": "YACHT"}
@@ -77,7 +77,7 @@ def fit_key(row: dict) -> tuple:
     and whether it ran the whole budget (a fit stopped early, as the estimator's automatic early
     stopping once did on sets of 10,000 rows and more, is not the paper's protocol)."""
     return (row["dataset"], row["split"], row["layers"], row["alpha"], row["iterations"], row["learning_rate"],
-            row.get("epochs_run", row["epochs"]) == row["epochs"])
+            ran_whole_budget(row))
 
 
 def duplicated_in(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 from report_features import REPORTS as FEATURE_REPORTS
 
-from common import RESULTS, first_reaching, read_rows
+from common import RESULTS, first_reaching, ran_whole_budget, read_rows
 
 NAMES = {"glass": "Glass", "new_thyroid": "New-thyroid", "satimage": "Satellite", "svmguide2": "Svmguide2",
          "vehicle": "Vehicle", "vowel": "Vowel", "waveform_21": "Waveform", "wine": "Wine"}
@@ -1031,8 +1031,7 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
     paper = deep_gp_paper()
     groups = defaultdict(list)
     for r in load(results):     # a fit stopped before its budget (early stopping once did) is its own row
-        stopped = r.get("epochs_run", r["epochs"]) < r["epochs"]
-        groups[r["dataset"], r["layers"], r["alpha"], r["iterations"], stopped].append(r)
+        groups[r["dataset"], r["layers"], r["alpha"], r["iterations"], not ran_whole_budget(r)].append(r)
     print("| data set | L | alpha | iterations | splits | RMSE / error | paper | test log-likelihood | paper "
           "| seconds per fit | clamped variances (most in a fit) | commit (dirty) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
