@@ -32,6 +32,7 @@
     python benchmarks/report.py auginducing   # logistic-softmax paper Figure 6: Shuttle, M, shared or not
     python benchmarks/report.py dgpsynth   # deep-GP paper Table 1 / C.6: synthetic bimodal and heteroscedastic
     python benchmarks/report.py dgpuci     # deep-GP paper Tables C.7-C.12: UCI sets, mean ± s.e. over splits
+    python benchmarks/report.py dgpalphas wine_quality_red 0 2   # one set, split and L at every alpha fitted
     python benchmarks/report.py authorsdgp # the authors' deep-GP code beside ours on the same fits
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
@@ -1051,6 +1052,33 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
               f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {_most_clamped(rows)} | {', '.join(commits)} |")
 
 
+def dgp_alpha_sweep_table(dataset: str = "wine_quality_red", split: str = "0", layers: str = "2",
+                          *results: str) -> None:
+    """Every alpha fitted on one set, split and depth (the deep-GP paper's Tables C.7/C.8 run along
+    their alpha columns): one line per fit of the files ``results`` (default dgp_uci_paper and
+    dgp_uci_winered), sorted by alpha, beside the paper's column for that alpha (20 splits)."""
+    paper = deep_gp_paper()
+    rows = sorted((r for name in (results or ("dgp_uci_paper", "dgp_uci_winered")) for r in load(name)
+                   if r["dataset"] == dataset and r["split"] == int(split) and r["layers"] == int(layers)
+                   and ran_whole_budget(r)), key=lambda r: (r["alpha"], r["commit"]))
+    print("| alpha | RMSE | paper RMSE | test log-likelihood | paper | without repeated test rows | median "
+          "| energy at the end | seconds | threads | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        name = r["paper_name"]
+        print(f"| {r['alpha']:g} | {r['rmse']:.3f} "
+              f"| {_paper_cell(paper['C.8_regression_rmse'], r['layers'], name, r['alpha'])} "
+              f"| {r['test_loglik']:.3f} | {_paper_cell(paper['C.7_regression_test_loglik'], r['layers'], name, r['alpha'])} "
+              f"| {_optional(r.get('test_loglik_without_duplicates'))} | {_optional(r.get('test_loglik_median'))} "
+              f"| {r['energy_by_epoch'][-1][1]:.0f} | {r['train_seconds']:.0f} | {r['machine'].split(' threads')[0].split()[-1]} "
+              f"| {r['commit']} ({r['dirty']}) |")
+
+
+def _optional(value: float | None) -> str:
+    """A number to three decimals, or '-' where a row has none (older rows, or no such test rows)."""
+    return "-" if value is None else f"{value:.3f}"
+
+
 def winered_duplicates_table(results: str = "dgp_uci_winered", exact: str = "winered_duplicates") -> None:
     """Wine-red's test log-likelihood with and without the test rows that repeat a training row:
     each deep-GP fit of ``results`` (rows of ``dgp_uci.py`` that record ``n_test_duplicates``),
@@ -1062,7 +1090,7 @@ def winered_duplicates_table(results: str = "dgp_uci_winered", exact: str = "win
         if "n_test_duplicates" in r:
             print(f"| deep GP ({r['iterations']} iterations) | {r['split']} | {r['layers']} | {r['alpha']:g} "
                   f"| {r['rmse']:.3f} | {r['test_loglik']:.3f} | {r['n_test_duplicates']} of {r['n_test']} "
-                  f"| {r['test_loglik_without_duplicates']:.3f} | {r['test_loglik_median']:.3f} "
+                  f"| {_optional(r['test_loglik_without_duplicates'])} | {r['test_loglik_median']:.3f} "
                   f"| {r['commit']} ({r['dirty']}) |")
     for r in load(exact):
         print(f"| {r['model']} | {r['split']} | - | - | {r['test_rmse']:.3f} | {r['test_ll_mean']:.3f} "
@@ -1413,7 +1441,7 @@ if __name__ == "__main__":
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table,
-              "winered": winered_duplicates_table, "dgpgpytorch": dgp_gpytorch_table,
+              "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
