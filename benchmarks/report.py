@@ -45,6 +45,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -1070,8 +1071,13 @@ def dgp_alpha_sweep_table(dataset: str = "wine_quality_red", split: str = "0", l
               f"| {_paper_cell(paper['C.8_regression_rmse'], r['layers'], name, r['alpha'])} "
               f"| {r['test_loglik']:.3f} | {_paper_cell(paper['C.7_regression_test_loglik'], r['layers'], name, r['alpha'])} "
               f"| {_optional(r.get('test_loglik_without_duplicates'))} | {_optional(r.get('test_loglik_median'))} "
-              f"| {r['energy_by_epoch'][-1][1]:.0f} | {r['train_seconds']:.0f} | {r['machine'].split(' threads')[0].split()[-1]} "
+              f"| {r['energy_by_epoch'][-1][1]:.0f} | {r['train_seconds']:.0f} | {_threads(r)} "
               f"| {r['commit']} ({r['dirty']}) |")
+
+
+def _threads(row: dict) -> str:
+    """The PyTorch thread count a row's ``machine`` records ("... 2 threads, torch ...")."""
+    return re.search(r"(\d+) threads", row["machine"]).group(1)
 
 
 def _optional(value: float | None) -> str:
