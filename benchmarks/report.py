@@ -1017,7 +1017,8 @@ def dgp_mnist_screen_report(results: str = "dgp_mnist_screen") -> None:
 
 
 def _paper_cell(table: dict, layers: int, name: str, alpha: float) -> str:
-    """The paper's mean ± s.e. at alpha -> 0 (our 0.001), 0.5 or 1; raw text for rows marked ambiguous."""
+    """The paper's mean ± s.e. in the column of ``alpha`` (-> 0 for our 0.001, then 0.1, ..., 1); raw
+    text for rows marked ambiguous."""
     row = table.get(f"L={layers}", {}).get(name)
     if row is None:
         return "-"
