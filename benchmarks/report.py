@@ -33,6 +33,7 @@
     python benchmarks/report.py dgpsynth   # deep-GP paper Table 1 / C.6: synthetic bimodal and heteroscedastic
     python benchmarks/report.py dgpuci     # deep-GP paper Tables C.7-C.12: UCI sets, mean ± s.e. over splits
     python benchmarks/report.py dgpalphas wine_quality_red 0 2   # one set, split and L at every alpha fitted
+    python benchmarks/report.py dgpdepth 0 0.5   # L = 2 beside L = 3 on each regression set, one split and alpha
     python benchmarks/report.py authorsdgp # the authors' deep-GP code beside ours on the same fits
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
@@ -1076,6 +1077,37 @@ def dgp_alpha_sweep_table(dataset: str = "wine_quality_red", split: str = "0", l
               f"| {r['commit']} ({r['dirty']}) |")
 
 
+def _energy_change_at_end(row: dict) -> float:
+    """Percent change of the training energy over the last 10 % of the epochs: from the last recorded
+    epoch at or before 90 % of the budget to the end (positive: still rising)."""
+    curve = row["energy_by_epoch"]
+    start = [energy for epoch, energy in curve if epoch <= 0.9 * curve[-1][0]][-1]
+    return 100 * (curve[-1][1] - start) / abs(start)
+
+
+def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uci_paper") -> None:
+    """L = 2 beside L = 3 on each regression set fitted at both depths (one split, one alpha, the
+    paper's 20,000 iterations), with the paper's columns for both depths (Tables C.7 / C.8, 20 splits)
+    and the three-layer fit's seconds, its ratio to the two-layer fit's and its energy at the end."""
+    paper = deep_gp_paper()
+    fits = {(r["dataset"], r["layers"]): r for r in load(results)
+            if r["task"] == "regression" and r["split"] == int(split) and r["alpha"] == float(alpha)
+            and r["iterations"] == 20000 and ran_whole_budget(r)}
+    print("| data set | RMSE L=2 | L=3 | paper L=2 | paper L=3 | test log-likelihood L=2 | L=3 | paper L=2 "
+          "| paper L=3 | L=3 seconds (x L=2) | L=3 energy, last 10 % of epochs | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in sorted({dataset for dataset, layers in fits if layers == 3 and (dataset, 2) in fits}):
+        two, three = fits[name, 2], fits[name, 3]
+        cells = {key: [_paper_cell(paper[key], layers, two["paper_name"], float(alpha)) for layers in (2, 3)]
+                 for key in ("C.8_regression_rmse", "C.7_regression_test_loglik")}
+        print(f"| {two['paper_name']} | {two['rmse']:.3f} | {three['rmse']:.3f} | "
+              + " | ".join(cells["C.8_regression_rmse"])
+              + f" | {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | "
+              + " | ".join(cells["C.7_regression_test_loglik"])
+              + f" | {three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f}) "
+              f"| {_energy_change_at_end(three):+.1f} % | {three['commit']} ({three['dirty']}) |")
+
+
 def _threads(row: dict) -> str:
     """The PyTorch thread count a row's ``machine`` records ("... 2 threads, torch ...")."""
     return re.search(r"(\d+) threads", row["machine"]).group(1)
@@ -1448,7 +1480,7 @@ if __name__ == "__main__":
               "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
               "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
               "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table,
-              "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpgpytorch": dgp_gpytorch_table,
+              "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpdepth": dgp_depth_table, "dgpgpytorch": dgp_gpytorch_table,
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
