@@ -1088,7 +1088,8 @@ def _energy_change_at_end(row: dict) -> float:
 def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uci_paper") -> None:
     """L = 2 beside L = 3 on each regression set fitted at both depths (one split, one alpha, the
     paper's 20,000 iterations), with the paper's columns for both depths (Tables C.7 / C.8, 20 splits)
-    and the three-layer fit's seconds, its ratio to the two-layer fit's and its energy at the end."""
+    and the three-layer fit's seconds, its ratio to the two-layer fit's and its energy at the end.
+    Where a fit was repeated (same set, depth, split and alpha), the file's last row is the one shown."""
     paper = deep_gp_paper()
     fits = {(r["dataset"], r["layers"]): r for r in load(results)
             if r["task"] == "regression" and r["split"] == int(split) and r["alpha"] == float(alpha)
