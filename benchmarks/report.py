@@ -1088,15 +1088,17 @@ def _energy_change_at_end(row: dict) -> float:
 def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uci_paper") -> None:
     """L = 2 beside L = 3 on each regression set fitted at both depths (one split, one alpha, the
     paper's 20,000 iterations), with the paper's columns for both depths (Tables C.7 / C.8, 20 splits)
-    and the three-layer fit's seconds, its ratio to the two-layer fit's and its energy at the end.
+    the three-layer fit's seconds and their ratio to the two-layer fit's, and both fits' energies at
+    the end and their change over the last 10 % of the epochs.
     Where a fit was repeated (same set, depth, split and alpha), the file's last row is the one shown."""
     paper = deep_gp_paper()
     fits = {(r["dataset"], r["layers"]): r for r in load(results)
             if r["task"] == "regression" and r["split"] == int(split) and r["alpha"] == float(alpha)
             and r["iterations"] == 20000 and ran_whole_budget(r)}
     print("| data set | RMSE L=2 | L=3 | paper L=2 | paper L=3 | test log-likelihood L=2 | L=3 | paper L=2 "
-          "| paper L=3 | L=3 seconds (x L=2) | L=3 energy, last 10 % of epochs | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| paper L=3 | L=3 seconds (x L=2) | energy at the end L=2 / L=3 | its change over the last 10 % "
+          "of the epochs L=2 / L=3 | L=3 commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in sorted({dataset for dataset, layers in fits if layers == 3 and (dataset, 2) in fits}):
         two, three = fits[name, 2], fits[name, 3]
         cells = {key: [_paper_cell(paper[key], layers, two["paper_name"], float(alpha)) for layers in (2, 3)]
@@ -1106,7 +1108,9 @@ def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uc
               + f" | {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | "
               + " | ".join(cells["C.7_regression_test_loglik"])
               + f" | {three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f}) "
-              f"| {_energy_change_at_end(three):+.1f} % | {three['commit']} ({three['dirty']}) |")
+              f"| {two['energy_by_epoch'][-1][1]:.0f} / {three['energy_by_epoch'][-1][1]:.0f} "
+              f"| {_energy_change_at_end(two):+.1f} % / {_energy_change_at_end(three):+.1f} % "
+              f"| {three['commit']} ({three['dirty']}) |")
 
 
 def _threads(row: dict) -> str:
