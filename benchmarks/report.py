@@ -1087,7 +1087,7 @@ def _energy_change_at_end(row: dict) -> float:
 
 def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uci_paper") -> None:
     """L = 2 beside L = 3 on each regression set fitted at both depths (one split, one alpha, the
-    paper's 20,000 iterations), with the paper's columns for both depths (Tables C.7 / C.8, 20 splits)
+    paper's 20,000 iterations), with the paper's columns for both depths (Tables C.7 / C.8, 20 splits),
     the three-layer fit's seconds and their ratio to the two-layer fit's, and both fits' energies at
     the end and their change over the last 10 % of the epochs.
     Where a fit was repeated (same set, depth, split and alpha), the file's last row is the one shown."""
@@ -1101,13 +1101,13 @@ def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uc
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in sorted({dataset for dataset, layers in fits if layers == 3 and (dataset, 2) in fits}):
         two, three = fits[name, 2], fits[name, 3]
-        cells = {key: [_paper_cell(paper[key], layers, two["paper_name"], float(alpha)) for layers in (2, 3)]
-                 for key in ("C.8_regression_rmse", "C.7_regression_test_loglik")}
-        print(f"| {two['paper_name']} | {two['rmse']:.3f} | {three['rmse']:.3f} | "
-              + " | ".join(cells["C.8_regression_rmse"])
-              + f" | {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | "
-              + " | ".join(cells["C.7_regression_test_loglik"])
-              + f" | {three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f}) "
+
+        def paper_cells(key, two=two):
+            return " | ".join(_paper_cell(paper[key], layers, two["paper_name"], float(alpha)) for layers in (2, 3))
+
+        print(f"| {two['paper_name']} | {two['rmse']:.3f} | {three['rmse']:.3f} | {paper_cells('C.8_regression_rmse')} "
+              f"| {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | {paper_cells('C.7_regression_test_loglik')} "
+              f"| {three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f}) "
               f"| {two['energy_by_epoch'][-1][1]:.0f} / {three['energy_by_epoch'][-1][1]:.0f} "
               f"| {_energy_change_at_end(two):+.1f} % / {_energy_change_at_end(three):+.1f} % "
               f"| {three['commit']} ({three['dirty']}) |")
