@@ -1099,14 +1099,16 @@ def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uc
           "| paper L=3 | L=3 seconds (x L=2) | energy at the end L=2 / L=3 | its change over the last 10 % "
           "of the epochs L=2 / L=3 | L=3 commit (dirty) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+    def paper_cells(key: str, paper_name: str) -> str:
+        return " | ".join(_paper_cell(paper[key], layers, paper_name, float(alpha)) for layers in (2, 3))
+
     for name in sorted({dataset for dataset, layers in fits if layers == 3 and (dataset, 2) in fits}):
         two, three = fits[name, 2], fits[name, 3]
-
-        def paper_cells(key, two=two):
-            return " | ".join(_paper_cell(paper[key], layers, two["paper_name"], float(alpha)) for layers in (2, 3))
-
-        print(f"| {two['paper_name']} | {two['rmse']:.3f} | {three['rmse']:.3f} | {paper_cells('C.8_regression_rmse')} "
-              f"| {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | {paper_cells('C.7_regression_test_loglik')} "
+        rmse_cells = paper_cells("C.8_regression_rmse", two["paper_name"])
+        loglik_cells = paper_cells("C.7_regression_test_loglik", two["paper_name"])
+        print(f"| {two['paper_name']} | {two['rmse']:.3f} | {three['rmse']:.3f} | {rmse_cells} "
+              f"| {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | {loglik_cells} "
               f"| {three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f}) "
               f"| {two['energy_by_epoch'][-1][1]:.0f} / {three['energy_by_epoch'][-1][1]:.0f} "
               f"| {_energy_change_at_end(two):+.1f} % / {_energy_change_at_end(three):+.1f} % "
