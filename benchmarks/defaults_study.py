@@ -101,7 +101,21 @@ LEVERS = (
     Candidate("vi_M100_cosine", {"method": "vi", **_MINI, "n_inducing": 100, "learning_rate_decay": "cosine",
                                  "max_iter": 100, "early_stopping": False}, max_rows=2_000),
 )
-PORTFOLIOS = {"wide": WIDE, "levers": LEVERS}
+#: issue 58's kernel start: the default's portfolio from the fixed start (sqrt(D) lengthscales, as it
+#: was) and from the regression of the labels (``kernel_init="regression"``), and two candidates that
+#: keep the regression's kernel fixed (only q and the inducing inputs learnt)
+_PORTFOLIO = {c.name: c for c in model_selection.PORTFOLIO}
+KERNEL_START = (
+    *(Candidate(f"{name}_fixed", {**c.params, "kernel_init": "fixed"}, c.min_rows, c.max_rows)
+      for name, c in _PORTFOLIO.items()),
+    *(Candidate(f"{name}_regression", {**c.params, "kernel_init": "regression"}, c.min_rows, c.max_rows)
+      for name, c in _PORTFOLIO.items()),
+    Candidate("vi_regression_kernel_fixed", {**_PORTFOLIO["vi"].params, "kernel_init": "regression",
+                                             "optimize_hyperparameters": False}),
+    Candidate("pep_regression_kernel_fixed", {**_PORTFOLIO["pep"].params, "kernel_init": "regression",
+                                              "optimize_hyperparameters": False}, max_rows=2_000),
+)
+PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START}
 
 
 def main() -> None:

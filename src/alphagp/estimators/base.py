@@ -124,7 +124,7 @@ class HeldOutRows:
 class GPEstimatorBase(BaseEstimator):
     """Shared machinery of the estimators. A subclass sets ``MODEL_KIND`` (its model files' kind)
     and ``SCHEDULE_PARAMS`` (the parameters a resumed checkpoint may change: the schedule and how
-    a fit is run) and implements the file hooks :meth:`_file_content`, :meth:`_model_from_file`
+    a fit is run), ``PARAMS_ADDED`` where it has parameters newer than its checkpoints, and implements the file hooks :meth:`_file_content`, :meth:`_model_from_file`
     and :meth:`_restore`. Its parameters include ``n_inducing``, ``batch_size``, ``max_iter``,
     ``learning_rate_decay``, ``tol``, ``n_iter_no_change``, ``checkpoint`` and ``verbose``."""
 
@@ -147,6 +147,9 @@ class GPEstimatorBase(BaseEstimator):
     MODEL_KIND: ClassVar[str] = ""
     SCHEDULE_PARAMS: ClassVar[tuple[str, ...]] = ("max_iter", "max_time", "learning_rate", "learning_rate_decay",
                                                   "tol", "n_iter_no_change", "checkpoint", "verbose", "n_jobs")
+    #: parameters added after checkpoints existed, each with the value that gives the fits of before
+    #: it: a checkpoint records such a parameter only at another value, so older checkpoints resume
+    PARAMS_ADDED: ClassVar[dict] = {}
 
     # ------------------------------------------------------------------ checks
     def _device(self) -> torch.device:
@@ -338,7 +341,8 @@ class GPEstimatorBase(BaseEstimator):
     def _checkpoint_settings(self, model=None) -> dict:
         """The settings a checkpoint records and a resumed fit must match: the parameters but the
         schedule's, as plain data, and a digest of the rows' weights where ``model`` has them."""
-        settings = {k: v for k, v in self._plain_params().items() if k not in self.SCHEDULE_PARAMS}
+        settings = {k: v for k, v in self._plain_params().items() if k not in self.SCHEDULE_PARAMS
+                    and not (k in self.PARAMS_ADDED and v == self.PARAMS_ADDED[k])}
         weight = None if model is None else model.sample_weight
         if weight is not None:
             import hashlib

@@ -56,7 +56,12 @@ class FitPlan:
         initial inducing inputs (unless the user gives them).
     shared_hyperparameters, kernel_params, optimize_hyperparameters
         one kernel and inducing set for all classes or one per class; the initial kernel
-        parameters (plain values); whether the kernel is learnt.
+        parameters the user gave (plain values); whether the kernel is learnt.
+    kernel_init
+        where the rest of the initial kernel comes from: ``"regression"``, type-II maximum
+        likelihood of an exact GP regression of the labels (:mod:`alphagp.kernel_start`), or
+        ``"fixed"``, sqrt(D) lengthscales, amplitude 1 and noise 0.1 (files written before the
+        kernel start read as ``"fixed"``).
     dtype, device, standardize
         the model's float type and device, and whether the features are standardised.
     """
@@ -80,6 +85,7 @@ class FitPlan:
     dtype: str
     device: str
     standardize: bool
+    kernel_init: str = "fixed"
 
     def to_plain(self) -> dict:
         """The plan as plain JSON values (for model files)."""
@@ -96,7 +102,7 @@ class FitPlan:
         damping = "" if self.damping is None else f", damping={self.damping:g}"
         learn = "learnt" if self.optimize_inducing else "fixed"
         return (f"{self.method}{alpha}{damping} on {self.n_data} rows, {steps}, {self.optimizer} from "
-                f"{self.learning_rate:g}, inducing inputs {learn}")
+                f"{self.learning_rate:g}, inducing inputs {learn}, kernel start {self.kernel_init}")
 
 
 def default_learning_rate(optimizer: str) -> float:
@@ -137,10 +143,12 @@ def plan_fit(est, n_data: int, alpha: float | None, stream: bool = False, rows: 
                           UserWarning, stacklevel=4)
     n_inducing = (est._inducing_count(n_data if rows is None else rows) if est.inducing_points is None
                   else int(np.shape(est.inducing_points)[-2]))
+    given = set(est.kernel_params or {})
+    kernel_init = "fixed" if {"lengthscale", "amplitude"} <= given else est.kernel_init
     return FitPlan(method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=est.epsilon,
                    method_params=dict(est.method_params or {}), n_data=int(n_data), batch_size=est.batch_size_,
                    mini_batches=mini, optimizer=optimizer, learning_rate=learning_rate, optimize_inducing=learn,
                    n_inducing=n_inducing, inducing_init=est.inducing_init_,
                    shared_hyperparameters=bool(est.shared_hyperparameters), kernel_params=plain(est.kernel_params or {}),
                    optimize_hyperparameters=bool(est.optimize_hyperparameters), dtype=est.dtype,
-                   device=str(est._device()), standardize=bool(est.standardize))
+                   device=str(est._device()), standardize=bool(est.standardize), kernel_init=kernel_init)

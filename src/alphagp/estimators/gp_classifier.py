@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from numbers import Integral, Real
 from typing import ClassVar
@@ -14,6 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import conformity_scores, prediction_sets
+from ..kernel_start import KernelStart, describe_start
 from ..data.streaming import StandardizedRows
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_spec, method_table
@@ -126,7 +128,16 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Explicit initial inducing inputs in the units of ``X``.
     kernel_params : dict or None
         Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays). Lengthscales
-        refer to standardised features when ``standardize=True``. Defaults: sqrt(D), 1, 0.1.
+        refer to standardised features when ``standardize=True``. What is not given comes from
+        ``kernel_init``.
+    kernel_init : {"regression", "fixed"}
+        Where the initial kernel comes from. ``"regression"``: the lengthscales and amplitude
+        that maximise the marginal likelihood of an exact GP regression of the centred one-hot
+        labels on at most 500 random training rows, found by L-BFGS-B in a few seconds
+        (:mod:`alphagp.kernel_start`; the approximations learn the kernel slowly, so this
+        converged start carries most of the fit's quality; BENCHMARKS.md, "One strong fit"),
+        noise 0.1. ``"fixed"``: lengthscales sqrt(D), amplitude 1, noise 0.1 (the papers'
+        start). What it found is ``kernel_start_``.
     optimize_hyperparameters : bool
         Learn the kernel hyper-parameters (like scikit-learn's ``optimizer=None`` when this and
         ``optimize_inducing`` are False: only the approximation is fitted).
@@ -219,6 +230,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     conformity_scores_ : array ``[n]``, the calibration rows' scores 1 - p(y | x) of
         :meth:`predict_set`: those of :meth:`conformalize`'s rows, or of the rows the fit held out
         for early stopping; absent without either.
+    kernel_start_ : :class:`~alphagp.kernel_start.KernelStart` or None, what the regression of the
+        labels learnt (lengthscales, amplitude, its marginal likelihood, rows, evaluations,
+        seconds) with ``kernel_init="regression"``; ``None`` for the fixed start.
     optimize_inducing_ : bool, whether the inducing inputs were learnt (``optimize_inducing="auto"``
         resolved).
     n_skipped_updates_ : int, EP site updates refused because the new site would have had
@@ -248,6 +262,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
+        "kernel_init": [StrOptions({"regression", "fixed"})],
         "optimize_hyperparameters": ["boolean"],
         "optimize_inducing": ["boolean", StrOptions({"auto"})],
         "distributed": ["boolean", StrOptions({"rows"})],
@@ -256,11 +271,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     MODEL_KIND = MODEL_KIND
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
+    PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed"}
 
     def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
-                 inducing_init="auto", inducing_points=None, kernel_params=None,
+                 inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="regression",
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
@@ -283,6 +299,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.inducing_init = inducing_init
         self.inducing_points = inducing_points
         self.kernel_params = kernel_params
+        self.kernel_init = kernel_init
         self.optimize_hyperparameters = optimize_hyperparameters
         self.optimize_inducing = optimize_inducing
         self.standardize = standardize
@@ -359,9 +376,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X_fit, self.standardize, w_fit)
+            self.kernel_start_ = sparse_model.kernel_start(plan, Xs, y_fit, len(self.classes_), w_fit,
+                                                           self.random_state)
+            if self.verbose and self.kernel_start_ is not None:
+                print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
             rng = np.random.default_rng(self.random_state)
             self.model_ = sparse_model.build_model(plan, X_fit, Xs, len(self.classes_), rng,
-                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)))
+                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)),
+                                                   self.kernel_start_)
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
@@ -465,8 +487,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             Xs = self._standardize(X, self.standardize)
             rng = np.random.default_rng(self.random_state)
             plan = self.fit_plan_ = plan_fit(self, int(n_rows), self.alpha, stream=True, rows=len(X))
+            self.kernel_start_ = sparse_model.kernel_start(plan, Xs, y_idx, len(self.classes_), None, self.random_state)
             self.model_ = sparse_model.build_model(plan, X, Xs, len(self.classes_), rng,
-                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)))
+                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)),
+                                                   self.kernel_start_)
             self.n_inducing_ = int(self.model_.inducing_points.shape[1])
             self.optimize_inducing_ = plan.optimize_inducing
         self.alpha_ = plan.alpha
@@ -506,6 +530,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             setattr(self, name, value)
         self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
                                                                      selection.scheme)
+        if selection.kernel_start is not None and selection.params.get("kernel_init", self.kernel_init) == "regression":
+            # the winner started from the selection's shared kernel start, handed over as kernel_params
+            self.kernel_start_ = selection.kernel_start
+            self.fit_plan_ = dataclasses.replace(self.fit_plan_, kernel_init="regression")
         return self
 
     def _takes_sample_weight(self) -> bool:
@@ -683,6 +711,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.__dict__.pop("fit_plan_", None)
         if content.get("fit_plan"):                        # files before the fit plan have none
             self.fit_plan_ = FitPlan.from_plain(content["fit_plan"])
+        start = content.get("kernel_start")                # files before the kernel start have none
+        self.kernel_start_ = None if start is None else KernelStart.from_plain(start)
         if content.get("alpha_scores"):
             self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
         if content.get("conformity_scores") is not None:

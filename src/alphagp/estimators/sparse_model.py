@@ -14,6 +14,7 @@ import torch
 from sklearn.utils._param_validation import InvalidParameterError
 
 from ..inducing import init_inducing_points
+from ..kernel_start import KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import METHODS, build_method, check_method_params, method_config
@@ -140,18 +141,34 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
                          "inducing points, or shared_hyperparameters=True")
 
 
-def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None):
+def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None,
+                 random_state) -> KernelStart | None:
+    """The plan's kernel start (``plan.kernel_init == "regression"``): the surrogate's type-II
+    maximum likelihood (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all
+    classes) on the standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and
+    weights ``weight`` ``[N]`` (or ``None``), its rows drawn with ``random_state``; ``None`` for
+    the fixed start."""
+    if plan.kernel_init != "regression":
+        return None
+    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
+                            rng=np.random.default_rng(random_state))
+
+
+def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
+                start: KernelStart | None = None):
     """The model of ``plan``: a kernel, the inducing inputs (``inducing_points``, standardised
     ``[C or 1, M, D]``, or ``plan.n_inducing`` chosen from the standardised rows ``Xs`` by
     ``plan.inducing_init``) and the registered method (its alpha, damping, epsilon and own
     arguments, N = ``plan.n_data``), on the plan's device. ``X``: the unstandardised rows (for
-    the warning about an unstandardised kernel scale)."""
+    the warning about an unstandardised kernel scale). The kernel starts from ``start``'s
+    lengthscales and amplitude (:func:`kernel_start`), where the user gave none."""
     dtype = DTYPES[plan.dtype]
     Z = inducing_points
     if Z is None:
         Z = init_inducing_points(Xs, n_classes, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
+    initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
     kernel = ARDKernel(n_classes, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,
-                       **{k: np.asarray(v, dtype=np.float64) for k, v in plan.kernel_params.items()})
+                       **{k: np.asarray(v, dtype=np.float64) for k, v in initial.items()})
     if not plan.standardize:
         _warn_if_far_from_kernel_scale(X, kernel)
     kernel.requires_grad_(plan.optimize_hyperparameters)
@@ -175,6 +192,7 @@ def file_content(est, include_training_state: bool) -> dict:
                          "early_stopping": est.early_stopping_},
             "state": state, "optimize_inducing": bool(est.optimize_inducing_),
             "fit_plan": est.fit_plan_.to_plain() if hasattr(est, "fit_plan_") else None,
+            "kernel_start": None if getattr(est, "kernel_start_", None) is None else est.kernel_start_.to_plain(),
             "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()},
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
                            "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),

@@ -1,0 +1,172 @@
+"""A converged kernel before any approximation: type-II maximum likelihood of an exact GP
+regression of the labels.
+
+The classifiers' approximations learn the kernel's hyper-parameters slowly: batch EP's
+sign-adaptive steps move the lengthscales a few per cent from their start in 250 iterations
+(BENCHMARKS.md, "One strong fit"), so the start is the model. This module gives every fit a start
+that has converged on a closed-form surrogate. The one-hot encoding of the class indices, centred
+per class, ``Y`` ``[n, C]``, is regressed on the standardised features ``X`` ``[n, D]`` by an
+exact GP with the ARD squared-exponential kernel (:class:`~alphagp.kernels.ARDKernel`'s form:
+amplitude a, lengthscales l) and Gaussian noise s. Its log marginal likelihood (Rasmussen &
+Williams, eq. 2.30),
+
+    log p(Y | X) = sum_c [ -1/2 y_c' (a K_l + s W^-1)^-1 y_c - 1/2 log|a K_l + s W^-1| - n/2 log 2 pi ],
+
+with ``W`` the rows' weights (a weight w divides the row's noise variance by w, as the row
+repeated w times would), is maximised over log a, log l and log s by scipy's L-BFGS-B with the
+gradient from torch's autodiff, on at most ``max_rows`` random rows. ``shared=True`` fits one
+kernel to all C columns (one Cholesky factor per evaluation); ``shared=False`` one kernel per
+class (a batch of C factors).
+
+The learnt lengthscales and amplitude start the classifier's kernel (``kernel_init="regression"``
+of :class:`~alphagp.GPClassifier`); the regression's noise s is the labels' noise, not the
+latent function's additive noise, so the kernel's noise keeps its start.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.optimize import minimize
+
+from .numerics import stable_cholesky
+
+#: rows the surrogate reads at most (a random subsample): its cost grows as their cube
+MAX_ROWS = 500
+#: bounds of the positive parameters during the search (lengthscales of standardised features)
+LENGTHSCALE_BOUNDS = (1e-2, 1e3)
+AMPLITUDE_BOUNDS = (1e-4, 1e3)
+NOISE_BOUNDS = (1e-6, 1e2)
+#: L-BFGS-B's stopping rule: iterations, and the relative change of the objective
+MAX_ITERATIONS = 200
+TOLERANCE = 1e-7
+
+
+@dataclass(frozen=True)
+class KernelStart:
+    """What the surrogate learnt: ``lengthscale`` ``[G, D]``, ``amplitude`` ``[G]`` and ``noise``
+    ``[G]`` (the regression's label noise s) for G kernel groups (1 shared, else C); the maximised
+    ``log_marginal_likelihood`` per row, the ``rows`` read, L-BFGS-B's ``evaluations`` and whether
+    it ``converged``, and the ``seconds`` taken."""
+
+    lengthscale: np.ndarray
+    amplitude: np.ndarray
+    noise: np.ndarray
+    log_marginal_likelihood: float
+    rows: int
+    evaluations: int
+    converged: bool
+    seconds: float
+
+    def kernel_params(self) -> dict:
+        """The classifier kernel's start as ``kernel_params`` (plain lists): the learnt lengthscales
+        and amplitude."""
+        return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist()}
+
+    def to_plain(self) -> dict:
+        return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist(),
+                "noise": self.noise.tolist(), "log_marginal_likelihood": self.log_marginal_likelihood,
+                "rows": self.rows, "evaluations": self.evaluations, "converged": self.converged,
+                "seconds": self.seconds}
+
+    @classmethod
+    def from_plain(cls, values: dict) -> KernelStart:
+        arrays = {k: np.asarray(values[k], dtype=np.float64) for k in ("lengthscale", "amplitude", "noise")}
+        return cls(**arrays, log_marginal_likelihood=float(values["log_marginal_likelihood"]),
+                   rows=int(values["rows"]), evaluations=int(values["evaluations"]),
+                   converged=bool(values["converged"]), seconds=float(values["seconds"]))
+
+
+def centred_one_hot(y_idx: np.ndarray, n_classes: int) -> np.ndarray:
+    """``[n, C]`` the one-hot encoding of class indices ``y_idx`` ``[n]``, each column centred."""
+    Y = np.zeros((len(y_idx), n_classes))
+    Y[np.arange(len(y_idx)), y_idx] = 1.0
+    return Y - Y.mean(0)
+
+
+def log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, Y: torch.Tensor,
+                            weight: torch.Tensor | None = None) -> torch.Tensor:
+    """The surrogate's log marginal likelihood (module docstring), summed over the C columns.
+
+    ``theta`` ``[G, D + 2]``: per kernel group, log amplitude, the D log lengthscales and log noise
+    (scikit-learn's ``ConstantKernel * RBF + WhiteKernel`` ``theta`` order); ``X`` ``[n, D]``;
+    ``Y`` ``[n, C]``, with G = 1 (one kernel for every column) or G = C (column c on kernel c);
+    ``weight`` ``[n]`` positive row weights or ``None``. Returns a scalar."""
+    n, C = Y.shape
+    log_amplitude, log_lengthscale, log_noise = theta[:, 0], theta[:, 1:-1], theta[:, -1]
+    scaled = X[None] / log_lengthscale.exp()[:, None, :]                          # [G, n, D]
+    sq = scaled.square().sum(-1)
+    distance = (sq[:, :, None] + sq[:, None, :] - 2 * scaled @ scaled.transpose(-1, -2)).clamp_min(0)
+    noise = log_noise.exp()[:, None] * (torch.ones(n, dtype=X.dtype) if weight is None else 1.0 / weight)  # [G, n]
+    K = log_amplitude.exp()[:, None, None] * torch.exp(-0.5 * distance) + torch.diag_embed(noise)
+    L = stable_cholesky(K)
+    targets = Y.T[:, :, None] if theta.shape[0] == C else Y[None]                  # [G, n, C/G]
+    alpha = torch.cholesky_solve(targets, L)
+    log_det = 2 * torch.log(torch.diagonal(L, dim1=-2, dim2=-1)).sum(-1)           # [G]
+    per_group = targets.shape[-1]
+    return (-0.5 * (targets * alpha).sum() - 0.5 * per_group * log_det.sum()
+            - 0.5 * n * C * math.log(2 * math.pi))
+
+
+def _bounds(n_features: int) -> list[tuple[float, float]]:
+    logs = [tuple(math.log(b) for b in bounds) for bounds in (AMPLITUDE_BOUNDS, LENGTHSCALE_BOUNDS, NOISE_BOUNDS)]
+    return [logs[0], *[logs[1]] * n_features, logs[2]]
+
+
+def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared: bool = True,
+                     weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
+                     rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
+                     max_iterations: int = MAX_ITERATIONS) -> KernelStart:
+    """Type-II maximum likelihood of the surrogate (module docstring) on standardised features
+    ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` in ``range(n_classes)`` and optional
+    positive row weights ``weight`` ``[N]``; at most ``max_rows`` rows, drawn by ``rng`` without
+    replacement. Starts from lengthscale ``initial_lengthscale`` (default sqrt(D), the fixed start
+    of the classifiers), the columns' mean variance as amplitude and a tenth of it as noise.
+
+    Raises ``FloatingPointError`` when the search ends at a non-finite value."""
+    started = time.perf_counter()
+    rng = np.random.default_rng(0) if rng is None else rng
+    n, d = X.shape
+    rows = np.sort(rng.choice(n, size=max_rows, replace=False)) if n > max_rows else np.arange(n)
+    Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64))
+    Y = torch.as_tensor(centred_one_hot(np.asarray(y_idx)[rows], n_classes))
+    w = None
+    if weight is not None:
+        w = np.asarray(weight, dtype=np.float64)[rows]
+        w = torch.as_tensor(w / w.mean())
+    groups = 1 if shared else n_classes
+    variance = float(Y.var(0).mean()) or 1.0
+    lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
+    start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)), [math.log(0.1 * variance)]])
+    bounds = _bounds(d)
+    start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
+    scale = float(len(rows) * n_classes)     # the objective per row and class: L-BFGS-B's tolerance is relative
+
+    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        theta = torch.as_tensor(flat.reshape(groups, d + 2)).requires_grad_(True)
+        value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
+        (grad,) = torch.autograd.grad(value, theta)
+        return float(value.detach()), grad.numpy().ravel()
+
+    result = minimize(objective, np.tile(start, groups), jac=True, method="L-BFGS-B", bounds=bounds * groups,
+                      options={"maxiter": max_iterations, "ftol": TOLERANCE})
+    if not np.isfinite(result.fun):
+        raise FloatingPointError("the kernel start's regression of the labels ended at a non-finite marginal "
+                                 "likelihood; use kernel_init='fixed'")
+    theta = result.x.reshape(groups, d + 2)
+    return KernelStart(lengthscale=np.exp(theta[:, 1:-1]), amplitude=np.exp(theta[:, 0]), noise=np.exp(theta[:, -1]),
+                       log_marginal_likelihood=-float(result.fun) * n_classes, rows=len(rows),
+                       evaluations=int(result.nfev), converged=bool(result.success),
+                       seconds=time.perf_counter() - started)
+
+
+def describe_start(start: KernelStart) -> str:
+    """One line for the progress output."""
+    ls = start.lengthscale
+    return (f"regression of the labels on {start.rows} rows, {start.evaluations} evaluations "
+            f"({'converged' if start.converged else 'iteration limit'}), {start.seconds:.1f} s: lengthscales "
+            f"{ls.min():.3g} to {ls.max():.3g} (median {np.median(ls):.3g}), amplitude {np.median(start.amplitude):.3g}")

@@ -1,0 +1,95 @@
+"""The kernel start (:mod:`alphagp.kernel_start`): its marginal likelihood and gradient against
+scikit-learn's ``GaussianProcessRegressor``, its optimum against scikit-learn's, and L-BFGS-B's
+optimum from two starts."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+from alphagp.kernel_start import centred_one_hot, fit_kernel_start, log_marginal_likelihood
+
+
+def _problem(n=60, d=3, classes=3, seed=0):
+    """Rows where feature 0 decides the class, feature 1 matters a little and feature 2 not at all."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = 2.0 * X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+    return X, y
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_marginal_likelihood_and_gradient_match_scikit_learn(shared):
+    X, y = _problem()
+    Y = centred_one_hot(y, 3)
+    rng = np.random.default_rng(1)
+    groups = 1 if shared else 3
+    theta = np.column_stack([np.log(rng.uniform(0.2, 2, groups)), np.log(rng.uniform(0.5, 3, (groups, 3))),
+                             np.log(rng.uniform(0.05, 0.5, groups))])
+    t = torch.tensor(theta, requires_grad=True)
+    ours = log_marginal_likelihood(t, torch.tensor(X), torch.tensor(Y))
+    (grad,) = torch.autograd.grad(ours, t)
+    total, total_grad = 0.0, np.zeros_like(theta)
+    for g in range(groups):
+        a, ls, s = np.exp(theta[g, 0]), np.exp(theta[g, 1:-1]), np.exp(theta[g, -1])
+        kernel = ConstantKernel(a) * RBF(ls) + WhiteKernel(s)       # free: theta = log a, log l, log s
+        gpr = GaussianProcessRegressor(kernel, optimizer=None).fit(X, Y if shared else Y[:, g])
+        value, gradient = gpr.log_marginal_likelihood(kernel.theta, eval_gradient=True)
+        total += value
+        total_grad[g] = gradient
+    assert float(ours.detach()) == pytest.approx(total, rel=1e-9)
+    np.testing.assert_allclose(grad.numpy(), total_grad, rtol=1e-7, atol=1e-9)
+
+
+def test_weights_divide_the_noise_variance():
+    """A row of weight w has noise variance s / w: the weighted marginal likelihood is the density of
+    N(0, a K + s W^-1) of each column (scipy's, computed densely)."""
+    from scipy.stats import multivariate_normal
+    X, y = _problem(n=30)
+    Y = centred_one_hot(y, 3)
+    w = np.random.default_rng(2).uniform(0.2, 5.0, 30)
+    a, ls, s = 0.7, np.array([1.2, 0.8, 2.0]), 0.1
+    theta = torch.tensor(np.log([a, *ls, s]))[None]
+    ours = log_marginal_likelihood(theta, torch.tensor(X), torch.tensor(Y), torch.tensor(w))
+    K = a * np.exp(-0.5 * (((X[:, None] - X[None]) / ls) ** 2).sum(-1)) + np.diag(s / w)
+    dense = sum(multivariate_normal(np.zeros(30), K).logpdf(Y[:, c]) for c in range(3))
+    assert float(ours.detach()) == pytest.approx(dense, rel=1e-10)
+
+
+def test_optimum_matches_scikit_learn():
+    """The same optimum as scikit-learn's own L-BFGS-B fit of the same model from the same start."""
+    X, y = _problem(n=80)
+    start = fit_kernel_start(X, y, 3, shared=True)
+    Y = centred_one_hot(y, 3)
+    variance = Y.var(0).mean()
+    kernel = (ConstantKernel(variance, (1e-4, 1e3)) * RBF([np.sqrt(3)] * 3, (1e-2, 1e3))
+              + WhiteKernel(0.1 * variance, (1e-6, 1e2)))
+    gpr = GaussianProcessRegressor(kernel, n_restarts_optimizer=0).fit(X, Y)
+    theirs = np.exp(gpr.kernel_.theta)
+    assert start.converged
+    np.testing.assert_allclose(start.lengthscale[0], theirs[1:4], rtol=2e-2)
+    np.testing.assert_allclose(start.amplitude[0], theirs[0], rtol=2e-2)
+    np.testing.assert_allclose(start.noise[0], theirs[4], rtol=2e-2)
+    assert start.log_marginal_likelihood * 80 == pytest.approx(gpr.log_marginal_likelihood_value_, rel=1e-5)
+
+
+def test_two_starts_reach_the_same_lengthscales():
+    X, y = _problem(n=120)
+    near = fit_kernel_start(X, y, 3, initial_lengthscale=0.5)
+    far = fit_kernel_start(X, y, 3, initial_lengthscale=5.0)
+    np.testing.assert_allclose(near.lengthscale, far.lengthscale, rtol=1e-2)
+    # and the lengthscales order the features by how much they decide the class
+    ls = near.lengthscale[0]
+    assert ls[0] < ls[1] < ls[2]
+
+
+def test_per_class_kernels_and_the_row_limit():
+    X, y = _problem(n=300)
+    start = fit_kernel_start(X, y, 3, shared=False, max_rows=100, rng=np.random.default_rng(0))
+    assert start.rows == 100
+    assert start.lengthscale.shape == (3, 3) and start.amplitude.shape == (3,)
+    assert np.all(np.isfinite(start.lengthscale)) and np.all(start.lengthscale > 0)
+    params = start.kernel_params()
+    assert set(params) == {"lengthscale", "amplitude"}
