@@ -149,7 +149,8 @@ _COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_si
 #: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
 _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_params": ("method_params", None),
             "damping": ("damping", None), "shared_hyperparameters": ("shared_hyperparameters", True),
-            "inducing_init": ("inducing_init", None), "fixed_hyperparameters": ("optimize_hyperparameters", False),
+            "inducing_init": ("inducing_init", None), "kernel_init": ("kernel_init", None),
+            "fixed_hyperparameters": ("optimize_hyperparameters", False),
             "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
             "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
             "inducing_points": ("inducing_points", None), "categorical_features": ("categorical_features", None)}
@@ -208,6 +209,9 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     g.add_argument("--inducing-init", choices=["auto", "random", "kmeans", "kmeans++"], default=None,
                    help="initial inducing points: random training rows, k-means centres or k-means++ seeding "
                         f"(default: {gp['inducing_init']}; not with --layers)")
+    g.add_argument("--kernel-init", choices=["regression", "fixed"], default=None,
+                   help="initial kernel: the type-II maximum likelihood of an exact GP regression of the labels, "
+                        f"or sqrt(D) lengthscales (default: {gp['kernel_init']}; not with --layers)")
     g.add_argument("--fixed-hyperparameters", action="store_true", default=None,
                    help="do not learn the kernel hyper-parameters (not with --layers)")
     g.add_argument("--fixed-inducing", action="store_true", default=None,

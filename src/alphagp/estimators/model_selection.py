@@ -7,6 +7,9 @@ the lowest mean held-out negative log-likelihood (NLL) and fits it on all traini
 * below :data:`CV_ROWS` training rows, stratified k-fold cross-validation (``cv`` folds, at
   most as many as the smallest class has rows), so that a validation split of a dozen rows
   does not decide;
+  Candidates race: once one candidate is scored on every fold, a later one whose mean NLL on
+  its first folds exceeds the leader's on the same folds by more than :data:`RACE_MARGIN` is
+  not fitted on the rest (:func:`behind`);
 * from :data:`CV_ROWS` rows on, one stratified split: each candidate trains with validated
   early stopping on the same held-out ``validation_fraction`` of the rows, and is scored by
   the NLL of the state it returns (the best one on those rows). The winner's fit is then the
@@ -79,6 +82,9 @@ PORTFOLIO: tuple[Candidate, ...] = (
 )
 #: below this many training rows the candidates are compared by k-fold cross-validation
 CV_ROWS = 2_000
+#: racing: a candidate whose first folds' mean held-out NLL exceeds the leader's on the same folds
+#: by more than this share is dropped (measured on the study's folds: BENCHMARKS.md, "One strong fit")
+RACE_MARGIN = 0.10
 #: the estimator parameters a method may refuse (its constructor or its likelihood decides)
 _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
 
@@ -209,13 +215,14 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
         params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
         return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme, kernel_start=kernel)
     fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
-    scores, seconds, fitted, failures = [], [], [], []
-    for candidate, params in choices:
+    scores, seconds, fitted, failures, leader = [], [], [], [], None
+    for index, (candidate, params) in enumerate(choices):
         params = {**params, "random_state": seed}
         if scheme == "split":
             params["early_stopping"] = True
-        own_scores, own_seconds, model = [], [], None
-        for train, test in folds if scheme == "cv" else [(None, None)]:
+        own_scores, own_seconds, model, raced = [], [], None, False
+        splits = folds if scheme == "cv" else [(None, None)]
+        for k, (train, test) in enumerate(splits):
             share = None if budget is None else max(budget - (clock() - start), 0.0) / fits_left
             fits_left -= 1
             if share is not None and share <= 0.0:
@@ -238,13 +245,20 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 break
             finally:
                 own_seconds.append(clock() - t0)
+            if k + 1 < len(splits) and behind(own_scores, None if leader is None else scores[leader]):
+                raced, fits_left = True, fits_left - (len(splits) - k - 1)
+                break
         scores.append(own_scores)
         seconds.append(own_seconds)
         fitted.append(model if scheme == "split" else None)
+        if len(own_scores) == len(splits) and (leader is None or np.mean(own_scores) < np.mean(scores[leader])):
+            leader = index
         if estimator.verbose:
             mean = f"{np.mean(own_scores):.4f}" if own_scores else "not scored (budget spent)"
+            note = f", dropped: behind {choices[leader][0].name} by more than {RACE_MARGIN:.0%}" if raced else ""
             print(f"method='auto': {candidate.name}: held-out NLL {mean} "
-                  f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s)", flush=True)
+                  f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s{note})",
+                  flush=True)
     if not any(scores):
         raise FloatingPointError("method='auto': every candidate failed numerically: " + "; ".join(failures))
     results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)
@@ -253,6 +267,16 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
     return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
                      fitted[best], kernel)
+
+
+def behind(scores: list[float], leader: list[float] | None) -> bool:
+    """Racing: whether a candidate whose first folds scored ``scores`` is clearly behind the
+    best fully scored candidate so far (``leader``, its scores on every fold; ``None``: none yet),
+    that is, its mean held-out NLL on those folds exceeds the leader's on the same folds by more
+    than :data:`RACE_MARGIN` of it. Such a candidate is not fitted on the remaining folds."""
+    if leader is None or not scores:
+        return False
+    return float(np.mean(scores)) > (1.0 + RACE_MARGIN) * float(np.mean(leader[:len(scores)]))
 
 
 def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
@@ -270,17 +294,21 @@ def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
 
 def _results(candidates, params, scores, seconds) -> dict:
     """scikit-learn's ``cv_results_`` shape: one entry per candidate in every list, the NLL of
-    each split (``NaN`` where the budget ran out before it), their mean and spread (``NaN`` for
-    a candidate not scored on every split), the mean seconds of a fit and the rank (1 = chosen:
-    the lowest mean; unscored candidates rank last, and the first candidate wins when none was
-    scored)."""
+    each split (``NaN`` where racing dropped the candidate or the budget ran out before it), their
+    mean and spread (``NaN`` for a candidate not scored on every split), the mean seconds of a fit
+    and the rank (1 = chosen: the lowest mean; candidates scored on some splits rank after those
+    scored on all, by their partial mean, and unscored candidates last; the first candidate wins
+    when none was scored)."""
     width = max((len(s) for s in scores), default=0)
     table = np.full((len(candidates), width), np.nan)
     for i, s in enumerate(scores):
         table[i, :len(s)] = s
     scored = np.array([len(s) == width and width > 0 for s in scores])
     mean = np.array([np.mean(s) if ok else np.nan for s, ok in zip(scores, scored)])
-    order = np.argsort(np.where(np.isnan(mean), np.inf, mean), kind="stable")
+    # every fold scored first (by mean), then candidates raced out or out of budget (by their partial
+    # mean), then candidates without a score
+    key = [(0, m) if ok else (1, float(np.mean(s))) if s else (2, 0.0) for s, ok, m in zip(scores, scored, mean)]
+    order = sorted(range(len(candidates)), key=lambda i: key[i])
     rank = np.empty(len(candidates), dtype=int)
     rank[order] = np.arange(1, len(candidates) + 1)
     results = {"candidate": [c.name for c in candidates], "params": [dict(p) for p in params],
