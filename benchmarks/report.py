@@ -1364,6 +1364,86 @@ def portfolio_study(results: str = "defaults_portfolio") -> None:
         print(f"| {', '.join(subset)} | {ratio:.4f} | {hits} of {len(table)} | {seconds:.0f} |")
 
 
+def _race(splits: list[list[float]], seconds: list[float], margin: float) -> tuple[int, float]:
+    """Racing replayed on recorded folds: candidates in order, each dropped after the first fold
+    whose running mean exceeds the leader's on the same folds by more than ``margin`` (as
+    ``model_selection.behind``). ``splits[i]``: candidate i's NLL per fold; ``seconds[i]``: its
+    mean seconds per fit. Returns the winner's index and the seconds of the fits made."""
+    leader, spent = None, 0.0
+    for i, scores in enumerate(splits):
+        done = 0
+        for k in range(len(scores)):
+            done, spent = k + 1, spent + seconds[i]
+            if (leader is not None and k + 1 < len(scores)
+                    and np.mean(scores[:k + 1]) > (1 + margin) * np.mean(splits[leader][:k + 1])):
+                break
+        if done == len(scores) and (leader is None or np.mean(scores) < np.mean(splits[leader])):
+            leader = i
+    return leader, spent
+
+
+def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.1") -> None:
+    """Issue 58's study (validation rows only): each candidate of the default's portfolio from the
+    fixed start and from the regression of the labels, the counts of sets where the regression's
+    start lowers the held-out NLL, and the selections the candidates make (every fit, and racing
+    at ``margin``) with their held-out NLL and seconds against today's portfolio."""
+    rows = [r for r in load(results) if r["scheme"] == "cv" or True]
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
+    methods = ("sep", "vi", "rpapep", "pep")
+    print("| data set (training rows) | " + " | ".join(f"{m}: fixed -> regression" for m in methods)
+          + " | vi, pep: regression, kernel held fixed | kernel start (s) |\n|---|" + "---|" * (len(methods) + 2))
+    lower = dict.fromkeys(methods, 0)
+    runs = dict.fromkeys(methods, 0)
+    for r in rows:
+        cv = r["cv_results"]
+        score = dict(zip(cv["candidate"], cv["mean_test_nll"]))
+        cells = []
+        for m in methods:
+            a, b = score.get(f"{m}_fixed"), score.get(f"{m}_regression")
+            if a is None or b is None:
+                cells.append("-")
+                continue
+            runs[m] += 1
+            lower[m] += b < a
+            cells.append(f"{a:.4f} -> {b:.4f}")
+        held = [score.get(f"{m}_regression_kernel_fixed") for m in ("vi", "pep")]
+        cells.append(" / ".join("-" if v is None else f"{v:.4f}" for v in held))
+        cells.append(f"{r.get('kernel_start_seconds', float('nan')):.1f}")
+        print(f"| {r['dataset']} ({r['n_train']}) | " + " | ".join(cells) + " |")
+    print()
+    for m in methods:
+        print(f"{m}: the regression's start gives the lower held-out NLL on {lower[m]} of {runs[m]} sets")
+    print()
+    # the selections the recorded candidates make
+    groups = {"today (4 candidates, fixed start)": [f"{m}_fixed" for m in methods],
+              "4 candidates, regression start": [f"{m}_regression" for m in methods],
+              "all 10 candidates": None}
+    print(f"| portfolio | racing ({float(margin):.0%}) | NLL over today's choice (geometric mean) | lower than today's "
+          "on | seconds of all fits (all sets) |\n|---|---|---|---|---|")
+    base = {}
+    for label, names in groups.items():
+        for race in (False, True):
+            ratios, lowered, spent = [], 0, 0.0
+            for r in rows:
+                cv = r["cv_results"]
+                keep = [i for i, c in enumerate(cv["candidate"]) if names is None or c in names]
+                folds = sum(k.startswith("split") for k in cv)
+                splits = [[cv[f"split{k}_test_nll"][i] for k in range(folds)] for i in keep]
+                secs = [cv["mean_fit_time"][i] for i in keep]
+                if race:
+                    win, t = _race(splits, secs, float(margin))
+                else:
+                    win, t = int(np.argmin([np.mean(s) for s in splits])), sum(s * folds for s in secs)
+                nll = float(np.mean(splits[win]))
+                if label.startswith("today") and not race:
+                    base[r["dataset"]] = nll
+                ratios.append(nll / base[r["dataset"]])
+                lowered += nll < base[r["dataset"]]
+                spent += t
+            print(f"| {label} | {'yes' if race else 'no'} | {np.exp(np.mean(np.log(ratios))):.4f} | "
+                  f"{lowered} of {len(rows)} | {spent:.0f} |")
+
+
 OURS = "alphagp GPClassifier()"
 GP_PEERS = ("GPflow SVGP", "GPyTorch SVGP", "scikit-learn GPC")
 
@@ -1491,6 +1571,7 @@ if __name__ == "__main__":
               "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
-              "panel": defaults_panel_report, "portfolio": portfolio_study, **FEATURE_REPORTS}
+              "panel": defaults_panel_report, "portfolio": portfolio_study,
+              "kernelstart": kernel_start_study, **FEATURE_REPORTS}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 
