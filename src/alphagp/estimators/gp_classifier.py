@@ -60,8 +60,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``"auto"`` (the default) is validated model selection: every candidate of a portfolio
         (stochastic EP and sparse VI on mini-batches of 128 with k-means inducing inputs and
         validated early stopping; refined-prior approximate power EP and power EP at alpha = 0.5
-        in batch mode below 2,000 rows) is scored by its held-out NLL on the training rows, by stratified
-        ``cv``-fold cross-validation below 2,000 rows and on one stratified
+        in batch mode below 2,000 rows; VI and power EP start from the kernel of a regression of
+        the labels, fitted once, VI keeping it fixed) is scored by its held-out NLL on the
+        training rows, by stratified ``cv``-fold cross-validation below 2,000 rows (candidates
+        clearly behind the best after a fold are dropped) and on one stratified
         ``validation_fraction`` split from there on, and the best is fitted on all rows
         (:mod:`~alphagp.estimators.model_selection`). Parameters set explicitly override the
         candidates' values; ``max_time`` bounds the whole selection. ``cv_results_`` and
@@ -130,14 +132,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays). Lengthscales
         refer to standardised features when ``standardize=True``. What is not given comes from
         ``kernel_init``.
-    kernel_init : {"regression", "fixed"}
-        Where the initial kernel comes from. ``"regression"``: the lengthscales and amplitude
-        that maximise the marginal likelihood of an exact GP regression of the centred one-hot
-        labels on at most 500 random training rows, found by L-BFGS-B in a few seconds
-        (:mod:`alphagp.kernel_start`; the approximations learn the kernel slowly, so this
-        converged start carries most of the fit's quality; BENCHMARKS.md, "One strong fit"),
-        noise 0.1. ``"fixed"``: lengthscales sqrt(D), amplitude 1, noise 0.1 (the papers'
-        start). What it found is ``kernel_start_``.
+    kernel_init : {"fixed", "regression"}
+        Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
+        noise 0.1 (the papers' start). ``"regression"``: the lengthscales and amplitude that
+        maximise the marginal likelihood of an exact GP regression of the centred one-hot
+        labels on at most 500 random training rows, found by L-BFGS-B in seconds
+        (:mod:`alphagp.kernel_start`), noise 0.1; what it found is ``kernel_start_``. Neither
+        wins on every set (BENCHMARKS.md, "One strong fit"); ``method="auto"``'s candidates
+        each name the start that measured better for them, unless this is set explicitly.
     optimize_hyperparameters : bool
         Learn the kernel hyper-parameters (like scikit-learn's ``optimizer=None`` when this and
         ``optimize_inducing`` are False: only the approximation is fitted).
@@ -276,7 +278,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
-                 inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="regression",
+                 inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="fixed",
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
