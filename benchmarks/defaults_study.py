@@ -143,7 +143,7 @@ def run_portfolio(dataset: str, args) -> None:
     y_idx = np.searchsorted(np.unique(y_train), y_train)
     start = time.perf_counter()
     selection = model_selection.select(clf, np.asarray(X_train, dtype=np.float64), y_train, y_idx,
-                                       portfolio=PORTFOLIOS[args.portfolio])
+                                       portfolio=PORTFOLIOS[args.portfolio], race=False)
     row = {"dataset": dataset, "portfolio": args.portfolio, "n_train": len(y_train), "n_features": X_train.shape[1],
            "n_classes": len(np.unique(y_train)), "threads": args.threads, "scheme": selection.scheme,
            "chosen": selection.candidate.name, "seconds": time.perf_counter() - start,

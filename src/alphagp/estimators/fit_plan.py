@@ -144,7 +144,7 @@ def plan_fit(est, n_data: int, alpha: float | None, stream: bool = False, rows: 
     n_inducing = (est._inducing_count(n_data if rows is None else rows) if est.inducing_points is None
                   else int(np.shape(est.inducing_points)[-2]))
     given = set(est.kernel_params or {})
-    kernel_init = "fixed" if {"lengthscale", "amplitude"} <= given else est.kernel_init
+    kernel_init = "fixed" if "lengthscale" in given else est.kernel_init
     return FitPlan(method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=est.epsilon,
                    method_params=dict(est.method_params or {}), n_data=int(n_data), batch_size=est.batch_size_,
                    mini_batches=mini, optimizer=optimizer, learning_rate=learning_rate, optimize_inducing=learn,

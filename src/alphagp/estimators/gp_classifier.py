@@ -134,10 +134,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``kernel_init``.
     kernel_init : {"fixed", "regression"}
         Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
-        noise 0.1 (the papers' start). ``"regression"``: the lengthscales and amplitude that
+        noise 0.1 (the papers' start). ``"regression"``: the lengthscales that
         maximise the marginal likelihood of an exact GP regression of the centred one-hot
         labels on at most 500 random training rows, found by L-BFGS-B in seconds
-        (:mod:`alphagp.kernel_start`), noise 0.1; what it found is ``kernel_start_``. Neither
+        (:mod:`alphagp.kernel_start`), amplitude 1, noise 0.1; what it found is ``kernel_start_``. Neither
         wins on every set (BENCHMARKS.md, "One strong fit"); ``method="auto"``'s candidates
         each name the start that measured better for them, unless this is set explicitly.
     optimize_hyperparameters : bool

@@ -24,8 +24,8 @@ one more where there is one), so the whole selection stays within the budget up 
 each fit.
 
 The kernel start (``kernel_init="regression"``, :mod:`alphagp.kernel_start`) is fitted once, on the
-standardised training rows, and every candidate that starts from it gets its lengthscales and
-amplitude: the start is a hyper-parameter of all candidates alike, and fitting it once instead of
+standardised training rows, and every candidate that starts from it gets its lengthscales: the
+start is a hyper-parameter of all candidates alike, and fitting it once instead of
 once per candidate and fold takes it from a dozen surrogate fits to one.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
@@ -158,9 +158,9 @@ class Selection:
 def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None) -> KernelStart | None:
     """The kernel start of the candidates that start from the regression (module docstring) for
     rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]`` (or ``None``),
-    standardised as a fit would; ``None`` where the ``kernel_params`` give the lengthscales and
-    amplitude already (the caller asks only where a candidate starts from the regression)."""
-    if {"lengthscale", "amplitude"} <= set(estimator.kernel_params or {}):
+    standardised as a fit would; ``None`` where the ``kernel_params`` give the lengthscales already
+    (the caller asks only where a candidate starts from the regression)."""
+    if "lengthscale" in (estimator.kernel_params or {}):
         return None
     mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (0.0, 1.0)
     Xs = (np.asarray(X, dtype=np.float64) - mean) / np.where(np.asarray(scale) > 0, scale, 1.0)
@@ -169,7 +169,7 @@ def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None) -> KernelS
 
 
 def with_start(params: dict, estimator, start: KernelStart | None) -> dict:
-    """A candidate's ``params`` with ``start``'s lengthscales and amplitude as its initial kernel
+    """A candidate's ``params`` with ``start``'s lengthscales as its initial kernel
     (the candidate's or the user's ``kernel_params`` win) where the candidate starts from the regression; unchanged
     otherwise."""
     if start is None or params.get("kernel_init", estimator.kernel_init) != "regression":
@@ -193,12 +193,13 @@ def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
 
 
 def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
-           clock=time.perf_counter, weight=None) -> Selection:
+           clock=time.perf_counter, weight=None, race: bool = True) -> Selection:
     """Score the candidates (module docstring) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class
     indices ``y_idx``) and return the :class:`Selection`. No row outside ``X`` is read.
     ``keep_split_fit``: on one split, the winner's fit will be kept as the final one, so the
     budget holds no share for a final fit there. ``weight`` ``[N]`` (sample times class weights):
-    every fit takes its rows' weights and every held-out score is their weighted mean NLL."""
+    every fit takes its rows' weights and every held-out score is their weighted mean NLL.
+    ``race=False`` scores every candidate on every fold (the studies that choose the portfolio)."""
     n = len(y)
     seed = int(np.random.default_rng(estimator.random_state).integers(2**31 - 1))
     choices = candidates_for(estimator, n, portfolio, weighted=weight is not None)
@@ -248,7 +249,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 break
             finally:
                 own_seconds.append(clock() - t0)
-            if k + 1 < len(splits) and behind(own_scores, None if leader is None else scores[leader]):
+            if race and k + 1 < len(splits) and behind(own_scores, None if leader is None else scores[leader]):
                 raced, fits_left = True, fits_left - (len(splits) - k - 1)
                 break
         scores.append(own_scores)

@@ -161,7 +161,7 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     ``plan.inducing_init``) and the registered method (its alpha, damping, epsilon and own
     arguments, N = ``plan.n_data``), on the plan's device. ``X``: the unstandardised rows (for
     the warning about an unstandardised kernel scale). The kernel starts from ``start``'s
-    lengthscales and amplitude (:func:`kernel_start`), where the user gave none."""
+    lengthscales (:func:`kernel_start`), where the user gave none."""
     dtype = DTYPES[plan.dtype]
     Z = inducing_points
     if Z is None:
