@@ -101,18 +101,19 @@ LEVERS = (
     Candidate("vi_M100_cosine", {"method": "vi", **_MINI, "n_inducing": 100, "learning_rate_decay": "cosine",
                                  "max_iter": 100, "early_stopping": False}, max_rows=2_000),
 )
-#: issue 58's kernel start: the default's portfolio from the fixed start (sqrt(D) lengthscales, as it
-#: was) and from the regression of the labels (``kernel_init="regression"``), and two candidates that
-#: keep the regression's kernel fixed (only q and the inducing inputs learnt)
-_PORTFOLIO = {c.name: c for c in model_selection.PORTFOLIO}
+#: issue 58's kernel start: issue 44's portfolio (sep, vi with patience 50, rpapep, pep) from the
+#: fixed start (sqrt(D) lengthscales, as it was) and from the regression of the labels
+#: (``kernel_init="regression"``), and VI and PEP from the regression's start with the kernel held
+#: fixed (only q and the inducing inputs learnt)
+_ISSUE_44 = {"sep": ({"method": "sep", **_MINI, "early_stopping": True}, None),
+             "vi": ({"method": "vi", **_MINI, "early_stopping": True, "n_iter_no_change": 50}, None),
+             "rpapep": ({"method": "rpapep"}, 2_000), "pep": ({"method": "pep"}, 2_000)}
 KERNEL_START = (
-    *(Candidate(f"{name}_fixed", {**c.params, "kernel_init": "fixed"}, c.min_rows, c.max_rows)
-      for name, c in _PORTFOLIO.items()),
-    *(Candidate(f"{name}_regression", {**c.params, "kernel_init": "regression"}, c.min_rows, c.max_rows)
-      for name, c in _PORTFOLIO.items()),
-    Candidate("vi_regression_kernel_fixed", {**_PORTFOLIO["vi"].params, "kernel_init": "regression",
+    *(Candidate(f"{name}_{start}", {**params, "kernel_init": start}, max_rows=rows)
+      for start in ("fixed", "regression") for name, (params, rows) in _ISSUE_44.items()),
+    Candidate("vi_regression_kernel_fixed", {**_ISSUE_44["vi"][0], "kernel_init": "regression",
                                              "optimize_hyperparameters": False}),
-    Candidate("pep_regression_kernel_fixed", {**_PORTFOLIO["pep"].params, "kernel_init": "regression",
+    Candidate("pep_regression_kernel_fixed", {**_ISSUE_44["pep"][0], "kernel_init": "regression",
                                               "optimize_hyperparameters": False}, max_rows=2_000),
 )
 PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START}
