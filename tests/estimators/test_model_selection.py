@@ -282,3 +282,28 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     assert results["mean_test_nll"][3] == pytest.approx(0.21)
     assert model_selection.behind([0.2 * 1.09], [0.2, 0.5]) is False
     assert model_selection.behind([0.2 * 1.11], [0.2, 0.5]) is True
+
+
+def test_from_large_rows_one_candidate_gets_the_whole_budget(monkeypatch):
+    """Where one fit fills the budget, the default portfolio runs its single large-data candidate,
+    given all of ``max_time`` (its validated fit is the final one, so no share is kept back)."""
+    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    large = [c for c in model_selection.PORTFOLIO if c.min_rows > 0]
+    assert len(large) == 1
+    monkeypatch.setattr(model_selection, "PORTFOLIO", tuple(
+        model_selection.Candidate(c.name, c.params, min(c.min_rows, 150), c.max_rows and min(c.max_rows, 150))
+        for c in model_selection.PORTFOLIO))
+    X, y = _problem(200)
+    clock, fits = FakeClock(), []
+
+    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
+        fits.append((self.method, self.n_inducing, self.batch_size, self.max_time))
+        clock.now += self.max_time
+        self.validation_scores_, self.best_iteration_ = [0.5], 1
+        return self
+
+    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    selection = model_selection.select(GPClassifier(max_time=600.0, random_state=0), X, y,
+                                       np.searchsorted(np.unique(y), y), clock=clock)
+    assert selection.candidate.name == large[0].name and selection.scheme == "split"
+    assert fits == [("sep", 200, 1_000, 600.0)]
