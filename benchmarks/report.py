@@ -1449,25 +1449,35 @@ OURS = "alphagp GPClassifier()"
 GP_PEERS = ("GPflow SVGP", "GPyTorch SVGP", "scikit-learn GPC")
 
 
-def _panel_rows(results: str) -> dict:
+def _panel_rows(results: str, previous: str | None = None) -> dict:
     """The latest row per (data set, estimator); rows of the default from before model selection
-    (no ``candidate``) are named "alphagp previous default"."""
+    (no ``candidate``) are named "alphagp previous default", and so are, with ``previous`` (another
+    panel's results file), the default's latest rows there (set beside this run's)."""
     rows = {}
+    if previous:
+        for r in load(previous):
+            if r["estimator"] == OURS and "candidate" in r:
+                rows[(r["dataset"], "alphagp previous default")] = {**r, "estimator": "alphagp previous default"}
     for r in load(results):
         if r["estimator"] == OURS and "candidate" not in r:
             r = {**r, "estimator": "alphagp previous default"}
         rows[(r["dataset"], r["estimator"])] = r
+    if previous:                    # only the sets of this run
+        mine = {d for d, n in rows if n != "alphagp previous default"}
+        rows = {k: v for k, v in rows.items() if k[0] in mine}
     return rows
 
 
-def defaults_panel_report(results: str = "defaults_panel") -> None:
+def defaults_panel_report(results: str = "defaults_panel", previous: str | None = None) -> None:
     """The panel table, the model selection's choices (validation only), the issue's aims per set
     (lowest test NLL of the GP peers and of every classifier, ECE within 0.01 of the best peer's,
-    training time against GPflow's recipe) and the NLL-against-time figure."""
+    training time against GPflow's recipe) and the NLL-against-time figure (``<results>.png``).
+    ``previous``: another panel's results file whose default stands beside this run's as "alphagp
+    previous default"."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    rows = _panel_rows(results)
+    rows = _panel_rows(results, previous)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}; "
           f"{sorted({r['machine'] for r in rows.values()})}\n")
     names = list(dict.fromkeys(k[1] for k in rows))
@@ -1528,7 +1538,7 @@ def defaults_panel_report(results: str = "defaults_panel") -> None:
                 if (d, "alphagp previous default") in rows]
     if previous:
         ratios = np.array([a / b for a, b in previous])
-        print(f"\ntest NLL of the default over the previous default (the size rule): geometric mean "
+        print(f"\ntest NLL of the default over the previous default: geometric mean "
               f"{np.exp(np.mean(np.log(ratios))):.3f}, lower on {int((ratios < 1).sum())} of {len(ratios)} sets")
     print(f"\nlowest test NLL of the GP peers on {counts['gp']} of {counts['sets']} sets, of every other classifier "
           f"on {counts['all']}; ECE within 0.01 of the best GP peer's on {counts['ece']}; at most GPflow's time on "
@@ -1555,7 +1565,7 @@ def defaults_panel_report(results: str = "defaults_panel") -> None:
     fig.supxlabel("training seconds (log; the default's curve starts after its model selection)", y=0.045)
     fig.supylabel("test NLL")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(RESULTS / "defaults_panel.png", dpi=80)
+    fig.savefig(RESULTS / f"{results}.png", dpi=80)
 
 
 if __name__ == "__main__":

@@ -93,3 +93,11 @@ def test_per_class_kernels_and_the_row_limit():
     assert np.all(np.isfinite(start.lengthscale)) and np.all(start.lengthscale > 0)
     params = start.kernel_params()
     assert set(params) == {"lengthscale"} and np.shape(params["lengthscale"]) == (3, 3)
+
+
+def test_a_time_limit_stops_the_search_after_its_first_iteration():
+    X, y = _problem(n=120)
+    whole = fit_kernel_start(X, y, 3)
+    cut = fit_kernel_start(X, y, 3, max_seconds=0.0)
+    assert whole.converged and not cut.converged and cut.evaluations < whole.evaluations
+    assert np.all(np.isfinite(cut.lengthscale))

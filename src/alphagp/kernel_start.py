@@ -123,12 +123,14 @@ def _bounds(n_features: int) -> list[tuple[float, float]]:
 def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared: bool = True,
                      weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
                      rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
-                     max_iterations: int = MAX_ITERATIONS) -> KernelStart:
+                     max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None) -> KernelStart:
     """Type-II maximum likelihood of the surrogate (module docstring) on standardised features
     ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` in ``range(n_classes)`` and optional
     positive row weights ``weight`` ``[N]``; at most ``max_rows`` rows, drawn by ``rng`` without
     replacement. Starts from lengthscale ``initial_lengthscale`` (default sqrt(D), the fixed start
-    of the classifiers), the columns' mean variance as amplitude and a tenth of it as noise.
+    of the classifiers), the columns' mean variance as amplitude and a tenth of it as noise. With
+    ``max_seconds``, L-BFGS-B stops at the first iteration that ends past it (``converged`` then
+    says ``False``), keeping the best point so far.
 
     Raises ``FloatingPointError`` when the search ends at a non-finite value."""
     started = time.perf_counter()
@@ -155,8 +157,12 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
         (grad,) = torch.autograd.grad(value, theta)
         return float(value.detach()), grad.numpy().ravel()
 
+    def out_of_time(intermediate_result) -> None:
+        if max_seconds is not None and time.perf_counter() - started > max_seconds:
+            raise StopIteration
+
     result = minimize(objective, np.tile(start, groups), jac=True, method="L-BFGS-B", bounds=bounds * groups,
-                      options={"maxiter": max_iterations, "ftol": TOLERANCE})
+                      options={"maxiter": max_iterations, "ftol": TOLERANCE}, callback=out_of_time)
     if not np.isfinite(result.fun):
         raise FloatingPointError("the kernel start's regression of the labels ended at a non-finite marginal "
                                  "likelihood; use kernel_init='fixed'")

@@ -379,7 +379,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
             Xs = self._standardize(X_fit, self.standardize, w_fit)
             self.kernel_start_ = sparse_model.kernel_start(plan, Xs, y_fit, len(self.classes_), w_fit,
-                                                           self.random_state)
+                                                           self.random_state, self.max_time)
             if self.verbose and self.kernel_start_ is not None:
                 print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
             rng = np.random.default_rng(self.random_state)

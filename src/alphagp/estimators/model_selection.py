@@ -26,7 +26,8 @@ each fit.
 The kernel start (``kernel_init="regression"``, :mod:`alphagp.kernel_start`) is fitted once, on the
 standardised training rows, and every candidate that starts from it gets its lengthscales: the
 start is a hyper-parameter of all candidates alike, and fitting it once instead of
-once per candidate and fold takes it from a dozen surrogate fits to one.
+once per candidate and fold takes it from a dozen surrogate fits to one. With ``max_time`` it takes
+at most :data:`KERNEL_START_SHARE` of the budget.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
 scored: the first candidate that suits the data is fitted, and ``cv_results_`` says so. A
@@ -93,6 +94,8 @@ PORTFOLIO: tuple[Candidate, ...] = (
 )
 #: below this many training rows the candidates are compared by k-fold cross-validation
 CV_ROWS = 2_000
+#: with ``max_time``, the share of it the kernel start may take at most
+KERNEL_START_SHARE = 0.1
 #: racing: a candidate whose first folds' mean held-out NLL exceeds the leader's on the same folds
 #: by more than this share is dropped (measured on the study's folds: BENCHMARKS.md, "One strong fit")
 RACE_MARGIN = 0.10
@@ -164,7 +167,8 @@ class Selection:
     kernel_start: KernelStart | None = None
 
 
-def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None) -> KernelStart | None:
+def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None,
+                        max_seconds: float | None = None) -> KernelStart | None:
     """The kernel start of the candidates that start from the regression (module docstring) for
     rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]`` (or ``None``),
     standardised as a fit would; ``None`` where the ``kernel_params`` give the lengthscales already
@@ -174,7 +178,7 @@ def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None) -> KernelS
     mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (0.0, 1.0)
     Xs = (np.asarray(X, dtype=np.float64) - mean) / np.where(np.asarray(scale) > 0, scale, 1.0)
     return fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, weight=weight,
-                            rng=np.random.default_rng(estimator.random_state))
+                            rng=np.random.default_rng(estimator.random_state), max_seconds=max_seconds)
 
 
 def with_start(params: dict, estimator, start: KernelStart | None) -> dict:
@@ -219,7 +223,8 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed)
     start, budget = clock(), estimator.max_time
     regression = any(params.get("kernel_init", estimator.kernel_init) == "regression" for _, params in choices)
-    kernel = shared_kernel_start(estimator, X, y_idx, weight) if regression else None
+    limit = None if budget is None else KERNEL_START_SHARE * budget
+    kernel = shared_kernel_start(estimator, X, y_idx, weight, limit) if regression else None
     if estimator.verbose and kernel is not None:
         print(f"method='auto': kernel start: {describe_start(kernel)}", flush=True)
     choices = [(candidate, with_start(params, estimator, kernel)) for candidate, params in choices]
@@ -272,6 +277,9 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             print(f"method='auto': {candidate.name}: held-out NLL {mean} "
                   f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s{note})",
                   flush=True)
+    if not any(scores) and not failures:
+        raise ValueError(f"method='auto': max_time={budget!r} s was spent before any candidate could be scored; "
+                         "give it more time, or name a method")
     if not any(scores):
         raise FloatingPointError("method='auto': every candidate failed numerically: " + "; ".join(failures))
     results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)

@@ -142,16 +142,16 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
 
 
 def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None,
-                 random_state) -> KernelStart | None:
+                 random_state, max_time: float | None = None) -> KernelStart | None:
     """The plan's kernel start (``plan.kernel_init == "regression"``): the surrogate's type-II
     maximum likelihood (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all
     classes) on the standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and
     weights ``weight`` ``[N]`` (or ``None``), its rows drawn with ``random_state``; ``None`` for
-    the fixed start."""
+    the fixed start. With the fit's ``max_time``, the search stops after a tenth of it."""
     if plan.kernel_init != "regression":
         return None
-    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
-                            rng=np.random.default_rng(random_state))
+    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight, rng=np.random.default_rng(random_state),
+                            max_seconds=None if max_time is None else 0.1 * max_time)
 
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
