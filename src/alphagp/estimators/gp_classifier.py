@@ -60,8 +60,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``"auto"`` (the default) is validated model selection: every candidate of a portfolio
         (stochastic EP and sparse VI on mini-batches of 128 with k-means inducing inputs and
         validated early stopping; refined-prior approximate power EP and power EP at alpha = 0.5
-        in batch mode below 2,000 rows; VI and power EP start from the kernel of a regression of
-        the labels, fitted once, VI keeping it fixed) is scored by its held-out NLL on the
+        in batch mode below 2,000 rows; all but rpapep start from the lengthscales of a
+        regression of the labels, fitted once) is scored by its held-out NLL on the
         training rows, by stratified ``cv``-fold cross-validation below 2,000 rows (candidates
         clearly behind the best after a fold are dropped) and on one stratified
         ``validation_fraction`` split from there on, and the best is fitted on all rows
