@@ -1423,8 +1423,9 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
               "all 10 candidates": None}
     print(f"| portfolio | racing ({float(margin):.0%}) | NLL over today's choice (geometric mean) | lower than today's "
           "on | seconds of all fits (all sets) |\n|---|---|---|---|---|")
-    base = {}
+    base, changed = {}, {}
     for label, names in groups.items():
+        winners = {}
         for race in (False, True):
             ratios, lowered, spent = [], 0, 0.0
             for r in rows:
@@ -1438,6 +1439,7 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
                 else:
                     win, t = int(np.argmin([np.mean(s) for s in splits])), sum(s * folds for s in secs)
                 nll = float(np.mean(splits[win]))
+                winners.setdefault(r["dataset"], set()).add(keep[win])
                 if label.startswith("today") and not race:
                     base[r["dataset"]] = nll
                 ratios.append(nll / base[r["dataset"]])
@@ -1445,6 +1447,10 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
                 spent += t
             print(f"| {label} | {'yes' if race else 'no'} | {np.exp(np.mean(np.log(ratios))):.4f} | "
                   f"{lowered} of {len(rows)} | {spent:.0f} |")
+        changed[label] = sum(len(w) > 1 for w in winners.values())
+    print()
+    for label, count in changed.items():
+        print(f"racing changed the choice of '{label}' on {count} of {len(rows)} sets")
 
 
 OURS = "alphagp GPClassifier()"
