@@ -157,7 +157,7 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
         (grad,) = torch.autograd.grad(value, theta)
         return float(value.detach()), grad.numpy().ravel()
 
-    def out_of_time(intermediate_result) -> None:
+    def out_of_time(_point) -> None:
         if max_seconds is not None and time.perf_counter() - started > max_seconds:
             raise StopIteration
 

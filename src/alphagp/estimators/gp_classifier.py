@@ -15,8 +15,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import conformity_scores, prediction_sets
-from ..kernel_start import KernelStart, describe_start
 from ..data.streaming import StandardizedRows
+from ..kernel_start import KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_spec, method_table
 from ..metrics import all_metrics, negative_log_likelihood
@@ -134,12 +134,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``kernel_init``.
     kernel_init : {"fixed", "regression"}
         Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
-        noise 0.1 (the papers' start). ``"regression"``: the lengthscales that
-        maximise the marginal likelihood of an exact GP regression of the centred one-hot
-        labels on at most 500 random training rows, found by L-BFGS-B in seconds
-        (:mod:`alphagp.kernel_start`), amplitude 1, noise 0.1; what it found is ``kernel_start_``. Neither
-        wins on every set (BENCHMARKS.md, "One strong fit"); ``method="auto"``'s candidates
-        each name the start that measured better for them, unless this is set explicitly.
+        noise 0.1 (the papers' start). ``"regression"``: the lengthscales that maximise the
+        marginal likelihood of an exact GP regression of the centred one-hot labels on at most
+        500 random training rows, found by L-BFGS-B in seconds (:mod:`alphagp.kernel_start`),
+        amplitude 1, noise 0.1; what it found is ``kernel_start_``. Neither wins on every set
+        (BENCHMARKS.md, "One strong fit"); ``method="auto"``'s candidates each name the start
+        that measured better for them, unless this is set explicitly.
     optimize_hyperparameters : bool
         Learn the kernel hyper-parameters (like scikit-learn's ``optimizer=None`` when this and
         ``optimize_inducing`` are False: only the approximation is fitted).

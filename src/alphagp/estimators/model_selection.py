@@ -6,8 +6,7 @@ the lowest mean held-out negative log-likelihood (NLL) and fits it on all traini
 
 * below :data:`CV_ROWS` training rows, stratified k-fold cross-validation (``cv`` folds, at
   most as many as the smallest class has rows), so that a validation split of a dozen rows
-  does not decide;
-  Candidates race: once one candidate is scored on every fold, a later one whose mean NLL on
+  does not decide. Candidates race: once one candidate is scored on every fold, a later one whose mean NLL on
   its first folds exceeds the leader's on the same folds by more than :data:`RACE_MARGIN` is
   not fitted on the rest (:func:`behind`);
 * from :data:`CV_ROWS` rows on, one stratified split: each candidate trains with validated
@@ -23,11 +22,12 @@ out. With ``max_time``, every fit gets an equal share of the time left (a final 
 one more where there is one), so the whole selection stays within the budget up to one step of
 each fit.
 
-The kernel start (``kernel_init="regression"``, :mod:`alphagp.kernel_start`) is fitted once, on the
-standardised training rows, and every candidate that starts from it gets its lengthscales: the
-start is a hyper-parameter of all candidates alike, and fitting it once instead of
-once per candidate and fold takes it from a dozen surrogate fits to one. With ``max_time`` it takes
-at most :data:`KERNEL_START_SHARE` of the budget.
+The kernel start (``kernel_init="regression"``, :mod:`alphagp.kernel_start`) is fitted once, on
+the standardised training rows, and every candidate that starts from it gets its lengthscales:
+the start is a hyper-parameter of all candidates alike, and fitting it once instead of once per
+candidate and fold takes it from a dozen surrogate fits to one (the validation rows of the folds
+take part in it, as they take part in the standardisation). With ``max_time`` it takes at most
+:data:`KERNEL_START_SHARE` of the budget.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
 scored: the first candidate that suits the data is fitted, and ``cv_results_`` says so. A
@@ -97,7 +97,8 @@ CV_ROWS = 2_000
 #: with ``max_time``, the share of it the kernel start may take at most
 KERNEL_START_SHARE = 0.1
 #: racing: a candidate whose first folds' mean held-out NLL exceeds the leader's on the same folds
-#: by more than this share is dropped (measured on the study's folds: BENCHMARKS.md, "One strong fit")
+#: by more than this share is dropped (fixed before the study; replayed on its folds it changed no
+#: choice: BENCHMARKS.md, "One strong fit")
 RACE_MARGIN = 0.10
 #: the estimator parameters a method may refuse (its constructor or its likelihood decides)
 _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
@@ -182,9 +183,9 @@ def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None,
 
 
 def with_start(params: dict, estimator, start: KernelStart | None) -> dict:
-    """A candidate's ``params`` with ``start``'s lengthscales as its initial kernel
-    (the candidate's or the user's ``kernel_params`` win) where the candidate starts from the regression; unchanged
-    otherwise."""
+    """A candidate's ``params`` with ``start``'s lengthscales as its initial kernel (the
+    candidate's or the user's ``kernel_params`` win) where the candidate starts from the
+    regression; unchanged otherwise."""
     if start is None or params.get("kernel_init", estimator.kernel_init) != "regression":
         return params
     given = params.get("kernel_params", estimator.kernel_params) or {}      # the candidate's own, or the user's
