@@ -25,8 +25,8 @@ each fit.
 The kernel start (``kernel_init="regression"``, :mod:`alphagp.kernel_start`) is fitted once, on
 the standardised training rows, and every candidate that starts from it gets its lengthscales:
 the start is a hyper-parameter of all candidates alike, and fitting it once instead of once per
-candidate and fold takes it from a dozen surrogate fits to one (the validation rows of the folds
-take part in it, as they take part in the standardisation). With ``max_time`` it takes at most
+candidate and fold takes it from a dozen surrogate fits to one (the folds' held-out rows take
+part in this one start, a small leak into the folds' scores that all candidates share). With ``max_time`` it takes at most
 :data:`KERNEL_START_SHARE` of the budget.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
