@@ -284,15 +284,14 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     assert model_selection.behind([0.2 * 1.11], [0.2, 0.5]) is True
 
 
-def test_from_large_rows_one_candidate_gets_the_whole_budget(monkeypatch):
-    """Where one fit fills the budget, the default portfolio runs its single large-data candidate,
-    given all of ``max_time`` (its validated fit is the final one, so no share is kept back)."""
+def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
+    """Candidates are tried only at the rows they suit (``min_rows``, ``max_rows``); where one
+    candidate alone suits the data on one split, it gets all of ``max_time`` (its validated fit is
+    the final one, so no share is kept back)."""
     monkeypatch.setattr(model_selection, "CV_ROWS", 100)
-    large = [c for c in model_selection.PORTFOLIO if c.min_rows > 0]
-    assert len(large) == 1
-    monkeypatch.setattr(model_selection, "PORTFOLIO", tuple(
-        model_selection.Candidate(c.name, c.params, min(c.min_rows, 150), c.max_rows and min(c.max_rows, 150))
-        for c in model_selection.PORTFOLIO))
+    monkeypatch.setattr(model_selection, "PORTFOLIO", (
+        Candidate("small", {"method": "sep", "batch_size": 40}, max_rows=150),
+        Candidate("large", {"method": "sep", "batch_size": 100, "n_inducing": 20}, min_rows=150)))
     X, y = _problem(200)
     clock, fits = FakeClock(), []
 
@@ -305,5 +304,5 @@ def test_from_large_rows_one_candidate_gets_the_whole_budget(monkeypatch):
     monkeypatch.setattr(GPClassifier, "fit", fake_fit)
     selection = model_selection.select(GPClassifier(max_time=600.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), clock=clock)
-    assert selection.candidate.name == large[0].name and selection.scheme == "split"
-    assert fits == [("sep", 200, 1_000, 600.0)]
+    assert selection.candidate.name == "large" and selection.scheme == "split"
+    assert fits == [("sep", 20, 100, 600.0)]

@@ -75,20 +75,13 @@ _MINI_BATCHES = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping":
 #: four methods below from the fixed start and from the regression of the labels, and VI and PEP
 #: with the regression's kernel held fixed) scored on held-out rows of 16 data sets, the cheapest
 #: set whose choice came within 2 % of the best candidate's held-out NLL (geometric mean over the
-#: sets; BENCHMARKS.md, "One strong fit"). VI's early stopping waits 50 epochs.
-#: From :data:`LARGE_ROWS` rows one fit fills any budget a user gives, and a portfolio of two
-#: halves each fit (all of MNIST in 30 minutes: 3.36 % test error with two candidates of 15
-#: minutes each, 2.26 % for one tuned SEP fit of 30): there the single candidate ``sep_large``
-#: runs, the recipe of that tuned fit (200 inducing points per class, batches of 1,000, Adam from
-#: 0.02 annealed to 0 over the budget or the epochs by a cosine).
-LARGE_ROWS = 50_000
+#: sets; BENCHMARKS.md, "One strong fit"). VI's early stopping waits 50 epochs. A single
+#: large-data candidate from 50,000 rows (SEP with the tuned MNIST recipe and the whole budget)
+#: was measured and not kept: on all of MNIST in 30 minutes its held-out NLL was 0.173 against
+#: 0.116 for this portfolio's SEP with half the budget (BENCHMARKS.md).
 PORTFOLIO: tuple[Candidate, ...] = (
-    Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}, max_rows=LARGE_ROWS),
-    Candidate("vi", {"method": "vi", **_MINI_BATCHES, "n_iter_no_change": 50, "kernel_init": "regression"},
-              max_rows=LARGE_ROWS),
-    Candidate("sep_large", {"method": "sep", **_MINI_BATCHES, "batch_size": 1_000, "n_inducing": 200,
-                            "learning_rate": 0.02, "learning_rate_decay": "cosine", "n_iter_no_change": 50,
-                            "kernel_init": "regression"}, min_rows=LARGE_ROWS),
+    Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}),
+    Candidate("vi", {"method": "vi", **_MINI_BATCHES, "n_iter_no_change": 50, "kernel_init": "regression"}),
     Candidate("rpapep", {"method": "rpapep", "kernel_init": "fixed"}, max_rows=2_000),
     Candidate("pep", {"method": "pep", "kernel_init": "regression"}, max_rows=2_000),
 )
