@@ -306,3 +306,18 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
                                        np.searchsorted(np.unique(y), y), clock=clock)
     assert selection.candidate.name == "large" and selection.scheme == "split"
     assert fits == [("sep", 20, 100, 600.0)]
+
+
+def test_wide_data_start_every_candidate_from_the_fixed_kernel_unless_the_user_asks(monkeypatch):
+    monkeypatch.setattr(model_selection, "START_FEATURES", 2)
+    monkeypatch.setattr(model_selection, "PORTFOLIO", (
+        Candidate("pep", {"method": "pep", "max_iter": 2, "kernel_init": "regression"}),))
+    X, y = _problem()
+    y_idx = np.searchsorted(np.unique(y), y)
+    wide = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
+    assert wide.kernel_start is None and wide.params["kernel_init"] == "fixed"
+    asked = model_selection.select(GPClassifier(n_inducing=4, random_state=0, kernel_init="regression"), X, y, y_idx)
+    assert asked.kernel_start is not None and "lengthscale" in asked.params["kernel_params"]
+    monkeypatch.setattr(model_selection, "START_FEATURES", 3)
+    narrow = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
+    assert narrow.kernel_start is not None and narrow.params["kernel_init"] == "regression"
