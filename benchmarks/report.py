@@ -1366,16 +1366,16 @@ def portfolio_study(results: str = "defaults_portfolio") -> None:
 
 def _race(splits: list[list[float]], seconds: list[float], margin: float) -> tuple[int, float]:
     """Racing replayed on recorded folds: candidates in order, each dropped after the first fold
-    whose running mean exceeds the leader's on the same folds by more than ``margin`` (as
-    ``model_selection.behind``). ``splits[i]``: candidate i's NLL per fold; ``seconds[i]``: its
-    mean seconds per fit. Returns the winner's index and the seconds of the fits made."""
+    where ``model_selection.behind`` says so at ``margin``. ``splits[i]``: candidate i's NLL per
+    fold; ``seconds[i]``: its mean seconds per fit. Returns the winner's index and the seconds of
+    the fits made."""
+    from alphagp.estimators.model_selection import behind
     leader, spent = None, 0.0
     for i, scores in enumerate(splits):
         done = 0
         for k in range(len(scores)):
             done, spent = k + 1, spent + seconds[i]
-            if (leader is not None and k + 1 < len(scores)
-                    and np.mean(scores[:k + 1]) > (1 + margin) * np.mean(splits[leader][:k + 1])):
+            if k + 1 < len(scores) and behind(scores[:k + 1], None if leader is None else splits[leader], margin):
                 break
         if done == len(scores) and (leader is None or np.mean(scores) < np.mean(splits[leader])):
             leader = i

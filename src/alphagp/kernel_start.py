@@ -44,6 +44,8 @@ NOISE_BOUNDS = (1e-6, 1e2)
 #: L-BFGS-B's stopping rule: iterations, and the relative change of the objective
 MAX_ITERATIONS = 200
 TOLERANCE = 1e-7
+#: with a fit's ``max_time``, the share of it the search may take at most
+BUDGET_SHARE = 0.1
 
 
 @dataclass(frozen=True)

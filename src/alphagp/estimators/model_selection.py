@@ -28,7 +28,7 @@ training rows, and every candidate that starts from it gets its lengthscales:
 the start is a hyper-parameter of all candidates alike, and fitting it once instead of once per
 candidate and fold takes it from a dozen surrogate fits to one (the folds' held-out rows take
 part in this one start, a small leak into the folds' scores that all candidates share). With ``max_time`` it takes at most
-:data:`KERNEL_START_SHARE` of the budget.
+:data:`~alphagp.kernel_start.BUDGET_SHARE` of the budget.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
 scored: the first candidate that suits the data is fitted, and ``cv_results_`` says so. A
@@ -48,8 +48,8 @@ import numpy as np
 from sklearn.base import clone
 
 from ..data.held_out import class_counts, held_out_rows
-from ..data.streaming import column_mean_std
-from ..kernel_start import KernelStart, describe_start, fit_kernel_start
+from ..data.streaming import StandardizedRows, column_mean_std
+from ..kernel_start import BUDGET_SHARE, KernelStart, describe_start, fit_kernel_start
 from ..methods import build_method, method_spec
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
@@ -93,8 +93,6 @@ CV_ROWS = 2_000
 #: mini-batch candidates (MNIST-5000: SEP 0.268 -> 0.372, VI 0.231 -> 0.420; BENCHMARKS.md). A
 #: ``kernel_init`` the user sets applies at any width.
 START_FEATURES = 64
-#: with ``max_time``, the share of it the kernel start may take at most
-KERNEL_START_SHARE = 0.1
 #: racing: a candidate whose first folds' mean held-out NLL exceeds the leader's on the same folds
 #: by more than this share is dropped (fixed before the study; replayed on its folds it changed no
 #: choice: BENCHMARKS.md, "One strong fit")
@@ -175,8 +173,9 @@ def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None,
     (the caller asks only where a candidate starts from the regression)."""
     if "lengthscale" in (estimator.kernel_params or {}):
         return None
-    mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (0.0, 1.0)
-    Xs = (np.asarray(X, dtype=np.float64) - mean) / np.where(np.asarray(scale) > 0, scale, 1.0)
+    d = X.shape[1]
+    mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (np.zeros(d), np.ones(d))
+    Xs = StandardizedRows(X, mean, np.where(scale > 0, scale, 1.0))     # read lazily: only the sampled rows
     return fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, weight=weight,
                             rng=np.random.default_rng(estimator.random_state), max_seconds=max_seconds)
 
@@ -225,7 +224,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
     regression = any(params.get("kernel_init", estimator.kernel_init) == "regression" for _, params in choices)
-    limit = None if budget is None else KERNEL_START_SHARE * budget
+    limit = None if budget is None else BUDGET_SHARE * budget
     kernel = shared_kernel_start(estimator, X, y_idx, weight, limit) if regression else None
     if estimator.verbose and kernel is not None:
         print(f"method='auto': kernel start: {describe_start(kernel)}", flush=True)
@@ -292,14 +291,16 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                      fitted[best], kernel)
 
 
-def behind(scores: list[float], leader: list[float] | None) -> bool:
+def behind(scores: list[float], leader: list[float] | None, margin: float | None = None) -> bool:
     """Racing: whether a candidate whose first folds scored ``scores`` is clearly behind the
     best fully scored candidate so far (``leader``, its scores on every fold; ``None``: none yet),
     that is, its mean held-out NLL on those folds exceeds the leader's on the same folds by more
-    than :data:`RACE_MARGIN` of it. Such a candidate is not fitted on the remaining folds."""
+    than ``margin`` (default :data:`RACE_MARGIN`) of it. Such a candidate is not fitted on the
+    remaining folds."""
     if leader is None or not scores:
         return False
-    return float(np.mean(scores)) > (1.0 + RACE_MARGIN) * float(np.mean(leader[:len(scores)]))
+    margin = RACE_MARGIN if margin is None else margin
+    return float(np.mean(scores)) > (1.0 + margin) * float(np.mean(leader[:len(scores)]))
 
 
 def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:

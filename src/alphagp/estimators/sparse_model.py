@@ -14,7 +14,7 @@ import torch
 from sklearn.utils._param_validation import InvalidParameterError
 
 from ..inducing import init_inducing_points
-from ..kernel_start import KernelStart, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import METHODS, build_method, check_method_params, method_config
@@ -147,11 +147,12 @@ def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: n
     maximum likelihood (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all
     classes) on the standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and
     weights ``weight`` ``[N]`` (or ``None``), its rows drawn with ``random_state``; ``None`` for
-    the fixed start. With the fit's ``max_time``, the search stops after a tenth of it."""
+    the fixed start. With the fit's ``max_time``, the search takes at most
+    :data:`~alphagp.kernel_start.BUDGET_SHARE` of it."""
     if plan.kernel_init != "regression":
         return None
     return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight, rng=np.random.default_rng(random_state),
-                            max_seconds=None if max_time is None else 0.1 * max_time)
+                            max_seconds=None if max_time is None else BUDGET_SHARE * max_time)
 
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
