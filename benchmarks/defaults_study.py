@@ -124,6 +124,9 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--datasets", nargs="+", default=["digits"],
                         help="'digits' and classification sets of ../shared/data ('all': digits and SETS)")
+    parser.add_argument("--levers", action="store_true",
+                        help="instead of --configs: issue 58's selection-cost and capacity levers for the default "
+                             "(one row per set; run_levers)")
     parser.add_argument("--portfolio", choices=list(PORTFOLIOS),
                         help="instead of --configs: method='auto''s selection over a portfolio (WIDE or LEVERS) on "
                              "each set's 70 %% training rows (cross-validation or one split, as the library does, "
@@ -131,7 +134,7 @@ def main() -> None:
                              "held-out NLL and seconds")
     args = parse_benchmark_args(parser)
     for dataset in (["digits", *SETS] if args.datasets == ["all"] else args.datasets):
-        (run_portfolio if args.portfolio else run)(dataset, args)
+        (run_levers if args.levers else run_portfolio if args.portfolio else run)(dataset, args)
 
 
 def run_portfolio(dataset: str, args) -> None:
@@ -151,6 +154,78 @@ def run_portfolio(dataset: str, args) -> None:
            "cv_results": selection.cv_results}
     append_row(args.output, base_row("defaults_portfolio", **row))
     print(f"{dataset:14s} chose {selection.candidate.name} ({selection.scheme}) in {row['seconds']:.1f}s", flush=True)
+
+
+#: the inducing points per class tried on the winner (``--levers``) from this many fit rows
+CAPACITY_ROWS = 600
+CAPACITY = (100, 200)
+
+
+def _val_nll(clf, X_val, y_val) -> float:
+    return float(all_metrics(clf.predict_proba(X_val), np.searchsorted(clf.classes_, y_val))["nll"])
+
+
+def run_levers(dataset: str, args) -> None:
+    """The levers of issue 58 that change what the default's selection costs or keeps, on the
+    fit and validation rows of ``dataset`` (:func:`split`; the test rows are not read):
+
+    * ``default``: ``GPClassifier()`` (the portfolio, racing, the final refit), its validation NLL
+      and seconds;
+    * ``fold_average`` (cross-validated sets): the winner's models on the selection's own folds,
+      their probabilities averaged, instead of the refit (it saves the refit's seconds);
+    * ``first_fold``: the candidate the first fold alone would have chosen (one split instead of
+      ``cv`` folds), refitted on all fit rows where it differs from the winner;
+    * ``capacity`` (from :data:`CAPACITY_ROWS` fit rows): the winner refitted with
+      :data:`CAPACITY` inducing points per class (the default has 50).
+    """
+    X_fit, X_val, y_fit, y_val = split(dataset)
+    X_fit, X_val = np.asarray(X_fit, dtype=np.float64), np.asarray(X_val, dtype=np.float64)
+
+    def timed_fit(**params):
+        start = time.perf_counter()
+        clf = GPClassifier(**{"n_jobs": args.threads, "random_state": 0, **params}).fit(X_fit, y_fit)
+        return clf, time.perf_counter() - start
+
+    default, seconds = timed_fit()
+    results = default.cv_results_
+    best = results["rank_test_nll"].index(1)
+    winner = dict(results["params"][best])
+    row = {"dataset": dataset, "n_fit": len(y_fit), "n_features": X_fit.shape[1], "threads": args.threads,
+           "n_classes": len(np.unique(y_fit)), "scheme": default.selection_scheme_, "chosen": default.candidate_,
+           "default": {"val_nll": _val_nll(default, X_val, y_val), "seconds": seconds}, "cv_results": results}
+    refit, refit_seconds = timed_fit(**winner)
+    row["refit"] = {"val_nll": _val_nll(refit, X_val, y_val), "seconds": refit_seconds}
+    if default.selection_scheme_ == "cv":
+        y_idx = np.searchsorted(default.classes_, y_fit)
+        seed = int(np.random.default_rng(0).integers(2**31 - 1))
+        _, folds = model_selection._folds(y_idx, len(y_fit), default.cv, default.validation_fraction, seed)
+        proba, fold_seconds = 0.0, 0.0
+        for train, _ in folds:
+            start = time.perf_counter()
+            member = GPClassifier(**{"n_jobs": args.threads, **winner}).fit(X_fit[train], y_fit[train])
+            fold_seconds += time.perf_counter() - start
+            proba = proba + member.predict_proba(X_val) / len(folds)
+        row["fold_average"] = {"val_nll": float(all_metrics(proba, np.searchsorted(default.classes_, y_val))["nll"]),
+                               "seconds": fold_seconds}
+        first = np.asarray(results["split0_test_nll"], dtype=float)
+        pick = int(np.nanargmin(first))
+        if pick == best:
+            row["first_fold"] = {"chosen": results["candidate"][pick], **row["refit"]}
+        else:
+            clf, s = timed_fit(**results["params"][pick])
+            row["first_fold"] = {"chosen": results["candidate"][pick], "val_nll": _val_nll(clf, X_val, y_val),
+                                 "seconds": s}
+    if len(y_fit) >= CAPACITY_ROWS:
+        row["capacity"] = {}
+        for m in CAPACITY:
+            clf, s = timed_fit(**{**winner, "n_inducing": m})
+            row["capacity"][str(m)] = {"val_nll": _val_nll(clf, X_val, y_val), "seconds": s}
+    append_row(args.output, base_row("defaults_levers", **row))
+    print(f"{dataset:14s} chose {row['chosen']} ({row['scheme']}): default {row['default']['val_nll']:.4f} "
+          f"({seconds:.1f}s) refit {row['refit']['val_nll']:.4f} "
+          + " ".join(f"{k} {row[k]['val_nll']:.4f}" for k in ("fold_average", "first_fold") if k in row)
+          + " ".join(f" M{m} {v['val_nll']:.4f} ({v['seconds']:.1f}s)" for m, v in row.get("capacity", {}).items()),
+          flush=True)
 
 
 def run(dataset: str, args) -> None:
