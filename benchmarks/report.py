@@ -1583,6 +1583,58 @@ def defaults_panel_report(results: str = "defaults_panel", previous: str | None 
     fig.savefig(RESULTS / f"{results}.png", dpi=80)
 
 
+def levers_study(results: str = "defaults_levers") -> None:
+    """Issue 58's selection-cost and capacity levers (``defaults_study.py --levers``), validation
+    rows only: per set the default's validation NLL and seconds, the refit of its winner (the same
+    fit again: a check), the fold models' average instead of the refit, the first fold's choice
+    refitted, and the winner at more inducing points; then the geometric means and counts."""
+    rows = load(results)
+    print("| set | fit rows | chosen | default NLL (s) | fold average NLL (s) | first fold: choice, NLL | "
+          "M=100 NLL (s) | M=200 NLL (s) |")
+    print("|---|---|---|---|---|---|---|---|")
+    cells = {"fold_average": [], "first_fold": [], "100": [], "200": []}
+    for r in rows:
+        base = r["default"]["val_nll"]
+        fold = r.get("fold_average")
+        first = r.get("first_fold")
+        cap = r.get("capacity", {})
+        if fold:       # the fold models exist already; averaging them saves the refit's share of the default's seconds
+            cells["fold_average"].append((r["dataset"], fold["val_nll"] / r["refit"]["val_nll"],
+                                          r["refit"]["seconds"], r["default"]["seconds"]))
+        if first:       # what the folds after the first cost: each candidate's later folds at its mean fit time
+            res = r["cv_results"]
+            later = sum(max(sum(np.isfinite(res[f"split{k}_test_nll"][i]) for k in range(3)) - 1, 0) * t
+                        for i, t in enumerate(res["mean_fit_time"]) if np.isfinite(t))
+            cells["first_fold"].append((r["dataset"], first["val_nll"] / r["refit"]["val_nll"], later,
+                                        r["default"]["seconds"]))
+        for m, v in cap.items():
+            cells[m].append((r["dataset"], v["val_nll"] / r["refit"]["val_nll"], v["seconds"], r["refit"]["seconds"]))
+
+        def cell(v):
+            return f"{v['val_nll']:.4f} ({v['seconds']:.0f})" if v else "-"
+        print(f"| {r['dataset']} | {r['n_fit']} | {r['chosen']} ({r['scheme']}) | {cell(r['default'])} | {cell(fold)} | "
+              + (f"{first['chosen']}, {first['val_nll']:.4f}" if first else "-")
+              + f" | {cell(cap.get('100'))} | {cell(cap.get('200'))} |")
+    same = sum(abs(r["refit"]["val_nll"] - r["default"]["val_nll"]) < 1e-9 for r in rows)
+    print(f"\nthe winner refitted gives the default's validation NLL again on {same} of {len(rows)} sets")
+    for name, label, seconds_label in (
+            ("fold_average", "fold models' average", "the refit it saves is {:.0%} of the default's seconds"),
+            ("first_fold", "first fold's choice", "the later folds it saves are {:.0%} of the default's seconds"),
+            ("100", "winner at M = 100", "its seconds are {:.2f} times the refit's"),
+            ("200", "winner at M = 200", "its seconds are {:.2f} times the refit's")):
+        if not cells[name]:
+            continue
+        ratios = np.array([c[1] for c in cells[name]])
+        line = (f"{label} over the refit: validation NLL geometric mean {np.exp(np.mean(np.log(ratios))):.3f}, "
+                f"lower on {int((ratios < 1).sum())} of {len(ratios)} sets "
+                f"({', '.join(c[0] for c in cells[name] if c[1] < 1) or 'none'}), higher on {int((ratios > 1).sum())} "
+                f"({', '.join(c[0] for c in cells[name] if c[1] > 1) or 'none'})")
+        if seconds_label:
+            seconds = np.array([c[2] / c[3] for c in cells[name]])
+            line += "; " + seconds_label.format(np.exp(np.mean(np.log(seconds)))) + " (geometric mean)"
+        print(line)
+
+
 if __name__ == "__main__":
     tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
               "sattime": satellite_time_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
@@ -1598,6 +1650,6 @@ if __name__ == "__main__":
               "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
               "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
               "panel": defaults_panel_report, "portfolio": portfolio_study,
-              "kernelstart": kernel_start_study, **FEATURE_REPORTS}
+              "kernelstart": kernel_start_study, "levers": levers_study, **FEATURE_REPORTS}
     tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 

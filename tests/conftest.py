@@ -16,6 +16,59 @@ torch.set_num_threads(2)
 REPO = Path(__file__).resolve().parents[1]
 
 
+#: the slow checks (4 s or more each on one thread; together about 12 of the suite's 15 minutes):
+#: marked ``slow``, left out of the README's test command (``-m "not slow"`` in pyproject.toml)
+#: and run by CI (``.ci/run``) after it. A test that grows slow joins this list.
+SLOW = frozenset((
+    "tests/estimators/test_dgp_estimators.py::test_scikit_learn_check_estimator[DeepGPClassifier-30]",
+    "tests/estimators/test_dgp_estimators.py::test_scikit_learn_check_estimator[DeepGPRegressor-100]",
+    "tests/estimators/test_edges.py::test_prediction_over_many_classes_stays_within_a_gigabyte",
+    "tests/estimators/test_edges.py::test_the_command_line_reads_a_model_once_while_another_process_replaces_it",
+    "tests/estimators/test_edges.py::test_the_next_write_removes_the_temporary_file_of_a_killed_writer",
+    "tests/estimators/test_estimator.py::test_checkpoint_resume_reproduces_the_uninterrupted_fit",
+    "tests/estimators/test_estimator.py::test_early_stopped_fit_stays_finished_when_resumed",
+    "tests/estimators/test_estimator.py::test_fit_stopped_by_a_callback_continues_from_its_checkpoint",
+    "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[auto]",
+    "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[ep]",
+    "tests/estimators/test_model_files.py::test_loading_while_another_process_saves_gives_one_whole_model",
+    "tests/estimators/test_properties.py::test_random_small_problems_give_normalised_probabilities",
+    "tests/methods/test_alpha_family.py::test_apep_with_one_data_point_equals_pep",
+    "tests/methods/test_augmented.py::test_gibbs_predictions_agree_with_an_independent_importance_sampler",
+    "tests/methods/test_dgp.py::test_energy_gradient_matches_finite_differences[dims1-robust_max]",
+    "tests/methods/test_ep.py::test_converged_ep_matches_tilted_moments_by_monte_carlo[0.5]",
+    "tests/methods/test_ep.py::test_minibatch_and_batch_ep_reach_comparable_nll",
+    "tests/methods/test_exact_posterior.py::test_two_gibbs_chains_agree",
+    "tests/methods/test_gibbs.py::test_predictions_agree_with_an_independent_sampler_within_monte_carlo_error",
+    "tests/methods/test_gibbs.py::test_stationary_moments_match_two_dimensional_quadrature",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:189]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:305]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:72]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[index.md:9]",
+    "tests/project/test_examples.py::test_distributed_example_under_torchrun",
+    "tests/project/test_examples.py::test_fashion_ood_example_on_a_slice",
+    "tests/project/test_examples.py::test_mnist_memmap_example_on_a_slice",
+    "tests/project/test_resumable_queues.py::test_mnist_queue_skips_a_run_it_holds",
+    "tests/test_cli.py::test_demo_prints_metrics",
+    "tests/test_cli.py::test_version_module_entry_and_plain_help",
+    "tests/test_distributed.py::test_broadcast_state_gives_every_process_the_first_ones_state",
+    "tests/test_distributed.py::test_deep_gp_clamp_count_sums_over_processes",
+    "tests/test_distributed.py::test_deep_gps_on_two_processes_equal_one[classifier]",
+    "tests/test_distributed.py::test_deep_gps_on_two_processes_equal_one[regressor]",
+    "tests/test_distributed.py::test_full_batch_ep_on_two_processes_equals_one",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[2",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[classes,",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[rows,",
+    "tests/test_distributed.py::test_two_processes_validate_and_stop_as_one",
+    "tests/test_uncertainty.py::test_the_deep_gp_classifier_splits_its_uncertainty_too[False]",
+))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
 class Interrupt(Exception):
     """Raised by :func:`interrupt_at` to stop a fit as a crash would."""
 

@@ -170,6 +170,9 @@ def _defaults() -> tuple[dict, dict]:
 
 def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     """The model and training flags; each help names the default the estimator uses."""
+    from .estimators.alpha_selection import DEFAULT_ALPHA_GRID
+    from .estimators.fit_plan import HIDDEN_WIDTH
+    from .likelihoods.robust_max import DEFAULT_EPSILON
     from .methods import METHODS
     gp, deep = _defaults()
 
@@ -185,8 +188,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "(not with --layers) "
                         + both("alpha", "the method's, 1 for ep/sep/rep and 0.5 for pep/apep/arpep/rpapep"))
     g.add_argument("--alpha-grid", type=_alpha_grid, default=None, metavar="A,B,...",
-                   help="candidates of --alpha auto, comma-separated (default: 0.001,0.25,0.5,0.75,1; not with "
-                        "--layers)")
+                   help="candidates of --alpha auto, comma-separated (default: "
+                        f"{','.join(f'{a:g}' for a in DEFAULT_ALPHA_GRID)}; not with --layers)")
     g.add_argument("--cv", type=_number(int, 2, what="an integer of at least 2"), default=None,
                    help=f"folds of the cross-validation of --method auto and --alpha auto (default: {gp['cv']}; "
                         "not with --layers)")
@@ -197,7 +200,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="initial inducing inputs, an [M, D] or [C, M, D] array in a .npy file, in the units of "
                         "the features (default: chosen by --inducing-init; not with --layers)")
     g.add_argument("--epsilon", type=_PROBABILITY, default=None,
-                   help="labelling-error probability of the robust-max likelihood (default: 1e-3; not with --layers)")
+                   help=f"labelling-error probability of the robust-max likelihood (default: {DEFAULT_EPSILON:g}; "
+                        "not with --layers)")
     g.add_argument("--method-params", type=_json_object, default=None,
                    help='further method arguments as a JSON object, e.g. \'{"n_samples": 2000}\' for gibbs '
                         "(see 'alphagp methods'; default: none)")
@@ -229,7 +233,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
         d.add_argument("--regression", action="store_true", default=None,
                        help="a deep GP regressor for real targets (DeepGPRegressor)")
     d.add_argument("--hidden", type=_POSITIVE_INT, default=None,
-                   help="units per hidden layer (default: min(D, 30); only with --layers)")
+                   help=f"units per hidden layer (default: min(D, {HIDDEN_WIDTH}); only with --layers)")
     d.add_argument("--samples", type=_POSITIVE_INT, default=None,
                    help=f"samples propagated through the layers in training (default: {deep['n_samples']}; "
                         "only with --layers)")
@@ -321,8 +325,7 @@ def _describe(clf) -> str:
     if hasattr(clf, "n_layers"):
         return f"a {clf.n_layers}-layer {type(clf).__name__} (alpha-divergence EP)"
     if hasattr(clf, "method_"):
-        from .estimators.auto_settings import describe
-        return f"GPClassifier({describe(clf._settings())})"
+        return "GPClassifier(" + ", ".join(f"{k}={v!r}" for k, v in clf._settings().items()) + ")"
     return f"GPClassifier(method={clf.method!r})"
 
 
@@ -358,7 +361,7 @@ def cmd_demo(args) -> int:
     start = time.perf_counter()
     clf.fit(Xtr, ytr)
     seconds = time.perf_counter() - start
-    schedule = f"{clf.n_iter_} " + ("epochs of mini-batches" if clf._resolved("batch_size") else "batch iterations")
+    schedule = f"{clf.n_iter_} " + ("epochs of mini-batches" if clf.fit_plan_.mini_batches else "batch iterations")
     print(f"  fitted: {_describe(clf)}, {schedule}")
     _print_selection(clf)
     _print_metrics(clf.evaluate(Xte, yte), seconds)

@@ -32,15 +32,52 @@ def data():
 
 def test_a_file_before_the_auto_settings_and_validated_early_stopping(data, tmp_path):
     X, y = data
-    clf = GPClassifier(method="sep", n_inducing=4, max_iter=3, batch_size=20, random_state=0).fit(X, y)
+    clf = GPClassifier(method="sep", n_inducing=4, max_iter=3, batch_size=20, inducing_init="random",
+                       early_stopping=False, random_state=0).fit(X, y)
 
     def before(content):
-        for key in ("settings", "validation_scores", "best_iteration", "fit_plan"):
+        for key in ("validation_scores", "best_iteration", "fit_plan"):
             del content[key]
+        content["optimize_inducing"] = True
     old = _old_file(clf, tmp_path, before)
     np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
     assert old.batch_size_ == clf.batch_size == 20 and old.validation_scores_ is None
-    assert not hasattr(old, "fit_plan_")
+    # the plan built from the parameters and the method's configuration is the one the fit made
+    assert old.fit_plan_ == clf.fit_plan_
+
+
+def test_a_file_before_the_fit_plan_was_its_one_record(data, tmp_path):
+    """Files that kept the decisions in "settings" and "optimize_inducing" beside (or without) a
+    plan: the plan built from them equals the fit's, and the old records are gone."""
+    X, y = data
+    clf = GPClassifier(method="ep", n_inducing=5, max_iter=3, early_stopping=True, random_state=0).fit(X, y)
+    plan = clf.fit_plan_
+
+    def before(content):
+        del content["fit_plan"]
+        content["settings"] = {"batch_size": None, "inducing_init": "random", "early_stopping": True}
+        content["optimize_inducing"] = plan.optimize_inducing
+    old = _old_file(clf, tmp_path, before)
+    np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
+    assert old.fit_plan_ == plan and old.early_stopping_ is True and old.n_inducing_ == 5
+
+
+def test_a_deep_gp_file_before_the_fit_plan(data, tmp_path):
+    from alphagp import DeepGPClassifier
+    X, y = data
+    clf = DeepGPClassifier(n_layers=2, n_inducing=6, n_samples=2, max_iter=2, batch_size=16, early_stopping=True,
+                           random_state=0).fit(X, y)
+    clf.save(tmp_path / "new.safetensors")
+
+    def as_before(meta):
+        meta["format_version"] = 1
+        del meta["content"]["fit_plan"]
+    (tmp_path / "old.safetensors").write_bytes(
+        rewrite_model_header((tmp_path / "new.safetensors").read_bytes(), as_before, keep_checksum=False))
+    with pytest.warns(UncheckedModelFileWarning):
+        old = DeepGPClassifier.load(tmp_path / "old.safetensors")
+    assert old.fit_plan_ == clf.fit_plan_
+    np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
 
 
 def test_a_vi_file_before_the_likelihood_registry(data, tmp_path):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,7 @@ def test_the_plan_is_what_the_built_method_runs(name):
     assert plan.damping == getattr(clf.model_, "damping", None)
     assert plan.optimize_inducing == clf.model_.inducing_points.requires_grad == clf.optimize_inducing_
     assert plan.mini_batches == (clf.batch_size_ is not None and clf.batch_size_ < len(y))
+    assert plan.n_inducing == clf.n_inducing_ == clf.model_.inducing_points.shape[1]
 
 
 def test_alpha_defaults_come_from_the_registry_then_the_constructor():
@@ -54,3 +57,66 @@ def test_the_plan_travels_in_the_model_file(tmp_path):
     loaded = GPClassifier.load(tmp_path / "m.agp")
     assert loaded.fit_plan_ == clf.fit_plan_ and loaded.fit_plan_.alpha == 0.3
     np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_the_plan_is_immutable_all_the_way_down():
+    X, y = testing.contract_problem()
+    plan = GPClassifier(method="pep", n_inducing=4, max_iter=2, random_state=0,
+                        kernel_params={"noise": [0.2]}).fit(X, y).fit_plan_
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.n_inducing = 5
+    with pytest.raises(TypeError):
+        plan.kernel_params["noise"] = 1.0
+    assert isinstance(plan.kernel_params["noise"], tuple)
+    assert hash(plan) == hash(dataclasses.replace(plan))
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_the_registry_answers_which_arguments_a_method_takes_as_building_it_does(name):
+    """``takes`` (no model built) against building the method with the same arguments."""
+    import torch
+
+    from alphagp.kernels import ARDKernel
+    from alphagp.methods import build_method, takes
+    for given in ({"alpha": 0.5}, {"alpha": 1.0}, {"alpha": "auto"}, {"epsilon": 0.01}, {"damping": 0.3},
+                  {"alpha": 0.5, "epsilon": 0.01}):
+        built = {**given, "alpha": 0.5} if given.get("alpha") == "auto" else given
+        try:
+            build_method(name, torch.zeros(2, 1, 1, dtype=torch.float64), ARDKernel(2, 1), n_data=1, **built)
+            ok = True
+        except ValueError:
+            ok = False
+        assert takes(name, **given) == ok, given
+
+
+def test_selection_fits_clones_and_never_changes_the_users_parameters(monkeypatch):
+    """``method="auto"`` plans the winner's fit from its settings: the fitted estimator's own
+    ``set_params`` is never called and its parameters are those the user gave."""
+    X, y = testing.contract_problem()
+    clf = GPClassifier(max_iter=3, random_state=0, n_inducing=4)
+    calls = []
+    original = GPClassifier.set_params
+
+    def recording(self, **params):
+        if self is clf:
+            calls.append(params)
+        return original(self, **params)
+    monkeypatch.setattr(GPClassifier, "set_params", recording)
+    before = clf.get_params()
+    clf.fit(X, y)
+    assert calls == [] and clf.get_params() == before
+    assert clf.method_ == clf.fit_plan_.method != "auto" and clf.n_inducing_ == clf.fit_plan_.n_inducing == 4
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_the_deep_gp_plan_is_what_the_model_runs(early_stopping):
+    from alphagp import DeepGPClassifier
+    X, y = testing.contract_problem()
+    clf = DeepGPClassifier(n_layers=2, n_inducing=7, n_samples=2, max_iter=2, batch_size=16,
+                           early_stopping=early_stopping, random_state=0).fit(X, y)
+    plan = clf.fit_plan_
+    assert plan.n_data == clf.model_.n_data == len(y) - (early_stopping and len(y) - int(round(0.9 * len(y))))
+    assert plan.n_inducing == clf.model_.layers[0].shape[1] == 7
+    assert plan.n_hidden == min(X.shape[1], 30) and plan.mini_batches and plan.early_stopping == early_stopping
+    assert (plan.likelihood, plan.n_outputs) == (("probit", 1) if len(np.unique(y)) == 2
+                                                 else ("robust_max", len(np.unique(y))))

@@ -72,11 +72,11 @@ def test_selection_reads_only_training_rows_and_scores_each_fold_on_rows_it_did_
     X, y = _problem()
     index = {row.tobytes(): i for i, row in enumerate(X)}
     fitted, scored = [], []
-    real_fit, real_proba = GPClassifier.fit, GPClassifier._proba
+    real_fit, real_proba = GPClassifier._fit_params, GPClassifier._proba
 
-    def spy_fit(self, X_, y_, sample_weight=None, callbacks=None):
+    def spy_fit(self, params, X_, *args, **kwargs):        # every fit, candidates' and final, runs through it
         fitted.append({index[row.tobytes()] for row in np.asarray(X_)})     # KeyError: a row not in X
-        return real_fit(self, X_, y_, sample_weight=sample_weight, callbacks=callbacks)
+        return real_fit(self, params, X_, *args, **kwargs)
 
     def spy_proba(self, X_, *args):
         rows = {index[row.tobytes()] for row in np.asarray(X_)}
@@ -86,10 +86,9 @@ def test_selection_reads_only_training_rows_and_scores_each_fold_on_rows_it_did_
             assert rows <= fitted[-1]        # early stopping holds out rows of the fold's training rows
         return real_proba(self, X_, *args)
 
-    monkeypatch.setattr(GPClassifier, "fit", spy_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_params", spy_fit)
     monkeypatch.setattr(GPClassifier, "_proba", spy_proba)
-    clf = GPClassifier(n_inducing=6, cv=3, random_state=0)
-    real_fit(clf, X, y)
+    clf = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
     folds = [sum(np.isfinite(clf.cv_results_[f"split{k}_test_nll"][i]) for k in range(3)) for i in range(4)]
     assert len(scored) == sum(folds) and all(rows and not rows & fit_rows for rows, fit_rows in scored)
     # each candidate scored on every fold scores every training row once (racing may stop one early)
@@ -115,13 +114,12 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
-        shares.append(self.max_time)
-        clock.now += self.max_time * overrun
-        self.classes_ = np.unique(y_)
+    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+        shares.append(max_time)
+        clock.now += max_time * overrun
         return self
 
-    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
     monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), 1 / 3))
     est = GPClassifier(cv=2, max_time=70.0, random_state=0)
     y_idx = np.searchsorted(np.unique(y), y)
@@ -205,13 +203,13 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
     X, y = _problem(200)
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
-        shares.append(self.max_time)
-        clock.now += self.max_time
+    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+        shares.append(max_time)
+        clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [1.0], 1
         return self
 
-    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
     selection = model_selection.select(GPClassifier(max_time=60.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), keep_split_fit=keep, clock=clock)
     assert selection.scheme == "split" and len(shares) == 3          # sep, flat, pep (vi: below 150 rows)
@@ -232,23 +230,22 @@ def test_callbacks_holding_the_estimator_see_its_final_fit(quick_portfolio):
 
 def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_error(quick_portfolio, monkeypatch):
     X, y = _problem()
-    real_fit = GPClassifier.fit
+    real_fit = GPClassifier._fit_params
 
-    def failing_pep(self, X_, y_, sample_weight=None, callbacks=None):
-        if self.method == "pep" and self.max_iter == 8 and len(y_) < len(y):    # the "pep" candidate's folds
+    def failing_pep(self, params, X_, y_, *args, **kwargs):
+        if params["method"] == "pep" and params["max_iter"] == 8 and len(y_) < len(y):    # the "pep" candidate's folds
             raise FloatingPointError("the training objective became non-finite")
-        return real_fit(self, X_, y_, sample_weight=sample_weight, callbacks=callbacks)
+        return real_fit(self, params, X_, y_, *args, **kwargs)
 
-    monkeypatch.setattr(GPClassifier, "fit", failing_pep)
-    clf = GPClassifier(n_inducing=6, random_state=0)
-    real_fit(clf, X, y)
+    monkeypatch.setattr(GPClassifier, "_fit_params", failing_pep)
+    clf = GPClassifier(n_inducing=6, random_state=0).fit(X, y)
     results = clf.cv_results_
     assert np.isnan(results["mean_test_nll"][2]) and results["rank_test_nll"][2] == 4 and clf.candidate_ != "pep"
 
-    def failing(self, X_, y_, sample_weight=None, callbacks=None):
+    def failing(self, *args, **kwargs):
         raise FloatingPointError("non-finite")
 
-    monkeypatch.setattr(GPClassifier, "fit", failing)
+    monkeypatch.setattr(GPClassifier, "_fit_params", failing)
     with pytest.raises(FloatingPointError, match="every candidate failed numerically"):
         model_selection.select(GPClassifier(random_state=0), X, y, np.searchsorted(np.unique(y), y))
 
@@ -261,16 +258,15 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     script = {"sep": 0.30, "flat": 1.10, "pep": 0.20, "vi": 0.21}
     fits = []
 
-    def name(est):
-        return "flat" if est.max_iter == 2 else est.method
+    def name(params):
+        return "flat" if params["max_iter"] == 2 else params["method"]
 
-    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
-        fits.append(name(self))
-        self.classes_ = np.unique(y_)
-        self._scripted = script[name(self)]
+    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+        fits.append(name(params))
+        self._scripted = script[name(params)]
         return self
 
-    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
     monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), self._scripted))
     monkeypatch.setattr(model_selection, "negative_log_likelihood", lambda proba, y_, w=None: float(proba[0, 0]))
     selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, np.searchsorted(np.unique(y), y),
@@ -295,13 +291,13 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
     X, y = _problem(200)
     clock, fits = FakeClock(), []
 
-    def fake_fit(self, X_, y_, sample_weight=None, callbacks=None):
-        fits.append((self.method, self.n_inducing, self.batch_size, self.max_time))
-        clock.now += self.max_time
+    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+        fits.append((params["method"], params["n_inducing"], params["batch_size"], max_time))
+        clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [0.5], 1
         return self
 
-    monkeypatch.setattr(GPClassifier, "fit", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
     selection = model_selection.select(GPClassifier(max_time=600.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), clock=clock)
     assert selection.candidate.name == "large" and selection.scheme == "split"
@@ -317,7 +313,8 @@ def test_wide_data_start_every_candidate_from_the_fixed_kernel_unless_the_user_a
     wide = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
     assert wide.kernel_start is None and wide.params["kernel_init"] == "fixed"
     asked = model_selection.select(GPClassifier(n_inducing=4, random_state=0, kernel_init="regression"), X, y, y_idx)
-    assert asked.kernel_start is not None and "lengthscale" in asked.params["kernel_params"]
+    assert asked.kernel_start is not None and "kernel_init" not in asked.params      # the user's value applies
+    assert "lengthscale" in asked.cv_results["params"][0]["kernel_params"]      # what the candidate was fitted with
     monkeypatch.setattr(model_selection, "START_FEATURES", 3)
     narrow = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
     assert narrow.kernel_start is not None and narrow.params["kernel_init"] == "regression"

@@ -6,8 +6,8 @@ of :mod:`alphagp.serialization`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
@@ -15,23 +15,18 @@ from typing import ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, is_classifier
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import serialization
-from ..data.held_out import class_counts, held_out_rows
+from ..constraints import Interval, StrOptions
 from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
 from ..distributed import broadcast_state, ensure_process_group
 from ..labels import plain
+from ..numerics import CholeskyError
 from ..threads import torch_threads
 from ..training import Trainer, TrainingState
 from . import file_upgrades
-
-#: the ``dtype`` parameter's values
-DTYPES = {"float64": torch.float64, "float32": torch.float32}
-#: ``early_stopping="auto"`` holds out a validation set from this many training rows on
-#: (scikit-learn's rule for its gradient boosting)
-EARLY_STOPPING_ROWS = 10_000
+from .fit_plan import DTYPES, TrainingPlan, fit_rows
 
 
 def non_numeric_columns(X) -> str | None:
@@ -83,19 +78,25 @@ def non_finite_cells(X, chunk: int = 65536) -> str:
     return f"NaN or infinity in {kind} {', '.join(labels)}{more} (first in row {first_row})"
 
 
+@contextlib.contextmanager
+def explain_numerical_failure(dtype: str, standardize: bool):
+    """Adds the likely cause to a failed factorisation or a non-finite objective when it is
+    float32 (about 7 significant digits), above all with unstandardised features."""
+    try:
+        yield
+    except (CholeskyError, FloatingPointError) as err:
+        if dtype != "float32":
+            raise
+        cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
+                 "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
+                 if not standardize else "float32: try dtype='float64'")
+        raise type(err)(f"{err} Likely cause: {cause}.") from err
+
+
 def check_rows_match(X, y) -> None:
     """A one-line ``ValueError`` unless ``X`` and ``y`` have as many rows."""
     if len(X) != len(y):
         raise ValueError(f"X has {len(X)} rows but y has {len(y)} values; give one target per row")
-
-
-def can_hold_out(y, stratify: bool) -> bool:
-    """Whether a validation share of the rows with targets ``y`` can be held out: stratified, every
-    class needs two rows (one on each side)."""
-    if not stratify:
-        return True
-    counts = class_counts(y)
-    return bool(counts[counts > 0].min() >= 2)
 
 
 #: scikit-learn's estimator checks that the alphagp estimators fail by design, with the reason
@@ -226,11 +227,6 @@ class GPEstimatorBase(BaseEstimator):
         encoding = getattr(self, "table_encoding_", None)
         return self.n_features_in_ if encoding is None else encoding.width
 
-    def _resolved(self, name: str):
-        """The value a fit uses for parameter ``name``: the fitted ``name_`` where an ``"auto"``
-        setting was resolved (GPClassifier), else the parameter."""
-        return getattr(self, name + "_", getattr(self, name))
-
     # ------------------------------------------------------------------ sample weights
     def _fit_weights(self, sample_weight, X, y) -> np.ndarray | None:
         """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
@@ -281,26 +277,17 @@ class GPEstimatorBase(BaseEstimator):
         return []
 
     # ------------------------------------------------------------------ validation set
-    def _held_out(self, X, y, stratify: bool, weight: np.ndarray | None = None):
+    def _held_out(self, X, y, plan: TrainingPlan, stratify: bool, weight: np.ndarray | None = None):
         """``(X_fit, y_fit, weight_fit, validation)``: the rows to fit (and their ``weight``, or
-        ``None``) and, with early stopping on (``True``, or ``"auto"`` from ``EARLY_STOPPING_ROWS``
-        rows where :func:`can_hold_out`), a function scoring the model on the other
-        ``validation_fraction`` of them (stratified by class for a classifier; the mean NLL
+        ``None``) and, where ``plan.early_stopping``, a function scoring the model on the other
+        ``plan.validation_fraction`` of them (stratified by class for a classifier; the mean NLL
         weighted by their ``weight``), else ``None``. The fitted rows stay a lazy view of ``X`` (a
         memory-map stays on disk)."""
-        n = len(y)
-        setting = self._resolved("early_stopping")
-        on = n >= EARLY_STOPPING_ROWS and can_hold_out(y, stratify) if setting == "auto" else bool(setting)
-        if not on:
+        rows, val_rows = fit_rows(y, plan.early_stopping, plan.validation_fraction, stratify, plan.random_state)
+        if val_rows is None:
             return X, y, weight, None
-        try:
-            fit_rows, val_rows = held_out_rows(y, self.validation_fraction, stratify, self.random_state)
-        except ValueError as err:
-            raise ValueError(f"early stopping holds out validation_fraction={self.validation_fraction} of the "
-                             f"{n} rows{' stratified by class' if stratify else ''} and cannot: {err}. Use more "
-                             "rows, another validation_fraction, or early_stopping=False") from err
-        w_fit, w_val = (None, None) if weight is None else (weight[fit_rows], weight[val_rows])
-        return RowSubset(X, fit_rows), y[fit_rows], w_fit, HeldOutRows(self, RowSubset(X, val_rows), y[val_rows], w_val)
+        w_fit, w_val = (None, None) if weight is None else (weight[rows], weight[val_rows])
+        return RowSubset(X, rows), y[rows], w_fit, HeldOutRows(self, RowSubset(X, val_rows), y[val_rows], w_val)
 
     def _held_out_score(self, X_val: RowSubset, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
         """The score early stopping minimises: the mean negative log-likelihood of the held-out
@@ -319,15 +306,6 @@ class GPEstimatorBase(BaseEstimator):
         mean, scale = column_mean_std(X, weight=weight) if standardize else (np.zeros(d), np.ones(d))
         self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
         return StandardizedRows(X, self.mean_, self.scale_)
-
-    def _inducing_count(self, n: int) -> int:
-        """``n_inducing``, clipped to the ``n`` training rows with a warning."""
-        m = int(self._resolved("n_inducing"))
-        if m > n:
-            warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning,
-                          stacklevel=4)
-            return n
-        return m
 
     def _share_start(self, model, seed: int) -> int:
         """A data-parallel fit's start: the first process's model state and seed (returned) for all."""
@@ -367,17 +345,56 @@ class GPEstimatorBase(BaseEstimator):
             return {**params, "class_weight": {label: w for label, w in params["class_weight"]}}
         return params
 
-    def _train(self, model, X, y, *, optimizer: str, learning_rate: float, callbacks, seed: int,
-               distributed: bool | str = False, validation=None) -> TrainingState:
-        """Train ``model`` on rows ``X`` and targets ``y`` with the estimator's schedule, early
-        stopping (on ``validation``'s score where given, see :meth:`_held_out`), time budget,
-        checkpoint and progress; sets ``history_``, ``n_iter_``, ``validation_scores_`` and
-        ``best_iteration_`` (``None`` without a validation set)."""
-        trainer = Trainer(model, max_iter=self.max_iter, batch_size=self._resolved("batch_size"), optimizer=optimizer,
-                          learning_rate=learning_rate, learning_rate_decay=self.learning_rate_decay, tol=self.tol,
-                          n_iter_no_change=self.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
+    def _fit_planned(self, plan: TrainingPlan, X, y, weight: np.ndarray | None, callbacks, *, stratify: bool,
+                     **build) -> None:
+        """The one fit skeleton of both families, after the parameters became ``plan``: hold out
+        early stopping's rows, standardise, build the model (:meth:`_build_model`, the family's
+        hook, with ``build``'s extra arguments), share the start between processes, train with
+        the rows' ``weight`` ``[N]`` (or ``None``) and finish (:meth:`_finish_fit`). ``X`` ``[N, D]``
+        the validated features, ``y`` ``[N]`` the model's targets (class indices, or real values)."""
+        X_fit, y_fit, w_fit, validation = self._held_out(X, y, plan, stratify, weight)
+        with torch_threads(self.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
+            Xs = self._standardize(X_fit, plan.standardize, w_fit)
+            rng = np.random.default_rng(plan.random_state)
+            self.model_ = self._build_model(plan, X_fit, Xs, y_fit, w_fit, rng, **build)
+            seed = int(rng.integers(2**31 - 1))
+            if self.distributed:  # the first process's random start and batch order for all
+                seed = self._share_start(self.model_, seed)
+            self._seed_model(seed)
+            self.model_.set_sample_weight(None if w_fit is None else torch.as_tensor(
+                w_fit, dtype=DTYPES[plan.dtype], device=torch.device(plan.device)))
+            try:
+                self._train(self.model_, Xs, y_fit, plan, callbacks=callbacks, seed=seed, validation=validation)
+            finally:
+                self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
+            self._finish_fit(Xs, y_fit, validation)
+
+    def _build_model(self, plan: TrainingPlan, X, Xs, y, weight: np.ndarray | None, rng: np.random.Generator,
+                     **build):
+        """The family's model of ``plan`` for the fitted rows ``X`` ``[N, D]`` (``Xs`` standardised,
+        ``y`` the targets, ``weight`` theirs or ``None``), drawn from ``rng``; may set fitted
+        attributes that come from the build."""
+        raise NotImplementedError
+
+    def _seed_model(self, seed: int) -> None:
+        """Hand the fit's seed (drawn after the build, shared between processes) to a model that
+        draws with it (the deep GPs' Monte Carlo samples); the trainer's batch order takes it too."""
+
+    def _finish_fit(self, Xs, y, validation) -> None:
+        """What the family does after training on the standardised rows ``Xs`` and targets ``y``
+        (``validation``: the held-out rows, or ``None``): diagnostics and the like."""
+
+    def _train(self, model, X, y, plan: TrainingPlan, *, callbacks, seed: int, validation=None) -> TrainingState:
+        """Train ``model`` on rows ``X`` and targets ``y`` by ``plan`` (its schedule, optimiser, batch
+        size and time budget), with early stopping on ``validation``'s score where given (see
+        :meth:`_held_out`), the estimator's checkpoint and progress; sets ``history_``,
+        ``n_iter_``, ``validation_scores_`` and ``best_iteration_`` (``None`` without a
+        validation set)."""
+        trainer = Trainer(model, max_iter=plan.max_iter, batch_size=plan.batch_size, optimizer=plan.optimizer,
+                          learning_rate=plan.learning_rate, learning_rate_decay=plan.learning_rate_decay, tol=plan.tol,
+                          n_iter_no_change=plan.n_iter_no_change, callbacks=callbacks, checkpoint=self.checkpoint,
                           settings=self._checkpoint_settings(model), verbose=bool(self.verbose), seed=seed,
-                          distributed=distributed, validation=validation, max_time=self.max_time,
+                          distributed=self.distributed, validation=validation, max_time=plan.max_time,
                           n_points=model.n_weighted)
         state = trainer.fit(X, y)
         self.history_, self.n_iter_ = state.history, state.epoch

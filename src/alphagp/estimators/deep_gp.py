@@ -15,17 +15,18 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from ..constraints import Interval, StrOptions
 from ..data.streaming import column_mean_std
 from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
 from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
-from .base import DTYPES, GPEstimatorBase, check_rows_match
+from .base import GPEstimatorBase, check_rows_match
+from .fit_plan import DTYPES, DeepFitPlan, plan_deep_fit
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
@@ -182,6 +183,7 @@ class _DeepGPBase(GPEstimatorBase):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callbacks=None):
         """Fit the deep GP to ``X`` ``[N, D]`` and ``y`` ``[N]``.
 
@@ -191,37 +193,29 @@ class _DeepGPBase(GPEstimatorBase):
         weight is the row repeated; rows of weight 0 are left out; the held-out score of early
         stopping is the weighted mean. ``callbacks`` as for :class:`~alphagp.training.Trainer`
         (called with the training state after each epoch)."""
-        self._validate_params()
         X, y = self._validate(X, y, reset=True, ensure_min_samples=2, y_numeric=isinstance(self, RegressorMixin))
         X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
-        device = self._device()
         targets, n_outputs, likelihood = self._prepare_targets(y, weight)
-        X, targets, weight, validation = self._held_out(X, targets, stratify=isinstance(self, ClassifierMixin),
-                                                        weight=weight)
-        n, d = X.shape
-        m = self._inducing_count(n)
-        Xs = self._standardize(X, self.standardize, weight)
-        rng = np.random.default_rng(self.random_state)
-        hidden = self.n_hidden if self.n_hidden is not None else min(d, 30)
-        with torch_threads(self.n_jobs):
-            layers = initial_layers(np.asarray(Xs), n_outputs, self.n_layers, hidden, m, rng,
-                                    output_noise=self.LIKELIHOOD_NOISE, first_kernel=self.first_layer_kernel,
-                                    hidden_mean_scale=self.hidden_mean_scale, dtype=DTYPES[self.dtype])
-            seed = int(rng.integers(2**31 - 1))
-            self.model_ = DeepGP(layers, likelihood, n, alpha=self.alpha, n_samples=self.n_samples,
-                                 n_predict_samples=self.n_predict_samples, seed=seed).to(device)
-            if self.distributed:  # the first process's start, draws and batch order for all
-                seed = self._share_start(self.model_, seed)
-                self.model_.seed = seed
-            self.model_.set_sample_weight(None if weight is None else torch.as_tensor(
-                weight, dtype=DTYPES[self.dtype], device=device))
-            try:
-                self._train(self.model_, Xs, targets, optimizer="adam", learning_rate=self.learning_rate,
-                            callbacks=callbacks, seed=seed, distributed=bool(self.distributed), validation=validation)
-            finally:
-                self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
-        self.diagnostics_ = self.model_.diagnostics()
+        stratify = isinstance(self, ClassifierMixin)
+        plan = self.fit_plan_ = plan_deep_fit(self.get_params(), targets, n_features=X.shape[1], likelihood=likelihood,
+                                              n_outputs=n_outputs, stratify=stratify, device=str(self._device()))
+        if self.verbose:
+            print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
+        self._fit_planned(plan, X, targets, weight, callbacks, stratify=stratify)
         return self
+
+    def _build_model(self, plan: DeepFitPlan, _X, Xs, _y, _weight, rng):
+        layers = initial_layers(np.asarray(Xs), plan.n_outputs, plan.n_layers, plan.n_hidden, plan.n_inducing, rng,
+                                output_noise=self.LIKELIHOOD_NOISE, first_kernel=plan.first_layer_kernel,
+                                hidden_mean_scale=plan.hidden_mean_scale, dtype=DTYPES[plan.dtype])
+        return DeepGP(layers, plan.likelihood, plan.n_data, alpha=plan.alpha, n_samples=plan.n_samples,
+                      n_predict_samples=self.n_predict_samples).to(torch.device(plan.device))
+
+    def _seed_model(self, seed: int) -> None:
+        self.model_.seed = seed
+
+    def _finish_fit(self, _Xs, _y, _validation) -> None:
+        self.diagnostics_ = self.model_.diagnostics()
 
     def _checkpoint_settings(self, model=None) -> dict:
         return {"estimator": type(self).__name__, **super()._checkpoint_settings(model)}
@@ -291,14 +285,15 @@ class _DeepGPBase(GPEstimatorBase):
 
     def _file_content(self) -> dict:
         return {"model": {"config": self.model_.config(), "state": self.model_.state_dict()},
-                **self._target_content()}
+                "fit_plan": self.fit_plan_.to_plain(), **self._target_content()}
 
     def _model_from_file(self, content: dict):
         model = content["model"]
         return DeepGP.from_config(model["config"], dtype=DTYPES[self.dtype]), model["state"]
 
-    def _restore(self, _content: dict) -> None:
+    def _restore(self, content: dict) -> None:
         self.model_.to(self._device())
+        self.fit_plan_ = DeepFitPlan.from_plain(content["fit_plan"])     # older files' upgraded to one
 
     def _model_features(self) -> int:
         return int(self.model_.layers[0].shape[2])

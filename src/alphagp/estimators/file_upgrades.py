@@ -11,7 +11,9 @@ above it. A buffer renamed inside a method's state is declared by the method its
 
 from __future__ import annotations
 
+from ..labels import plain
 from ..methods import method_parameters, method_spec
+from .fit_plan import default_learning_rate, uses_mini_batches
 
 
 def _mean_and_scale(content: dict) -> dict:
@@ -54,8 +56,70 @@ def _registered_likelihood(content: dict) -> dict:
     return content
 
 
+def _training_plan(params: dict, n_data: int, batch_size, optimizer: str, early_stopping: bool) -> dict:
+    """The :class:`~alphagp.estimators.fit_plan.TrainingPlan` fields of an older file's
+    parameters and recorded decisions."""
+    rate = params.get("learning_rate")
+    return {"n_data": int(n_data), "batch_size": batch_size, "mini_batches": uses_mini_batches(batch_size, n_data),
+            "optimizer": optimizer, "learning_rate": default_learning_rate(optimizer) if rate is None else float(rate),
+            "dtype": params["dtype"], "device": str(params.get("device") or "cpu"),
+            "standardize": bool(params.get("standardize", True)),
+            "learning_rate_decay": params.get("learning_rate_decay", 1.0), "max_iter": params.get("max_iter"),
+            "max_time": params.get("max_time"), "tol": params.get("tol"),
+            "n_iter_no_change": params.get("n_iter_no_change"), "early_stopping": bool(early_stopping),
+            "validation_fraction": params.get("validation_fraction", 0.1), "random_state": params.get("random_state")}
+
+
+def _classifier_plan(content: dict) -> dict:
+    """Classifier files before the fit plan was their one record of the fit's decisions kept them in
+    ``"settings"`` (batch size, inducing-point initialisation, early stopping) and
+    ``"optimize_inducing"``, beside the method's configuration: their plan is built from those
+    (the kernel started from the fixed start then); both records go."""
+    method = content.get("method")
+    if not isinstance(method, dict):
+        return content
+    settings, learnt = content.pop("settings", None), content.pop("optimize_inducing", None)
+    if content.get("fit_plan"):
+        return content
+    params, config, name = content["params"], method["config"], method["name"]
+    batch_size = settings["batch_size"]
+    n_data = int(config.get("n_data", 0))
+    optimizer = ("adam" if uses_mini_batches(batch_size, n_data)
+                 else method_spec(name).cls.CAPABILITIES.batch_optimizer)
+    content["fit_plan"] = {
+        **_training_plan(params, n_data, batch_size, optimizer, settings["early_stopping"]),
+        "method": name, "alpha": config.get("alpha"), "damping": config.get("damping"),
+        "epsilon": config.get("epsilon"), "method_params": params.get("method_params") or {},
+        "optimize_inducing": bool(params.get("optimize_inducing") if learnt is None else learnt),
+        "n_inducing": int(content["state"]["inducing_points"].shape[1]), "inducing_init": settings["inducing_init"],
+        "shared_hyperparameters": bool(params.get("shared_hyperparameters", False)),
+        "kernel_params": plain(params.get("kernel_params") or {}),
+        "optimize_hyperparameters": bool(params.get("optimize_hyperparameters", True)), "kernel_init": "fixed"}
+    return content
+
+
+def _deep_plan(content: dict) -> dict:
+    """Deep-GP files before the fit plan record the architecture in the model's configuration and
+    the parameters: their plan is built from those (early stopping was on where the file has
+    validation scores)."""
+    model = content.get("model")
+    if not isinstance(model, dict) or content.get("fit_plan"):
+        return content
+    params, config = content["params"], model["config"]
+    layers = config["architecture"]                    # [H, M, D] per layer
+    content["fit_plan"] = {
+        **_training_plan(params, config["n_data"], params.get("batch_size"), "adam",
+                         content.get("validation_scores") is not None),
+        "n_layers": len(layers), "n_hidden": int(layers[0][0]) if len(layers) > 1 else int(params.get("n_hidden") or 0),
+        "n_inducing": int(layers[0][1]), "first_layer_kernel": params.get("first_layer_kernel", "rbf"),
+        "hidden_mean_scale": float(params.get("hidden_mean_scale", 0.0)), "alpha": float(config["alpha"]),
+        "n_samples": int(config["n_samples"]), "likelihood": config["likelihood"], "n_outputs": int(layers[-1][0])}
+    return content
+
+
 #: applied in this order to every file an estimator reads
-UPGRADES = (_mean_and_scale, _early_stopping_record, _resolved_settings, _registered_likelihood)
+UPGRADES = (_mean_and_scale, _early_stopping_record, _resolved_settings, _registered_likelihood, _classifier_plan,
+            _deep_plan)
 
 
 def upgrade(content: dict) -> dict:

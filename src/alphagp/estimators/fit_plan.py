@@ -1,32 +1,167 @@
-"""The fit plan: every decision of a :class:`~alphagp.GPClassifier` fit, made once.
+"""The fit plan: every decision of a fit, made once, for both estimator families.
 
-:func:`plan_fit` resolves the estimator's parameters against the data's size and the registry
-(the method's :class:`~alphagp.methods.Capabilities`, :func:`~alphagp.methods.resolve_alpha`) into
-a frozen :class:`FitPlan`. The method is built from it (``sparse_model.build_model``), the trainer
-is set up from it, the progress line prints it, and the model file keeps it; the fitted estimator
-exposes it as ``fit_plan_``. Nothing downstream decides again: a reader follows ``alpha`` from the
-constructor to the method through :func:`plan_fit` alone (``alpha="auto"``'s cross-validation runs
-before, and hands its chosen value to it).
+The path of a fit is parameters -> plan -> build -> train -> fitted attributes. The planners
+(:func:`plan_fit` for :class:`~alphagp.GPClassifier`, :func:`plan_deep_fit` for the deep GPs)
+resolve the estimator's parameters (``get_params()``, with a selected candidate's values over
+them) against the data's size and the registry (the method's
+:class:`~alphagp.methods.Capabilities`, :func:`~alphagp.methods.resolve_alpha`) into a frozen
+plan. The model is built from it, the trainer is set up from it, the progress line prints it,
+the fitted ``*_`` attributes are read from it, and the model file keeps it; the fitted
+estimator exposes it as ``fit_plan_``. Nothing downstream decides again: a reader follows
+``alpha`` from the constructor to the method through the planner alone (``alpha="auto"``'s
+cross-validation runs before, and hands its chosen value to it). A new setting is a field of
+the plan, decided in its planner.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
+from ..data.held_out import class_counts, held_out_rows
 from ..labels import plain
 from ..methods import method_spec, resolve_alpha
 
+#: the ``dtype`` parameter's values
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+#: ``early_stopping="auto"`` holds out a validation set from this many training rows on
+#: (scikit-learn's rule for its gradient boosting)
+EARLY_STOPPING_ROWS = 10_000
+#: ``n_inducing="auto"`` of GPClassifier: inducing points per class (clipped to the rows)
+AUTO_INDUCING = 50
+#: the deep GPs' hidden width without ``n_hidden``: min(D, this) units
+HIDDEN_WIDTH = 30
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
 
 
-@dataclass(frozen=True)
-class FitPlan:
-    """How a fit runs, resolved from the parameters (:func:`plan_fit`).
+class FrozenDict(Mapping):
+    """A read-only mapping whose values are frozen too (lists become tuples): the plan's
+    ``method_params`` and ``kernel_params``."""
+
+    def __init__(self, values=()):
+        self._values = {k: _frozen(v) for k, v in dict(values).items()}
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._values.items(), key=repr)))
+
+    def __repr__(self) -> str:
+        return repr(self._values)
+
+
+def _frozen(value):
+    if isinstance(value, Mapping):
+        return FrozenDict(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_frozen(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value))
+    return value
+
+
+def _thawed(value):
+    """Plain JSON values of a frozen one (mappings as dicts, tuples as lists)."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return plain(value)
+
+
+def uses_mini_batches(batch_size: int | None, n_rows: int) -> bool:
+    """Whether steps of ``batch_size`` rows (``None``: all) see fewer than all ``n_rows`` rows: the
+    one formula for "is this a mini-batch fit?" (the planners and the trainer read it)."""
+    return batch_size is not None and batch_size < n_rows
+
+
+def can_hold_out(y, stratify: bool) -> bool:
+    """Whether a validation share of the rows with targets ``y`` can be held out: stratified, every
+    class needs two rows (one on each side)."""
+    if not stratify:
+        return True
+    counts = class_counts(y)
+    return bool(counts[counts > 0].min() >= 2)
+
+
+def default_learning_rate(optimizer: str) -> float:
+    """The initial rate of ``optimizer`` when the user gives none."""
+    return DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingPlan:
+    """How a fit of either family trains (the trainer reads these and nothing else of the
+    parameters).
+
+    Attributes
+    ----------
+    n_data
+        N, the rows the fit's ``N / |B|`` scaling counts (the rows fitted, after early stopping's
+        held-out share; a stream's ``n_rows``).
+    batch_size, mini_batches
+        rows per step (``None``: all rows), and whether steps see fewer than all rows
+        (:func:`uses_mini_batches`; a stream always does).
+    optimizer, learning_rate, learning_rate_decay
+        ``"adam"`` on mini-batches, else the method's batch optimiser; its initial rate and decay.
+    max_iter, max_time, tol, n_iter_no_change
+        the schedule: epochs, the time budget in seconds (``None``: none), the objective's
+        tolerance and patience (``None`` in files written before the plan held them).
+    early_stopping, validation_fraction, random_state
+        whether a stratified ``validation_fraction`` of the rows is held out to stop on, and the
+        seed of that split, the inducing inputs and the batch order.
+    dtype, device, standardize
+        the model's float type and device, and whether the features are standardised.
+    """
+
+    n_data: int
+    batch_size: int | None
+    mini_batches: bool
+    optimizer: str
+    learning_rate: float
+    dtype: str
+    device: str
+    standardize: bool
+    learning_rate_decay: float | str = 1.0
+    max_iter: int | None = None
+    max_time: float | None = None
+    tol: float | None = None
+    n_iter_no_change: int | None = None
+    early_stopping: bool = False
+    validation_fraction: float = 0.1
+    random_state: int | None = None
+
+    def to_plain(self) -> dict:
+        """The plan as plain JSON values (for model files)."""
+        return {f.name: _thawed(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_plain(cls, values: dict):
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (dict, list, np.ndarray)):
+                object.__setattr__(self, f.name, _frozen(value))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitPlan(TrainingPlan):
+    """How a :class:`~alphagp.GPClassifier` fit runs, resolved from the parameters
+    (:func:`plan_fit`); the training fields are :class:`TrainingPlan`'s.
 
     Attributes
     ----------
@@ -40,15 +175,7 @@ class FitPlan:
         the robust-max likelihood's labelling-error probability (``None``: its default, or no such
         likelihood).
     method_params
-        the method's own arguments (a copy of the estimator's ``method_params``; read only).
-    n_data
-        N, the rows the fit's ``N / |B|`` scaling counts (a stream's ``n_rows``).
-    batch_size
-        rows per step (``None``: all rows).
-    mini_batches
-        whether steps see fewer than all rows.
-    optimizer, learning_rate
-        ``"adam"`` on mini-batches, else the method's batch optimiser, and its initial rate.
+        the method's own arguments (read only).
     optimize_inducing
         whether the inducing inputs are learnt.
     n_inducing, inducing_init
@@ -56,44 +183,26 @@ class FitPlan:
         initial inducing inputs (unless the user gives them).
     shared_hyperparameters, kernel_params, optimize_hyperparameters
         one kernel and inducing set for all classes or one per class; the initial kernel
-        parameters the user gave (plain values); whether the kernel is learnt.
+        parameters the user gave (plain values, read only); whether the kernel is learnt.
     kernel_init
         where the rest of the initial kernel comes from: ``"regression"``, type-II maximum
         likelihood of an exact GP regression of the labels (:mod:`alphagp.kernel_start`), or
         ``"fixed"``, sqrt(D) lengthscales, amplitude 1 and noise 0.1 (files written before the
         kernel start read as ``"fixed"``).
-    dtype, device, standardize
-        the model's float type and device, and whether the features are standardised.
     """
 
     method: str
     alpha: float | None
     damping: float | None
     epsilon: float | None
-    method_params: dict
-    n_data: int
-    batch_size: int | None
-    mini_batches: bool
-    optimizer: str
-    learning_rate: float
+    method_params: Mapping
     optimize_inducing: bool
     n_inducing: int
     inducing_init: str
     shared_hyperparameters: bool
-    kernel_params: dict
+    kernel_params: Mapping
     optimize_hyperparameters: bool
-    dtype: str
-    device: str
-    standardize: bool
     kernel_init: str = "fixed"
-
-    def to_plain(self) -> dict:
-        """The plan as plain JSON values (for model files)."""
-        return plain(dataclasses.asdict(self))
-
-    @classmethod
-    def from_plain(cls, values: dict) -> FitPlan:
-        return cls(**values)
 
     def describe(self) -> str:
         """One line for the progress output."""
@@ -101,54 +210,167 @@ class FitPlan:
         alpha = "" if self.alpha is None else f", alpha={self.alpha:g}"
         damping = "" if self.damping is None else f", damping={self.damping:g}"
         learn = "learnt" if self.optimize_inducing else "fixed"
+        stopping = ", early stopping" if self.early_stopping else ""
         return (f"{self.method}{alpha}{damping} on {self.n_data} rows, {steps}, {self.optimizer} from "
-                f"{self.learning_rate:g}, inducing inputs {learn}, kernel start {self.kernel_init}")
+                f"{self.learning_rate:g}, inducing inputs {learn}, kernel start {self.kernel_init}{stopping}")
 
 
-def default_learning_rate(optimizer: str) -> float:
-    """The initial rate of ``optimizer`` when the user gives none."""
-    return DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE
+def _early_stopping(setting, y, stratify: bool) -> bool:
+    """``early_stopping`` resolved: ``"auto"`` holds out from :data:`EARLY_STOPPING_ROWS` rows where
+    :func:`can_hold_out`."""
+    if setting == "auto":
+        return len(y) >= EARLY_STOPPING_ROWS and can_hold_out(y, stratify)
+    return bool(setting)
 
 
-def plan_fit(est, n_data: int, alpha: float | None, stream: bool = False, rows: int | None = None) -> FitPlan:
-    """Resolve ``est``'s parameters for a fit on ``n_data`` rows with power ``alpha`` (the
-    constructor's, or the value ``alpha="auto"`` chose; ``None``: the method's default) into a
-    :class:`FitPlan`. ``stream``: a ``partial_fit`` stream, which always steps on mini-batches;
-    ``rows``: the rows at hand to place inducing inputs on (a stream's first call; default
-    ``n_data``).
+def fit_rows(y, early_stopping: bool, fraction: float, stratify: bool, random_state):
+    """``(fit_rows, validation_rows)`` of a fit on targets ``y`` ``[N]`` (``validation_rows``
+    ``None`` without early stopping); a ``ValueError`` that says what to change where the held-out
+    share cannot be drawn."""
+    if not early_stopping:
+        return np.arange(len(y)), None
+    try:
+        return held_out_rows(y, fraction, stratify, random_state)
+    except ValueError as err:
+        raise ValueError(f"early stopping holds out validation_fraction={fraction} of the {len(y)} rows"
+                         f"{' stratified by class' if stratify else ''} and cannot: {err}. Use more rows, another "
+                         "validation_fraction, or early_stopping=False") from err
 
-    ``ValueError`` where the settings contradict the method: mini-batches for a batch-only method,
-    an alpha the method does not take. Warns where ``optimize_inducing=True`` is known to diverge.
+
+def _training(params: Mapping, *, n_data: int, batch_size, mini: bool, optimizer: str, early_stopping: bool,
+              device: str, max_time=None) -> dict:
+    """The :class:`TrainingPlan` fields of ``params`` (``max_time``: the budget left, where a
+    selection spent some of the user's)."""
+    rate = params["learning_rate"]
+    return dict(n_data=int(n_data), batch_size=batch_size, mini_batches=mini, optimizer=optimizer,
+                learning_rate=default_learning_rate(optimizer) if rate is None else float(rate),
+                learning_rate_decay=params["learning_rate_decay"], max_iter=int(params["max_iter"]),
+                max_time=params["max_time"] if max_time is None else max_time, tol=params["tol"],
+                n_iter_no_change=int(params["n_iter_no_change"]), early_stopping=early_stopping,
+                validation_fraction=float(params["validation_fraction"]), random_state=params["random_state"],
+                dtype=params["dtype"], device=device, standardize=bool(params["standardize"]))
+
+
+def clip_inducing(m: int, n: int) -> int:
+    """``m`` inducing points clipped to the ``n`` rows at hand, with a warning."""
+    if m > n:
+        warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning, stacklevel=5)
+        return n
+    return m
+
+
+def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | None = None, stream: bool = False,
+             n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
+    """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
+    them; ``method`` a registered name) for a fit on rows of class indices ``y_idx`` ``[N]`` with
+    power ``alpha`` (the constructor's, or the value ``alpha="auto"`` chose; ``None``: the
+    method's default) into a :class:`FitPlan` on ``device``. ``stream``: a ``partial_fit``
+    stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
+    (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).
+
+    The ``"auto"`` settings: ``batch_size`` all rows, ``inducing_init`` random training rows (the
+    papers' start), ``early_stopping`` from :data:`EARLY_STOPPING_ROWS` rows where a stratified
+    share exists, ``n_inducing`` :data:`AUTO_INDUCING` (clipped to the rows fitted, with a warning).
+
+    ``ValueError`` where the settings contradict the method (mini-batches for a batch-only method,
+    an alpha the method does not take) or early stopping cannot hold rows out. Warns where
+    ``optimize_inducing=True`` is known to diverge.
     """
-    name = est.method_
+    name = params["method"]
     capabilities = method_spec(name).cls.CAPABILITIES
-    mini = stream or (est.batch_size_ is not None and est.batch_size_ < n_data)
+    early = False if stream else _early_stopping(params["early_stopping"], y_idx, stratify=True)
+    fitted = len(fit_rows(y_idx, early, params["validation_fraction"], True, params["random_state"])[0])
+    n_data = fitted if n_rows is None else int(n_rows)
+    batch_size = None if params["batch_size"] == "auto" else params["batch_size"]
+    mini = stream or uses_mini_batches(batch_size, n_data)
     if mini and not capabilities.mini_batches:
         raise ValueError(f"method={name!r} is batch only: its objective is not a sum over data "
                          f"points, so it cannot use mini-batches; use batch_size=None or another method")
-    damping = est.damping
+    damping = params["damping"]
     if damping is None and capabilities.damping:
         damping = 1.0 if mini else 0.5
     optimizer = "adam" if mini else capabilities.batch_optimizer
-    learning_rate = default_learning_rate(optimizer) if est.learning_rate is None else float(est.learning_rate)
     safe = not mini or capabilities.inducing_on_mini_batches
-    if est.optimize_inducing == "auto":
+    if params["optimize_inducing"] == "auto":
         learn = safe
     else:
-        learn = bool(est.optimize_inducing)
+        learn = bool(params["optimize_inducing"])
         if learn and not safe:
             warnings.warn(f"method={name!r} keeps per-point sites, which go stale when the inducing "
                           "inputs move during mini-batch training; such fits have diverged (BENCHMARKS.md). "
                           "optimize_inducing='auto' keeps them fixed here; method='sep' learns them safely",
                           UserWarning, stacklevel=4)
-    n_inducing = (est._inducing_count(n_data if rows is None else rows) if est.inducing_points is None
-                  else int(np.shape(est.inducing_points)[-2]))
-    given = set(est.kernel_params or {})
-    kernel_init = "fixed" if "lengthscale" in given else est.kernel_init
-    return FitPlan(method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=est.epsilon,
-                   method_params=dict(est.method_params or {}), n_data=int(n_data), batch_size=est.batch_size_,
-                   mini_batches=mini, optimizer=optimizer, learning_rate=learning_rate, optimize_inducing=learn,
-                   n_inducing=n_inducing, inducing_init=est.inducing_init_,
-                   shared_hyperparameters=bool(est.shared_hyperparameters), kernel_params=plain(est.kernel_params or {}),
-                   optimize_hyperparameters=bool(est.optimize_hyperparameters), dtype=est.dtype,
-                   device=str(est._device()), standardize=bool(est.standardize), kernel_init=kernel_init)
+    given = params["inducing_points"]
+    m = params["n_inducing"]
+    n_inducing = (clip_inducing(AUTO_INDUCING if m == "auto" else int(m), fitted) if given is None
+                  else int(np.shape(given)[-2]))
+    kernel_params = params["kernel_params"] or {}
+    kernel_init = "fixed" if "lengthscale" in kernel_params else params["kernel_init"]
+    return FitPlan(**_training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
+                               early_stopping=early, device=device, max_time=max_time),
+                   method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=params["epsilon"],
+                   method_params=FrozenDict(params["method_params"] or {}), optimize_inducing=learn,
+                   n_inducing=n_inducing,
+                   inducing_init="random" if params["inducing_init"] == "auto" else params["inducing_init"],
+                   shared_hyperparameters=bool(params["shared_hyperparameters"]),
+                   kernel_params=FrozenDict(plain(kernel_params)),
+                   optimize_hyperparameters=bool(params["optimize_hyperparameters"]), kernel_init=kernel_init)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeepFitPlan(TrainingPlan):
+    """How a deep-GP fit (:class:`~alphagp.DeepGPRegressor`, :class:`~alphagp.DeepGPClassifier`)
+    runs, resolved from the parameters (:func:`plan_deep_fit`); the training fields are
+    :class:`TrainingPlan`'s (Adam on every step).
+
+    Attributes
+    ----------
+    n_layers, n_hidden, n_inducing
+        the layers, the hidden layers' width (``n_hidden``, or min(D, 30)) and M per layer
+        (clipped to the rows fitted, with a warning).
+    first_layer_kernel, hidden_mean_scale
+        the first layer's kernel and the hidden layers' mean function's scale.
+    alpha, n_samples
+        the power of approximate power EP and the Monte Carlo samples of a training step.
+    likelihood, n_outputs
+        the last layer's likelihood and its output units.
+    """
+
+    n_layers: int
+    n_hidden: int
+    n_inducing: int
+    first_layer_kernel: str
+    hidden_mean_scale: float
+    alpha: float
+    n_samples: int
+    likelihood: str
+    n_outputs: int
+
+    def describe(self) -> str:
+        """One line for the progress output."""
+        steps = f"mini-batches of {self.batch_size}" if self.mini_batches else "the whole batch"
+        return (f"{self.n_layers} layers of {self.n_inducing} inducing points ({self.n_hidden} hidden units), "
+                f"alpha={self.alpha:g}, {self.likelihood} on {self.n_data} rows, {steps}, adam from "
+                f"{self.learning_rate:g}" + (", early stopping" if self.early_stopping else ""))
+
+
+def plan_deep_fit(params: Mapping, y, *, n_features: int, likelihood: str, n_outputs: int, stratify: bool,
+                  device: str) -> DeepFitPlan:
+    """Resolve deep-GP parameters ``params`` (``get_params()``) for a fit on targets ``y`` ``[N]``
+    (class indices where ``stratify``, else real values) of ``n_features`` features, with the
+    last layer's ``likelihood`` and ``n_outputs``, into a :class:`DeepFitPlan` on ``device``:
+    ``early_stopping="auto"`` holds out from :data:`EARLY_STOPPING_ROWS` rows (where a stratified
+    share exists), the inducing points are clipped to the rows fitted, and the hidden width is
+    ``n_hidden`` or min(D, 30)."""
+    early = _early_stopping(params["early_stopping"], y, stratify)
+    fitted = len(fit_rows(y, early, params["validation_fraction"], stratify, params["random_state"])[0])
+    batch_size = params["batch_size"]
+    hidden = params["n_hidden"] if params["n_hidden"] is not None else min(n_features, HIDDEN_WIDTH)
+    return DeepFitPlan(**_training(params, n_data=fitted, batch_size=batch_size,
+                                   mini=uses_mini_batches(batch_size, fitted), optimizer="adam",
+                                   early_stopping=early, device=device),
+                       n_layers=int(params["n_layers"]), n_hidden=int(hidden),
+                       n_inducing=clip_inducing(int(params["n_inducing"]), fitted),
+                       first_layer_kernel=params["first_layer_kernel"],
+                       hidden_mean_scale=float(params["hidden_mean_scale"]), alpha=float(params["alpha"]),
+                       n_samples=int(params["n_samples"]), likelihood=likelihood, n_outputs=int(n_outputs))

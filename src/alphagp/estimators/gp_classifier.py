@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import ClassifierMixin, _fit_context, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import conformity_scores, prediction_sets
+from ..constraints import Interval, StrOptions
 from ..data.streaming import StandardizedRows
 from ..kernel_start import KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
@@ -24,10 +23,10 @@ from ..numerics import rows_per_block
 from ..threads import torch_threads
 from ..training import Trainer
 from ..training.checkpoints import optimizer_from_plain
-from . import auto_settings, model_selection, sparse_model
+from . import model_selection, sparse_model
 from .alpha_selection import select_alpha
-from .base import DTYPES, GPEstimatorBase, check_rows_match
-from .fit_plan import FitPlan, default_learning_rate, plan_fit
+from .base import GPEstimatorBase, check_rows_match, explain_numerical_failure
+from .fit_plan import DTYPES, FitPlan, default_learning_rate, plan_fit
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -40,6 +39,11 @@ def _streams(est) -> bool:
 
 #: the attributes ``fit`` sets from the user's input columns (not from the features the model sees)
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
+#: the attributes of ``method="auto"``'s selection (a refit keeps none of an earlier one)
+_SELECTION_ATTRIBUTES = ("cv_results_", "candidate_", "selection_scheme_")
+#: the plan's decisions that the fitted estimator shows as ``<name>_`` attributes, in the order the
+#: progress output and the command line name them
+SETTINGS = ("method", "n_inducing", "batch_size", "inducing_init", "early_stopping")
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
 
@@ -329,6 +333,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return encode_known_labels(y, self.classes_)
 
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callbacks=None):
         """Fit the classifier.
 
@@ -352,7 +357,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         -------
         self
         """
-        self._validate_params()
         X, y = self._validate(X, y, reset=True)
         X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
         self.classes_, y_idx = encode_labels(y)
@@ -360,55 +364,58 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
-        for name in ("cv_results_", "candidate_", "selection_scheme_"):     # a refit keeps none of an earlier one
+        for name in _SELECTION_ATTRIBUTES:         # a refit keeps none of an earlier selection
             self.__dict__.pop(name, None)
         if self.method == "auto":
             return self._select_and_fit(X, y, y_idx, callbacks, weight)
-        for name, value in auto_settings.resolve(self, y_idx).items():
-            setattr(self, name + "_", value)
-        sparse_model.check_model_size(self, len(y), X.shape[1], len(self.classes_))
-        if self.verbose:
-            print(f"GPClassifier: {auto_settings.describe(self._settings())}", flush=True)
-        alpha = self.alpha
+        return self._fit_params(self.get_params(), X, y, y_idx, weight, callbacks)
+
+    def _fit_params(self, params: dict, X, y, y_idx, weight=None, callbacks=None, start: KernelStart | None = None,
+                    max_time: float | None = None):
+        """Fit parameters ``params`` (``get_params()`` with a candidate's values over them; an explicit
+        method) on validated rows ``X`` ``[N, D]`` with labels ``y`` and class indices ``y_idx``
+        ``[N]`` (of ``classes_``, set already) and weights ``weight`` ``[N]`` (or ``None``): plan,
+        build, train. The path of ``fit``, of the selection's candidates and of its final fit.
+        ``start``: a kernel start fitted already (the selection's), used where the plan starts
+        from the regression; ``max_time``: the budget left (default ``params["max_time"]``)."""
+        alpha = params["alpha"]
         if alpha == "auto":
-            alpha, self.alpha_scores_ = select_alpha(self, X, y, weight)
-        X_fit, y_fit, w_fit, validation = self._held_out(X, y_idx, stratify=True, weight=weight)
-        plan = self.fit_plan_ = plan_fit(self, len(y_fit), alpha)
+            alpha, self.alpha_scores_ = select_alpha(clone(self).set_params(**params), X, y, weight)
+        plan = plan_fit(params, y_idx, alpha=alpha, device=str(self._device()), max_time=max_time)
+        sparse_model.check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
+        self._apply_plan(plan)
         if self.verbose:
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
-        with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
-            Xs = self._standardize(X_fit, self.standardize, w_fit)
-            self.kernel_start_ = sparse_model.kernel_start(plan, Xs, y_fit, len(self.classes_), w_fit,
-                                                           self.random_state, self.max_time)
-            if self.verbose and self.kernel_start_ is not None:
+        self._fit_planned(plan, X, y_idx, weight, callbacks, stratify=True, start=start)
+        return self
+
+    def _apply_plan(self, plan: FitPlan) -> None:
+        """The fitted attributes that record the plan's decisions (``fit_plan_`` itself among them)."""
+        self.fit_plan_ = plan
+        self.method_, self.n_inducing_, self.batch_size_ = plan.method, plan.n_inducing, plan.batch_size
+        self.inducing_init_, self.early_stopping_ = plan.inducing_init, plan.early_stopping
+        self.optimize_inducing_, self.alpha_ = plan.optimize_inducing, plan.alpha
+
+    def _build_model(self, plan: FitPlan, X, Xs, y, weight, rng, start: KernelStart | None = None):
+        C = len(self.classes_)
+        self.kernel_start_ = None
+        if plan.kernel_init == "regression":
+            self.kernel_start_ = start if start is not None else sparse_model.kernel_start(plan, Xs, y, C, weight)
+            if self.verbose and start is None:
                 print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
-            rng = np.random.default_rng(self.random_state)
-            self.model_ = sparse_model.build_model(plan, X_fit, Xs, len(self.classes_), rng,
-                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)),
-                                                   self.kernel_start_)
-            self.n_inducing_ = int(self.model_.inducing_points.shape[1])     # after the clip to the rows
-            seed = int(rng.integers(2**31 - 1))
-            if self.distributed:  # the first process's random start and batch order for all
-                seed = self._share_start(self.model_, seed)
-            self.optimize_inducing_ = plan.optimize_inducing
-            points = self.model_.inducing_points
-            self.model_.set_sample_weight(None if w_fit is None else
-                                          torch.as_tensor(w_fit, dtype=points.dtype, device=points.device))
-            try:
-                self._train(self.model_, Xs, y_fit, callbacks=callbacks, seed=seed, distributed=self.distributed,
-                            validation=validation, optimizer=plan.optimizer, learning_rate=plan.learning_rate)
-            finally:
-                self.model_.set_sample_weight(None)     # the weights belong to this fit, not to the model
-            self.model_.after_fit(Xs, y_fit)
+        return sparse_model.build_model(plan, X, Xs, C, rng, sparse_model.user_inducing_points(self, X.shape[1], C),
+                                        self.kernel_start_)
+
+    def _finish_fit(self, Xs, y, validation) -> None:
+        self.model_.after_fit(Xs, y)
         self._set_diagnostics()
         self.__dict__.pop("conformity_scores_", None)
         if validation is not None:      # the held-out rows give prediction sets without more data
             self.conformity_scores_ = conformity_scores(self._proba(validation.X), validation.y)
-        self.alpha_ = plan.alpha
-        return self
 
     # ------------------------------------------------------------------ streams
     @available_if(_streams)
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, n_rows=None):
         """Train on rows ``X`` ``[B, D]``, ``y`` ``[B]`` of a stream: one Adam step per ``batch_size``
         rows, in their order (the whole call as one step without a batch size). The first call
@@ -425,7 +432,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``method="auto"`` streams with the first such candidate of the default's portfolio,
         ``sep`` on mini-batches of 128 (``method_`` says so). No early stopping and no sample
         weights. Returns ``self``."""
-        self._validate_params()
         start = not hasattr(self, "model_")
         if start and classes is None:
             raise ValueError("the first call of partial_fit needs classes=, every label of the stream "
@@ -469,73 +475,45 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool) or n_rows < len(y):
             raise ValueError(f"n_rows must be an integer at least the first call's {len(y)} rows, got {n_rows!r}")
         y_idx = self._encode(y)
-        user = self.get_params()
-        try:
-            if self.method == "auto":       # the first candidate of the portfolio that streams
-                candidate = next(c for c in model_selection.PORTFOLIO
-                                 if method_spec(c.params["method"]).cls.CAPABILITIES.streaming)
-                explicit = model_selection.explicit_parameters(self)
-                self.set_params(**{k: v for k, v in candidate.params.items() if k not in explicit})
-            settings = auto_settings.resolve(self, y_idx)
-        finally:
-            self.set_params(**user)
-        for name, value in {**settings, "early_stopping": False}.items():
-            setattr(self, name + "_", value)
+        params = self.get_params()
+        if self.method == "auto":       # the first candidate of the portfolio that streams
+            candidate = next(c for c in model_selection.PORTFOLIO
+                             if method_spec(c.params["method"]).cls.CAPABILITIES.streaming)
+            explicit = model_selection.explicit_parameters(self)
+            params.update({k: v for k, v in candidate.params.items() if k not in explicit})
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
-        sparse_model.check_model_size(self, int(n_rows), X.shape[1], len(self.classes_))
-        for name in ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "_stream_optimizer"):
+        plan = plan_fit(params, y_idx, device=str(self._device()), alpha=self.alpha, stream=True, n_rows=int(n_rows))
+        sparse_model.check_model_size(plan, int(n_rows), X.shape[1], len(self.classes_))
+        self._apply_plan(plan)
+        for name in (*_SELECTION_ATTRIBUTES, "conformity_scores_", "_stream_optimizer"):
             self.__dict__.pop(name, None)
-        with torch_threads(self.n_jobs), sparse_model.explain_numerical_failure(self.dtype, self.standardize):
-            Xs = self._standardize(X, self.standardize)
-            rng = np.random.default_rng(self.random_state)
-            plan = self.fit_plan_ = plan_fit(self, int(n_rows), self.alpha, stream=True, rows=len(X))
-            self.kernel_start_ = sparse_model.kernel_start(plan, Xs, y_idx, len(self.classes_), None, self.random_state)
-            self.model_ = sparse_model.build_model(plan, X, Xs, len(self.classes_), rng,
-                                                   sparse_model.user_inducing_points(self, X.shape[1], len(self.classes_)),
-                                                   self.kernel_start_)
-            self.n_inducing_ = int(self.model_.inducing_points.shape[1])
-            self.optimize_inducing_ = plan.optimize_inducing
-        self.alpha_ = plan.alpha
+        with torch_threads(self.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
+            Xs = self._standardize(X, plan.standardize)
+            self.model_ = self._build_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state))
         self.validation_scores_, self.best_iteration_ = None, None
 
     def _select_and_fit(self, X, y, y_idx, callbacks, weight=None):
         """``method="auto"``: the candidate of the portfolio with the best held-out NLL
         (:mod:`~alphagp.estimators.model_selection`), fitted on all of ``X`` ``[N, D]``, ``y``
-        (rows weighted by ``weight`` ``[N]``, class weights included, where given)."""
+        (rows weighted by ``weight`` ``[N]``, class weights included, where given): the winner's
+        parameters over the user's become the final fit's plan (the user's parameters are never
+        changed), or on one split the winner's fit is the final one."""
         start = time.perf_counter()
         reuse = not callbacks and not self.checkpoint      # one split's winning fit is the final one
         selection = model_selection.select(self, X, y, y_idx, keep_split_fit=reuse, weight=weight)
         if self.verbose:
             print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
-                  f"{auto_settings.describe(selection.candidate.params)}", flush=True)
-        # what this fit's validation recorded of the user's input (X is already validated and encoded)
-        inputs = {name: getattr(self, name) for name in _INPUT_ATTRIBUTES if hasattr(self, name)}
+                  + ", ".join(f"{k}={v!r}" for k, v in selection.candidate.params.items()), flush=True)
         if selection.fitted is not None and reuse:
             for name, value in vars(selection.fitted).items():
-                if name.endswith("_") and not name.startswith("_"):
+                if name.endswith("_") and not name.startswith("_") and name not in _INPUT_ATTRIBUTES:
                     setattr(self, name, value)
         else:
-            # the final fit runs on this estimator, so that callbacks holding it (a MetricsRecorder of
-            # its predict_proba) see the model being fitted; the user's parameters are restored after
             remaining = None if self.max_time is None else max(self.max_time - (time.perf_counter() - start), 1e-6)
-            user = self.get_params()
-            try:
-                self.set_params(**{**selection.params, "checkpoint": self.checkpoint, "verbose": self.verbose,
-                                   "max_time": remaining, "class_weight": None,      # in weight already
-                                   "categorical_features": None})                    # X is encoded already
-                self.fit(X, y, sample_weight=weight, callbacks=callbacks)
-            finally:
-                self.set_params(**user)
-        for name in _INPUT_ATTRIBUTES:
-            self.__dict__.pop(name, None)
-        for name, value in inputs.items():
-            setattr(self, name, value)
+            self._fit_params({**self.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
+                             start=selection.kernel_start, max_time=remaining)
         self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
                                                                      selection.scheme)
-        if selection.kernel_start is not None and selection.params.get("kernel_init", self.kernel_init) == "regression":
-            # the winner started from the selection's shared kernel start, handed over as kernel_params
-            self.kernel_start_ = selection.kernel_start
-            self.fit_plan_ = dataclasses.replace(self.fit_plan_, kernel_init="regression")
         return self
 
     def _takes_sample_weight(self) -> bool:
@@ -547,8 +525,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return [name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight]
 
     def _settings(self) -> dict:
-        """The settings the fit used (``"auto"`` resolved)."""
-        return {name: getattr(self, name + "_") for name in auto_settings.SETTINGS}
+        """The settings the fit used (``"auto"`` resolved): the fitted attributes of :data:`SETTINGS`."""
+        return {name: getattr(self, name + "_") for name in SETTINGS}
 
     def _set_diagnostics(self) -> None:
         self.diagnostics_ = self.model_.diagnostics()
@@ -703,16 +681,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return int(self.model_.inducing_points.shape[-1])
 
     def _model_problems(self) -> list[str]:
-        C = self.model_.n_classes
-        return [] if C == len(self.classes_) else [f"{len(self.classes_)} classes over a model of {C}"]
+        C, M = self.model_.n_classes, int(self.model_.inducing_points.shape[1])
+        plan = self.fit_plan_
+        return ([] if C == len(self.classes_) else [f"{len(self.classes_)} classes over a model of {C}"]) + (
+            [] if plan.n_inducing == M else [f"a plan of {plan.n_inducing} inducing points over a model of {M}"])
 
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())
-        self.optimize_inducing_ = bool(content.get("optimize_inducing", self.optimize_inducing))
-        self.alpha_ = getattr(self.model_, "alpha", None)   # the method's alpha, as the plan gave it
-        self.__dict__.pop("fit_plan_", None)
-        if content.get("fit_plan"):                        # files before the fit plan have none
-            self.fit_plan_ = FitPlan.from_plain(content["fit_plan"])
+        self._apply_plan(FitPlan.from_plain(content["fit_plan"]))      # older files' upgraded to one
         start = content.get("kernel_start")                # files before the kernel start have none
         self.kernel_start_ = None if start is None else KernelStart.from_plain(start)
         if content.get("alpha_scores"):

@@ -50,9 +50,11 @@ from sklearn.base import clone
 from ..data.held_out import class_counts, held_out_rows
 from ..data.streaming import StandardizedRows, column_mean_std
 from ..kernel_start import BUDGET_SHARE, KernelStart, describe_start, fit_kernel_start
-from ..methods import build_method, method_spec
+from ..labels import encode_labels
+from ..methods import method_spec, takes
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
+from .fit_plan import uses_mini_batches
 
 
 @dataclass(frozen=True)
@@ -97,25 +99,8 @@ START_FEATURES = 64
 #: by more than this share is dropped (fixed before the study; replayed on its folds it changed no
 #: choice: BENCHMARKS.md, "One strong fit")
 RACE_MARGIN = 0.10
-#: the estimator parameters a method may refuse (its constructor or its likelihood decides)
+#: the estimator parameters a method may refuse (the registry decides: :func:`~alphagp.methods.takes`)
 _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
-
-
-def accepts(method: str, explicit: dict) -> bool:
-    """Whether registered ``method`` takes the explicitly set ``alpha``, ``epsilon`` and
-    ``damping`` in ``explicit``: the method is built once on a two-class, one-point placeholder
-    with them (its constructor and the registry decide, as in a fit)."""
-    import torch
-
-    from ..kernels import ARDKernel
-    given = {k: explicit[k] for k in _METHOD_ARGUMENTS if explicit.get(k) is not None}
-    if given.get("alpha") == "auto":
-        given["alpha"] = 0.5
-    try:
-        build_method(method, torch.zeros(2, 1, 1, dtype=torch.float64), ARDKernel(2, 1), n_data=1, **given)
-    except ValueError:
-        return False
-    return True
 
 
 def explicit_parameters(estimator) -> dict:
@@ -131,11 +116,12 @@ def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = Fals
     (its own values where the user kept the default)."""
     explicit = explicit_parameters(estimator)
     chosen = []
-    mini = isinstance(explicit.get("batch_size"), int) and explicit["batch_size"] < n_rows
+    mini = isinstance(explicit.get("batch_size"), int) and uses_mini_batches(explicit["batch_size"], n_rows)
+    given = {k: explicit[k] for k in _METHOD_ARGUMENTS if k in explicit}
     for candidate in PORTFOLIO if portfolio is None else portfolio:
         method = candidate.params["method"]
         capabilities = method_spec(method).cls.CAPABILITIES
-        if (not candidate.suits(n_rows) or not accepts(method, explicit)
+        if (not candidate.suits(n_rows) or not takes(method, **given)
                 or (mini and not capabilities.mini_batches) or (weighted and not capabilities.sample_weight)):
             continue
         own = {k: v for k, v in candidate.params.items() if k not in explicit}
@@ -228,13 +214,14 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     kernel = shared_kernel_start(estimator, X, y_idx, weight, limit) if regression else None
     if estimator.verbose and kernel is not None:
         print(f"method='auto': kernel start: {describe_start(kernel)}", flush=True)
-    choices = [(candidate, with_start(params, estimator, kernel)) for candidate, params in choices]
     if scheme == "none":
         candidate, params = choices[0]
         params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
-        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme, kernel_start=kernel)
+        return Selection(candidate, params, _results([candidate], [with_start(params, estimator, kernel)], [[]], [[]]),
+                         scheme, kernel_start=kernel)
     fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
     scores, seconds, fitted, failures, leader = [], [], [], [], None
+    classes = encode_labels(y)[0]
     for index, (candidate, params) in enumerate(choices):
         params = {**params, "random_state": seed}
         if scheme == "split":
@@ -246,17 +233,18 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             fits_left -= 1
             if share is not None and share <= 0.0:
                 break
-            rows = y_idx if train is None else y_idx[train]
-            model = clone(estimator).set_params(**_feasible(params, rows, estimator.validation_fraction),
-                                                max_time=share, class_weight=None, categorical_features=None)
+            rows = slice(None) if train is None else train
+            model = clone(estimator).set_params(checkpoint=None, verbose=False)
+            model.classes_ = classes
             t0 = clock()
             try:
+                model._fit_params({**estimator.get_params(), **_feasible(params, y_idx[rows], estimator.validation_fraction)},
+                                  X[rows], y[rows], y_idx[rows], None if weight is None else weight[rows],
+                                  start=kernel, max_time=share)
                 if scheme == "cv":
-                    model.fit(X[train], y[train], sample_weight=None if weight is None else weight[train])
                     own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test],
                                                               None if weight is None else weight[test]))
                 else:
-                    model.fit(X, y, sample_weight=weight)
                     own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
             except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
                 failures.append(f"{candidate.name}: {err}")           # is left unscored, ranked last
@@ -283,7 +271,8 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                          "give it more time, or name a method")
     if not any(scores):
         raise FloatingPointError("method='auto': every candidate failed numerically: " + "; ".join(failures))
-    results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)
+    results = _results([c for c, _ in choices], [with_start({**p, "random_state": seed}, estimator, kernel)
+                                                 for _, p in choices], scores, seconds)
     best = results["rank_test_nll"].index(1)
     candidate, params = choices[best]
     params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}

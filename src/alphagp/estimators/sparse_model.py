@@ -6,22 +6,19 @@ on a method's name (the registry and the method's :class:`~alphagp.methods.Capab
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import InvalidParameterError
 
+from ..constraints import InvalidParameterError
 from ..inducing import init_inducing_points
 from ..kernel_start import BUDGET_SHARE, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import METHODS, build_method, check_method_params, method_config
-from ..numerics import CholeskyError
 from ..training.checkpoints import optimizer_to_plain
-from .base import DTYPES
-from .fit_plan import FitPlan
+from .fit_plan import DTYPES, FitPlan
 
 KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 # Feature scale against the kernel's: warn when the typical distance between two points is this
@@ -66,21 +63,6 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
             _positive_finite(name, kp[name], [(), (1,), (groups,)])
 
 
-@contextlib.contextmanager
-def explain_numerical_failure(dtype: str, standardize: bool):
-    """Adds the likely cause to a failed factorisation or a non-finite objective when it is
-    float32 (about 7 significant digits), above all with unstandardised features."""
-    try:
-        yield
-    except (CholeskyError, FloatingPointError) as err:
-        if dtype != "float32":
-            raise
-        cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
-                 "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
-                 if not standardize else "float32: try dtype='float64'")
-        raise type(err)(f"{err} Likely cause: {cause}.") from err
-
-
 # ---------------------------------------------------------------------- the model
 def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
     """Warn when unstandardised features put typical points very many (or a tiny fraction of)
@@ -121,17 +103,17 @@ _INDUCING_COPIES = 4
 _STEP_COPIES = 2
 
 
-def check_model_size(est, n: int, d: int, n_classes: int) -> None:
+def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
     """A one-line ``ValueError`` before anything is allocated when a fit's memory would pass half of
     this machine's: the features ``[N, D]``, a step's working set (``G + 2`` arrays of its rows by
     D, for G kernel groups: C, or 1 shared) and the inducing inputs ``[G, M, D]`` with their
-    gradient and optimiser state. A file with one huge feature index asks for that."""
+    gradient and optimiser state, as ``plan`` has them for ``n`` rows of ``d`` features. A file
+    with one huge feature index asks for that."""
     from ..data import physical_memory_bytes
-    groups = 1 if est.shared_hyperparameters else n_classes
-    m = min(int(est._resolved("n_inducing")), n)
-    size = DTYPES[est.dtype].itemsize
-    batch = est._resolved("batch_size")
-    step_rows = n if batch is None else min(int(batch), n)
+    groups = 1 if plan.shared_hyperparameters else n_classes
+    m = min(plan.n_inducing, n)
+    size = DTYPES[plan.dtype].itemsize
+    step_rows = n if plan.batch_size is None else min(plan.batch_size, n)
     need = (n * d * 8 + step_rows * d * size * (groups + _STEP_COPIES)
             + groups * m * d * size * _INDUCING_COPIES)
     if need > physical_memory_bytes() // 2:
@@ -141,18 +123,18 @@ def check_model_size(est, n: int, d: int, n_classes: int) -> None:
                          "inducing points, or shared_hyperparameters=True")
 
 
-def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None,
-                 random_state, max_time: float | None = None) -> KernelStart | None:
+def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
     """The plan's kernel start (``plan.kernel_init == "regression"``): the surrogate's type-II
     maximum likelihood (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all
     classes) on the standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and
-    weights ``weight`` ``[N]`` (or ``None``), its rows drawn with ``random_state``; ``None`` for
-    the fixed start. With the fit's ``max_time``, the search takes at most
+    weights ``weight`` ``[N]`` (or ``None``), its rows drawn with the plan's ``random_state``;
+    ``None`` for the fixed start. With the plan's ``max_time``, the search takes at most
     :data:`~alphagp.kernel_start.BUDGET_SHARE` of it."""
     if plan.kernel_init != "regression":
         return None
-    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight, rng=np.random.default_rng(random_state),
-                            max_seconds=None if max_time is None else BUDGET_SHARE * max_time)
+    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
+                            rng=np.random.default_rng(plan.random_state),
+                            max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time)
 
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
@@ -189,10 +171,7 @@ def file_content(est, include_training_state: bool) -> dict:
     return {"classes": classes_to_plain(est.classes_),
             "method": {"name": est.method_, "config": method_config(est.method_, est.model_),
                        "training_state": include_training_state},
-            "settings": {"batch_size": est.batch_size_, "inducing_init": est.inducing_init_,
-                         "early_stopping": est.early_stopping_},
-            "state": state, "optimize_inducing": bool(est.optimize_inducing_),
-            "fit_plan": est.fit_plan_.to_plain() if hasattr(est, "fit_plan_") else None,
+            "state": state, "fit_plan": est.fit_plan_.to_plain(),
             "kernel_start": None if getattr(est, "kernel_start_", None) is None else est.kernel_start_.to_plain(),
             "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()},
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
@@ -206,10 +185,7 @@ def file_content(est, include_training_state: bool) -> dict:
 def model_from_file(est, content: dict):
     """``(model, state)``: the method rebuilt from a file's ``content`` (sets ``est.classes_``)."""
     est.classes_ = classes_from_plain(content["classes"])
-    state, method, settings = content["state"], content["method"], content["settings"]
-    est.method_, est.n_inducing_ = method["name"], int(state["inducing_points"].shape[1])
-    est.batch_size_, est.inducing_init_, est.early_stopping_ = (settings["batch_size"], settings["inducing_init"],
-                                                                settings["early_stopping"])
+    state, method = content["state"], content["method"]
     Z = state["inducing_points"]
     kernel = ARDKernel(len(est.classes_), Z.shape[2], shared=bool(est.shared_hyperparameters), dtype=Z.dtype)
     return build_method(method["name"], Z, kernel, site_storage=method["training_state"],

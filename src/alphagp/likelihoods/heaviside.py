@@ -17,8 +17,8 @@ from numbers import Integral
 from typing import ClassVar
 
 import torch
-from sklearn.utils._param_validation import Interval
 
+from ..constraints import Interval
 from ..numerics import gauss_hermite, inverse_mills, log_ndtr
 from .robust_max import RobustMaxLikelihood
 

@@ -16,8 +16,8 @@ from numbers import Integral
 from typing import ClassVar
 
 import torch
-from sklearn.utils._param_validation import Interval
 
+from ..constraints import Interval
 from ..numerics import gauss_hermite, log_ndtr
 from .base import CategoricalLikelihood
 

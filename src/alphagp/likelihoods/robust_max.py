@@ -33,8 +33,8 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import torch
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..constraints import Interval, StrOptions
 from ..numerics import log1mexp, log_prob_largest
 from .base import CategoricalLikelihood
 

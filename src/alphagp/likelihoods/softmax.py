@@ -23,9 +23,9 @@ from numbers import Integral
 from typing import ClassVar
 
 import torch
-from sklearn.utils._param_validation import Interval
 from torch.nn.functional import logsigmoid
 
+from ..constraints import Interval
 from ..numerics import rows_per_block
 from .base import CategoricalLikelihood
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from sklearn.utils._param_validation import validate_parameter_constraints
 from torch import nn
 
+from ..constraints import validate_parameter_constraints
 from ..likelihoods import likelihood_class
 from .augmented import AugmentedGibbs, AugmentedVI
 from .base import Capabilities, SiteMethod, SparseGPMethod
@@ -177,23 +177,32 @@ def constructor_parameters(cls: type) -> set[str]:
     return accepted
 
 
+def _has_alpha(spec: MethodSpec) -> bool:
+    """Whether the method of ``spec`` runs with a power alpha (its constructor takes one and does
+    not declare it only to refuse it, as VI, the alpha -> 0 limit, does)."""
+    return "alpha" in constructor_parameters(spec.cls) and "alpha" not in spec.cls.REFUSES
+
+
 def resolve_alpha(name: str, alpha: float | None) -> float | None:
     """The power alpha method ``name`` runs with: the one place where alpha's default is decided.
 
-    ``alpha`` where given (a name that fixes alpha, ``rep`` or ``gfitc``, accepts only its value);
-    otherwise the registry's value for the name (``MethodSpec.fixed``, then ``defaults``), otherwise
-    the method's constructor default. ``None`` for a method without alpha, where a given alpha is a
-    ``ValueError`` with the method's reason (``vi``, the alpha -> 0 limit, declares alpha only to
-    refuse it with its own message).
+    ``alpha`` where given (in (0, 1]; a name that fixes alpha, ``rep``, ``gfitc``, ``gibbs`` or
+    ``laplace``, accepts only its value); otherwise the registry's value for the name
+    (``MethodSpec.fixed``, then ``defaults``), otherwise the method's constructor default. ``None``
+    for a method without alpha, where a given alpha is a ``ValueError`` with the method's reason
+    (``vi``, the alpha -> 0 limit, declares alpha only to refuse it, ``REFUSES``). The registry's
+    layer checks alpha here alone: the methods' constructors trust it.
     """
     spec = method_spec(name)
-    if "alpha" not in constructor_parameters(spec.cls):
+    if not _has_alpha(spec):
         if alpha is not None:
             reason = spec.cls.REFUSES.get("alpha", f"its arguments are {sorted(constructor_parameters(spec.cls))}")
             raise ValueError(f"method {name!r} has no alpha (got {alpha!r}): {reason}")
         return None
     fixed = spec.fixed.get("alpha")
     if alpha is not None:
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
         if fixed is not None and alpha != fixed:
             raise ValueError(f"method {name!r} has alpha={fixed}; got alpha={alpha}; use method='pep' for alpha < 1")
         return float(alpha)
@@ -213,8 +222,19 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     values against the given ones.
     """
     spec = method_spec(name)
-    config = {k: v for k, v in config.items() if v is not None}
+    config = _checked_config(name, {k: v for k, v in config.items() if v is not None})
+    likelihood = likelihood_class(spec.likelihood)(**{k: config[k] for k in spec.likelihood_args if k in config})
+    accepted = constructor_parameters(spec.cls)
+    config = {k: v for k, v in {**spec.defaults, **config, **spec.fixed}.items() if k in accepted}
+    return spec.cls(inducing_points, kernel, likelihood, **config)
+
+
+def _checked_config(name: str, config: dict) -> dict:
+    """``config`` (no ``None`` values) checked as :func:`build_method` takes it, with alpha resolved
+    (:func:`resolve_alpha`); a ``ValueError`` with the method's reason for what it does not take."""
+    spec = method_spec(name)
     validate_parameter_constraints(_own_constraints(spec), config, caller_name=f"method {name!r}")
+    config = dict(config)
     alpha = resolve_alpha(name, config.pop("alpha", None))
     if alpha is not None:
         config["alpha"] = alpha
@@ -229,9 +249,24 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
             if key in _ESTIMATOR_LIKELIHOOD_ARGS and key not in spec.cls.REFUSES:
                 reason = f"{key} belongs to the robust-max likelihood, not to {spec.likelihood!r}"
             raise ValueError(f"method {name!r} has no {key} (got {value!r}): {reason}")
-    likelihood = likelihood_class(spec.likelihood)(**{k: config[k] for k in spec.likelihood_args if k in config})
-    config = {k: v for k, v in {**spec.defaults, **config, **spec.fixed}.items() if k in accepted}
-    return spec.cls(inducing_points, kernel, likelihood, **config)
+    return config
+
+
+def takes(name: str, **arguments) -> bool:
+    """Whether method ``name`` takes ``arguments`` (``alpha``, ``epsilon``, ``damping``; ``None``
+    values are left out, and ``alpha="auto"`` asks whether it takes a free alpha), by the registry's
+    rules alone, as :func:`build_method` would check them: nothing is built."""
+    config = {k: v for k, v in arguments.items() if v is not None}
+    if config.get("alpha") == "auto":
+        spec = method_spec(name)
+        if not _has_alpha(spec) or "alpha" in spec.fixed:
+            return False
+        del config["alpha"]
+    try:
+        _checked_config(name, config)
+    except ValueError:
+        return False
+    return True
 
 
 def method_config(name: str, model: nn.Module) -> dict:
@@ -270,4 +305,5 @@ __all__ = [
     "method_spec",
     "method_table",
     "resolve_alpha",
+    "takes",
 ]

@@ -32,9 +32,9 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
 from torch.nn.functional import one_hot
 
+from ..constraints import Interval
 from ..gaussians import whitened_kl
 from ..likelihoods.softmax import LogisticSoftmaxLikelihood
 from ..numerics import stable_cholesky, step_generator

@@ -390,8 +390,6 @@ class SiteMethod(StoredQ, SparseGPMethod):
     def __init__(self, inducing_points, kernel, likelihood, n_data: int, alpha: float, damping: float,
                  per_point: bool):
         super().__init__(inducing_points, kernel, likelihood)
-        if not 0.0 < alpha <= 1.0:
-            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
         if not 0.0 < damping <= 1.0:
             raise ValueError(f"damping must lie in (0, 1], got {damping}")
         C, M = self.n_classes, inducing_points.shape[1]

@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
 
+from ..constraints import Interval
 from ..diagnostics import effective_sample_size
 
 

@@ -30,9 +30,9 @@ from numbers import Real
 from typing import ClassVar
 
 import torch
-from sklearn.utils._param_validation import Interval
 from torch import nn
 
+from ..constraints import Interval
 from ..distributed import local_rows
 from ..gaussians import tied_cavity_log_normaliser_gap, whitened_kl_from_sqrt, whitened_log_normaliser_from_cholesky
 from ..kernels import ARDKernel
@@ -66,17 +66,10 @@ class GaussianQMethod(SparseGPMethod):
     REFUSES: ClassVar[dict[str, str]] = {
         "damping": "it fits q by gradients and has no EP updates to damp; damping applies to the EP methods "
                    "(ep, sep, rep, pep)"}
-    NEEDS_ALPHA = True
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int,
                  alpha: float | None = 0.5):
         super().__init__(inducing_points, kernel, likelihood)
-        if self.NEEDS_ALPHA:
-            if alpha is None or not 0.0 < alpha <= 1.0:
-                raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
-        elif alpha is not None:
-            raise ValueError(f"{type(self).__name__} is the alpha -> 0 limit and takes no alpha (got {alpha}); "
-                             "method='arpep' is the same q with the alpha-energy of eq. 9")
         self.alpha = None if alpha is None else float(alpha)
         self.n_data = int(n_data)
         self._init_q(self.n_classes, inducing_points.shape[1], inducing_points.dtype)
@@ -148,7 +141,10 @@ class SparseVI(FreeGaussianQ):
         would leave q improper is halved until it does not.
     """
 
-    NEEDS_ALPHA = False
+    REFUSES: ClassVar[dict[str, str]] = {
+        **GaussianQMethod.REFUSES,
+        "alpha": "it is the alpha -> 0 limit and takes no alpha; method='arpep' is the same q with the alpha-energy "
+                 "of eq. 9"}
     OWN_PARAMETERS: ClassVar[dict] = {"natural_gradient_rate": [Interval(Real, 0, 1, closed="both")]}
 
     def __init__(self, inducing_points, kernel, likelihood, n_data, alpha=None, natural_gradient_rate: float = 0.0):

@@ -35,8 +35,8 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import torch
-from sklearn.utils._param_validation import Interval
 
+from ..constraints import Interval
 from ..gaussians import whitened_log_normaliser_from_cholesky
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
@@ -80,14 +80,12 @@ class GFITC(StoredQ, SparseGPMethod):
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True,
                  ep_iterations: int = 100, ep_tol: float = 1e-3):
-        if alpha != 1.0:
-            raise ValueError(f"GFITC runs EP (alpha = 1), got alpha={alpha}")
         if not 0.0 < damping <= 1.0:
             raise ValueError(f"damping must lie in (0, 1], got {damping}")
         super().__init__(inducing_points, kernel, likelihood)
         C, M = self.n_classes, inducing_points.shape[1]
         dtype = inducing_points.dtype
-        self.n_data, self.damping, self.alpha = int(n_data), float(damping), 1.0
+        self.n_data, self.damping, self.alpha = int(n_data), float(damping), float(alpha)     # 1: fixed by the registry
         self.ep_iterations, self.ep_tol = int(ep_iterations), float(ep_tol)
         self.site_storage = bool(site_storage)
         if self.site_storage:  # factor (i, k)'s precision and natural mean: [..., 0] on f_i^{y_i}, [..., 1] on f_i^k

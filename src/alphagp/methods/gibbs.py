@@ -30,8 +30,8 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
 
+from ..constraints import Interval
 from ..diagnostics import effective_sample_size
 from ..likelihoods import RobustMaxLikelihood
 from ..numerics import stable_cholesky
@@ -78,9 +78,7 @@ class GibbsSampler(KeptDraws, PowerEP):
 
     def __init__(self, inducing_points, kernel, likelihood: RobustMaxLikelihood, n_data, alpha=1.0, damping=0.5,
                  site_storage=True, n_samples: int = 1000, burn_in: int = 1000, thin: int = 5, seed: int = 0):
-        if alpha != 1.0:
-            raise ValueError(f"the Gibbs baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
-        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=1.0, damping=damping,
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=alpha, damping=damping,
                          site_storage=site_storage)
         self._register_draws(n_samples, burn_in, thin, self.n_classes, inducing_points.shape[1], inducing_points.dtype)
         self.seed = int(seed)

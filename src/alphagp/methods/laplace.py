@@ -22,8 +22,8 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
 
+from ..constraints import Interval
 from ..numerics import rows_per_block, stable_cholesky, triangular_inverse
 from .pep import PowerEP
 
@@ -52,9 +52,7 @@ class LaplaceSoftmax(PowerEP):
     def __init__(self, inducing_points, kernel, likelihood, n_data, alpha=1.0, damping=0.5, site_storage=True,
                  newton_iterations: int = 100, newton_tol: float = 1e-8, n_predictive_samples: int = 2000,
                  seed: int = 0):
-        if alpha != 1.0:
-            raise ValueError(f"the Laplace baseline takes its hyper-parameters from an EP fit (alpha = 1), got {alpha}")
-        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=1.0, damping=damping,
+        super().__init__(inducing_points, kernel, likelihood, n_data, alpha=alpha, damping=damping,
                          site_storage=site_storage)
         C, M = self.n_classes, inducing_points.shape[1]
         self.newton_iterations, self.newton_tol = int(newton_iterations), float(newton_tol)
