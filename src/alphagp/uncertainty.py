@@ -15,6 +15,7 @@ aleatoric + epistemic holds exactly and epistemic >= 0 (the entropy is concave).
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .numerics import rows_per_block
@@ -48,3 +49,17 @@ def decompose(likelihood, mean: torch.Tensor, var: torch.Tensor, n_samples: int,
         total = -(mean_p * torch.log(mean_p.clamp_min(torch.finfo(mean_p.dtype).tiny))).sum(-1)
         out[r:r + rows] = torch.stack((total, aleatoric, (total - aleatoric).clamp_min(0.0)), -1)
     return out
+
+
+def draw_generator(n_samples, random_state) -> torch.Generator:
+    """The CPU generator of an estimator's ``predict_uncertainty`` draws (seeded by
+    ``random_state``; ``None``: 0), after checking ``n_samples`` (an integer of at least 2)."""
+    if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2:
+        raise ValueError(f"n_samples must be an integer of at least 2, got {n_samples!r}")
+    return torch.Generator().manual_seed(0 if random_state is None else int(random_state))
+
+
+def named(parts) -> dict:
+    """``{"total", "aleatoric", "epistemic"}`` ``[N]`` each, from :func:`decompose`'s ``[N, 3]``."""
+    parts = np.asarray(parts)
+    return {"total": parts[:, 0], "aleatoric": parts[:, 1], "epistemic": parts[:, 2]}

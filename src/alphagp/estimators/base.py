@@ -169,7 +169,10 @@ class GPEstimatorBase(BaseEstimator):
     def _validate(self, X, y="no_validation", reset=False, **checks):
         """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with
         one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
-        categories, datetimes, ``pd.NA``) and those holding NaN or infinity."""
+        categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
+        ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
+        if getattr(self, "categorical_features", None) is not None:
+            return self._validate_table(X, y, reset)
         name = type(self).__name__
         problem = non_numeric_columns(X)
         if problem:
@@ -239,9 +242,10 @@ class GPEstimatorBase(BaseEstimator):
             return None
         from sklearn.utils.class_weight import compute_sample_weight
         from sklearn.utils.validation import _check_sample_weight
-        if not self._takes_sample_weight():
+        others = self._weighted_alternatives()
+        if others is not None:
             raise ValueError(f"method={self.method!r} takes no sample weights (sample_weight, class_weight); "
-                             f"the methods that do: {', '.join(self._weighted_methods())}")
+                             f"the methods that do: {others}")
         weight = (np.ones(len(y)) if sample_weight is None else
                   _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
         if isinstance(class_weight, dict):
@@ -268,13 +272,10 @@ class GPEstimatorBase(BaseEstimator):
         rows = np.flatnonzero(kept)
         return np.asarray(X[rows]), y[rows], weight[rows]
 
-    def _takes_sample_weight(self) -> bool:
-        """Whether the method this fit uses takes sample weights (the deep GPs always do)."""
-        return True
-
-    def _weighted_methods(self) -> list[str]:
-        """The names of the methods that take sample weights (for the error message)."""
-        return []
+    def _weighted_alternatives(self) -> str | None:
+        """``None`` where the method this fit uses takes sample weights (the deep GPs always do),
+        else the names of the methods that do (for the error message)."""
+        return None
 
     # ------------------------------------------------------------------ validation set
     def _held_out(self, X, y, plan: TrainingPlan, stratify: bool, weight: np.ndarray | None = None):

@@ -441,18 +441,15 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         from ``n_samples`` draws of the last layer's outputs for each of the ``n_predict_samples``
         samples propagated through the hidden layers (the epistemic part is the mutual
         information between the label and all layers' functions)."""
-        from ..uncertainty import decompose
-        if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2:
-            raise ValueError(f"n_samples must be an integer of at least 2, got {n_samples!r}")
-        generator = torch.Generator().manual_seed(0 if random_state is None else int(random_state))
+        from ..uncertainty import decompose, draw_generator, named
+        generator = draw_generator(n_samples, random_state)
         C = len(self.classes_)
 
         def parts(_rows, mean, var):
             likelihood, mean, var = self.model_.likelihood.with_output_noise(mean, var, self.model_.output_noise)
             return decompose(likelihood, mean, var, int(n_samples), generator, n_classes=C)
 
-        out = self._per_row(X, 3, parts)
-        return {"total": out[:, 0], "aleatoric": out[:, 1], "epistemic": out[:, 2]}
+        return named(self._per_row(X, 3, parts))
 
     def predict(self, X) -> np.ndarray:
         """``[n]`` most probable labels."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -14,19 +13,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
-from ..data.streaming import StandardizedRows
 from ..kernel_start import KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import METHODS, method_spec, method_table
+from ..methods import METHODS, method_bullets, method_spec
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
-from ..training import Trainer
-from ..training.checkpoints import optimizer_from_plain
-from . import model_selection, sparse_model
+from . import model_selection, sparse_model, streams
 from .alpha_selection import select_alpha
-from .base import GPEstimatorBase, check_rows_match, explain_numerical_failure
-from .fit_plan import DTYPES, FitPlan, default_learning_rate, plan_fit
+from .base import GPEstimatorBase, check_rows_match
+from .fit_plan import DTYPES, FitPlan, plan_fit
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -37,8 +33,6 @@ def _streams(est) -> bool:
     return est.method == "auto" or (est.method in METHODS and METHODS[est.method].cls.CAPABILITIES.streaming)
 
 
-#: the attributes ``fit`` sets from the user's input columns (not from the features the model sees)
-_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
 #: the attributes of ``method="auto"``'s selection (a refit keeps none of an earlier one)
 _SELECTION_ATTRIBUTES = ("cv_results_", "candidate_", "selection_scheme_")
 #: the plan's decisions that the fitted estimator shows as ``<name>_`` attributes, in the order the
@@ -323,11 +317,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.class_weight = class_weight
         self.categorical_features = categorical_features
 
-    def _validate(self, X, y="no_validation", reset=False, **checks):
-        if self.categorical_features is None:
-            return super()._validate(X, y, reset, **checks)
-        return self._validate_table(X, y, reset)
-
     def _encode(self, y) -> np.ndarray:
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""
         return encode_known_labels(y, self.classes_)
@@ -367,7 +356,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         for name in _SELECTION_ATTRIBUTES:         # a refit keeps none of an earlier selection
             self.__dict__.pop(name, None)
         if self.method == "auto":
-            return self._select_and_fit(X, y, y_idx, callbacks, weight)
+            return model_selection.fit_selected(self, X, y, y_idx, callbacks, weight)
         return self._fit_params(self.get_params(), X, y, y_idx, weight, callbacks)
 
     def _fit_params(self, params: dict, X, y, y_idx, weight=None, callbacks=None, start: KernelStart | None = None,
@@ -438,91 +427,17 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                              "(scikit-learn's convention)")
         X, y = self._validate(X, y, reset=start)
         if start:
-            self._start_stream(X, y, classes, n_rows)
+            streams.start(self, X, y, classes, n_rows)
         elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes={np.unique(np.asarray(classes)).tolist()} differ from the classes the "
                              f"stream started with, {self.classes_.tolist()}")
-        if not method_spec(self.method_).cls.CAPABILITIES.streaming:
-            raise ValueError(f"the fitted method {self.method_!r} cannot continue on a stream; partial_fit takes "
-                             "sep, vi, apep, arpep, rpapep or augmented")
-        y_idx = self._encode(y)
-        points = self.model_.n_data
-        learning_rate = default_learning_rate("adam") if self.learning_rate is None else float(self.learning_rate)
-        trainer = Trainer(self.model_, batch_size=self.batch_size_, optimizer="adam", learning_rate=learning_rate,
-                          n_points=points)
-        if getattr(self, "_stream_optimizer", None) is not None:
-            trainer.optimizer.load_state_dict(self._stream_optimizer)
-        with torch_threads(self.n_jobs):
-            state = trainer.partial_fit(StandardizedRows(X, self.mean_, self.scale_), y_idx, points)
-        self._stream_optimizer = trainer.optimizer.state_dict()
-        self.__dict__.pop("conformity_scores_", None)      # calibrated on the model before this call
-        history = getattr(self, "history_", [])
-        self.history_ = [*history, {**state.history[-1], "epoch": len(history) + 1}]
-        self.n_iter_ = len(self.history_)
-        self._set_diagnostics()
+        streams.step(self, X, y)
         return self
 
-    def _start_stream(self, X, y, classes, n_rows) -> None:
-        """The first call of :meth:`partial_fit`: classes, settings, standardisation and a new model."""
-        self.classes_ = np.unique(np.asarray(classes))
-        if len(self.classes_) < 2:
-            raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {self.classes_.tolist()}")
-        if self.alpha == "auto":
-            raise ValueError("alpha='auto' cross-validates on all training rows, which a stream does not give; "
-                             "give partial_fit a value of alpha (or None, the method's default)")
-        if n_rows is None:
-            n_rows = len(y)
-        if not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool) or n_rows < len(y):
-            raise ValueError(f"n_rows must be an integer at least the first call's {len(y)} rows, got {n_rows!r}")
-        y_idx = self._encode(y)
-        params = self.get_params()
-        if self.method == "auto":       # the first candidate of the portfolio that streams
-            candidate = next(c for c in model_selection.PORTFOLIO
-                             if method_spec(c.params["method"]).cls.CAPABILITIES.streaming)
-            explicit = model_selection.explicit_parameters(self)
-            params.update({k: v for k, v in candidate.params.items() if k not in explicit})
-        sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
-        plan = plan_fit(params, y_idx, device=str(self._device()), alpha=self.alpha, stream=True, n_rows=int(n_rows))
-        sparse_model.check_model_size(plan, int(n_rows), X.shape[1], len(self.classes_))
-        self._apply_plan(plan)
-        for name in (*_SELECTION_ATTRIBUTES, "conformity_scores_", "_stream_optimizer"):
-            self.__dict__.pop(name, None)
-        with torch_threads(self.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
-            Xs = self._standardize(X, plan.standardize)
-            self.model_ = self._build_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state))
-        self.validation_scores_, self.best_iteration_ = None, None
-
-    def _select_and_fit(self, X, y, y_idx, callbacks, weight=None):
-        """``method="auto"``: the candidate of the portfolio with the best held-out NLL
-        (:mod:`~alphagp.estimators.model_selection`), fitted on all of ``X`` ``[N, D]``, ``y``
-        (rows weighted by ``weight`` ``[N]``, class weights included, where given): the winner's
-        parameters over the user's become the final fit's plan (the user's parameters are never
-        changed), or on one split the winner's fit is the final one."""
-        start = time.perf_counter()
-        reuse = not callbacks and not self.checkpoint      # one split's winning fit is the final one
-        selection = model_selection.select(self, X, y, y_idx, keep_split_fit=reuse, weight=weight)
-        if self.verbose:
-            print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
-                  + ", ".join(f"{k}={v!r}" for k, v in selection.candidate.params.items()), flush=True)
-        if selection.fitted is not None and reuse:
-            for name, value in vars(selection.fitted).items():
-                if name.endswith("_") and not name.startswith("_") and name not in _INPUT_ATTRIBUTES:
-                    setattr(self, name, value)
-        else:
-            remaining = None if self.max_time is None else max(self.max_time - (time.perf_counter() - start), 1e-6)
-            self._fit_params({**self.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
-                             start=selection.kernel_start, max_time=remaining)
-        self.cv_results_, self.candidate_, self.selection_scheme_ = (selection.cv_results, selection.candidate.name,
-                                                                     selection.scheme)
-        return self
-
-    def _takes_sample_weight(self) -> bool:
-        if self.method == "auto":
-            return True             # the portfolio's candidates all do (model_selection leaves out any that not)
-        return method_spec(self.method).cls.CAPABILITIES.sample_weight
-
-    def _weighted_methods(self) -> list[str]:
-        return [name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight]
+    def _weighted_alternatives(self) -> str | None:
+        if self.method == "auto" or method_spec(self.method).cls.CAPABILITIES.sample_weight:
+            return None         # the portfolio's candidates all take weights (model_selection leaves out any that not)
+        return ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight)
 
     def _settings(self) -> dict:
         """The settings the fit used (``"auto"`` resolved): the fitted attributes of :data:`SETTINGS`."""
@@ -581,16 +496,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         epistemic), each ``[N]``, from ``n_samples`` draws of the latent functions per row from
         their posterior marginals (as :meth:`predict_f` gives them; for ``laplace`` and the
         sampling methods these marginals leave out the correlation between classes)."""
-        from ..uncertainty import decompose
+        from ..uncertainty import decompose, draw_generator, named
         check_is_fitted(self, "model_")
-        if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2:
-            raise ValueError(f"n_samples must be an integer of at least 2, got {n_samples!r}")
+        generator = draw_generator(n_samples, random_state)
         mean, var = self._latent(self._validate(X))
-        generator = torch.Generator().manual_seed(0 if random_state is None else int(random_state))
         with torch_threads(self.n_jobs):
-            parts = decompose(self.model_.likelihood, torch.as_tensor(mean), torch.as_tensor(var), int(n_samples),
-                              generator).numpy()
-        return {"total": parts[:, 0], "aleatoric": parts[:, 1], "epistemic": parts[:, 2]}
+            return named(decompose(self.model_.likelihood, torch.as_tensor(mean), torch.as_tensor(var),
+                                   int(n_samples), generator))
 
     # ------------------------------------------------------------------ prediction sets
     def conformalize(self, X, y) -> GPClassifier:
@@ -687,36 +599,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             [] if plan.n_inducing == M else [f"a plan of {plan.n_inducing} inducing points over a model of {M}"])
 
     def _restore(self, content: dict) -> None:
-        self.model_.to(self._device())
-        self._apply_plan(FitPlan.from_plain(content["fit_plan"]))      # older files' upgraded to one
-        start = content.get("kernel_start")                # files before the kernel start have none
-        self.kernel_start_ = None if start is None else KernelStart.from_plain(start)
-        if content.get("alpha_scores"):
-            self.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
-        if content.get("conformity_scores") is not None:
-            self.conformity_scores_ = content["conformity_scores"].numpy()
-        self._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
-        if content.get("table_encoding") is not None:
-            from ..data.tables import TableEncoding
-            self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
-            if [c["name"] for c in self.table_encoding_.columns] != [str(n) for n in self.feature_names_in_]:
-                raise ValueError("the table encoding's columns are not the model's input columns")
-        if content.get("selection"):                       # method="auto" (files before it have none)
-            selection = content["selection"]
-            self.candidate_, self.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])
-            self.cv_results_ = dict(selection["cv_results"])
-        self._set_diagnostics()
+        sparse_model.restore(self, content)
 
 
-def _method_list(indent: str = "        ") -> str:
-    """The registry's methods as a docstring bullet list (``name``: summary; method_params)."""
-    import textwrap
-    lines = []
-    for name, summary, own in method_table():
-        text = f"``{name}``: {summary}" + (f" (``method_params``: {own})" if own else "") + "."
-        lines += textwrap.wrap(text, 96, initial_indent=indent + "- ", subsequent_indent=indent + "  ",
-                               break_on_hyphens=False)
-    return "\n".join(lines).strip()
-
-
-GPClassifier.__doc__ = GPClassifier.__doc__.replace("{methods}", _method_list())
+GPClassifier.__doc__ = GPClassifier.__doc__.replace("{methods}", method_bullets())

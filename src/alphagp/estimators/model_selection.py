@@ -280,6 +280,38 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                      fitted[best], kernel)
 
 
+def fit_selected(estimator, X, y, y_idx, callbacks, weight=None):
+    """``method="auto"``'s fit of ``estimator``: the candidate of the portfolio with the best
+    held-out NLL (:func:`select`), fitted on all of ``X`` ``[N, D]``, ``y`` (class indices
+    ``y_idx``; rows weighted by ``weight`` ``[N]``, class weights included, where given): the
+    winner's parameters over the user's become the final fit's plan (the user's parameters are
+    never changed), or on one split the winner's fit is the final one (unless callbacks or a
+    checkpoint ask for a fit of their own). Returns ``estimator``."""
+    start = time.perf_counter()
+    reuse = not callbacks and not estimator.checkpoint
+    selection = select(estimator, X, y, y_idx, keep_split_fit=reuse, weight=weight)
+    if estimator.verbose:
+        print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
+              + ", ".join(f"{k}={v!r}" for k, v in selection.candidate.params.items()), flush=True)
+    if selection.fitted is not None and reuse:
+        for name, value in vars(selection.fitted).items():
+            if name.endswith("_") and not name.startswith("_") and name not in _INPUT_ATTRIBUTES:
+                setattr(estimator, name, value)
+    else:
+        budget = estimator.max_time
+        remaining = None if budget is None else max(budget - (time.perf_counter() - start), 1e-6)
+        estimator._fit_params({**estimator.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
+                              start=selection.kernel_start, max_time=remaining)
+    estimator.cv_results_ = selection.cv_results
+    estimator.candidate_, estimator.selection_scheme_ = selection.candidate.name, selection.scheme
+    return estimator
+
+
+#: the attributes a fit sets from the user's input columns, which a candidate's fit (on the
+#: validated, encoded rows) does not have and the final estimator keeps
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
+
+
 def behind(scores: list[float], leader: list[float] | None, margin: float | None = None) -> bool:
     """Racing: whether a candidate whose first folds scored ``scores`` is clearly behind the
     best fully scored candidate so far (``leader``, its scores on every fold; ``None``: none yet),

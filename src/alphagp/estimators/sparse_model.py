@@ -17,7 +17,7 @@ from ..kernel_start import BUDGET_SHARE, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import METHODS, build_method, check_method_params, method_config
-from ..training.checkpoints import optimizer_to_plain
+from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from .fit_plan import DTYPES, FitPlan
 
 KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
@@ -180,6 +180,32 @@ def file_content(est, include_training_state: bool) -> dict:
                if getattr(est, "conformity_scores_", None) is not None else {}),
             "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None,
             "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None))}
+
+
+def restore(est, content: dict) -> None:
+    """The fitted attributes a model file's ``content`` keeps beside the model (after its state is
+    loaded): the plan and what it decides, the kernel start, alpha's and the selection's scores,
+    the conformity scores, a stream's optimiser state and the table encoding (checked against the
+    input columns)."""
+    est.model_.to(est._device())
+    est._apply_plan(FitPlan.from_plain(content["fit_plan"]))      # older files' upgraded to one
+    start = content.get("kernel_start")                # files before the kernel start have none
+    est.kernel_start_ = None if start is None else KernelStart.from_plain(start)
+    if content.get("alpha_scores"):
+        est.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
+    if content.get("conformity_scores") is not None:
+        est.conformity_scores_ = content["conformity_scores"].numpy()
+    est._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
+    if content.get("table_encoding") is not None:
+        from ..data.tables import TableEncoding
+        est.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
+        if [c["name"] for c in est.table_encoding_.columns] != [str(n) for n in est.feature_names_in_]:
+            raise ValueError("the table encoding's columns are not the model's input columns")
+    if content.get("selection"):                       # method="auto" (files before it have none)
+        selection = content["selection"]
+        est.candidate_, est.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])
+        est.cv_results_ = dict(selection["cv_results"])
+    est._set_diagnostics()
 
 
 def model_from_file(est, content: dict):

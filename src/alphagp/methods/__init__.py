@@ -141,6 +141,18 @@ def method_table() -> list[tuple[str, str, str]]:
             for name, spec in METHODS.items()]
 
 
+def method_bullets(indent: str = "        ") -> str:
+    """The registry's methods as a docstring bullet list (``name``: summary; method_params), wrapped
+    at 96 columns under ``indent`` (GPClassifier's docstring lists them so)."""
+    import textwrap
+    lines = []
+    for name, summary, own in method_table():
+        text = f"``{name}``: {summary}" + (f" (``method_params``: {own})" if own else "") + "."
+        lines += textwrap.wrap(text, 96, initial_indent=indent + "- ", subsequent_indent=indent + "  ",
+                               break_on_hyphens=False)
+    return "\n".join(lines).strip()
+
+
 def check_method_params(name: str, params: dict | None, reserved: tuple[str, ...] = ()) -> None:
     """``ValueError`` (listing the valid keys) for a ``method_params`` key that method ``name`` does not
     take or that belongs to the estimator (``reserved``), and scikit-learn's ``InvalidParameterError``
@@ -300,6 +312,7 @@ __all__ = [
     "build_method",
     "check_method_params",
     "constructor_parameters",
+    "method_bullets",
     "method_config",
     "method_parameters",
     "method_spec",
