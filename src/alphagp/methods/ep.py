@@ -51,7 +51,15 @@ from ..gaussians import tied_cavity_log_normaliser_gap
 from ..kernels import ARDKernel
 from ..likelihoods import HeavisideLikelihood
 from .base import MIN_VARIANCE, Capabilities, per_point_totals, whitened_sites
-from .ep_step import Cavity, EPStep, QOnBatch, heaviside_pair_sites, pair_components, pair_factor_mask
+from .ep_step import (
+    Cavity,
+    EPStep,
+    QOnBatch,
+    heaviside_pair_sites,
+    pair_components,
+    pair_factor_mask,
+    register_factor_sites,
+)
 from .projection import projected_marginals, whitened_log_normaliser
 
 
@@ -131,9 +139,7 @@ class EP(ScalableEP):
         self.site_storage = bool(site_storage)
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=self.site_storage)
         if self.site_storage:
-            n_data, C = self.n_data, self.n_classes
-            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
-            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=inducing_points.dtype))
+            register_factor_sites(self, self.n_data, self.n_classes, (2,), inducing_points.dtype)
 
 
 class SEP(ScalableEP):

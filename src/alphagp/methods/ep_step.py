@@ -10,20 +10,22 @@ one per class, K = C). The step is:
 2. the **tilted moments** through the likelihood (the method's own), and from them the new sites,
    (tilted - cavity) / alpha in natural parameters: :func:`heaviside_pair_sites` (eq. 48-55,
    A.17-A.20) or :func:`power_ep_sites` (A.14-A.21);
-3. the **validated, counted update** (:func:`accepted` with the method's counters,
-   :meth:`~alphagp.methods.base.SparseGPMethod._accepted`): a new site is used only if the
+3. the **validated, counted update** (:func:`validated`: :func:`accepted` with the method's
+   counters, ``SparseGPMethod._count_refusals``): a new site is used only if the
    factor's cavity is proper and the site is valid (finite natural parameters, non-negative
    precision, positive moment-matching denominators: 1 + v g2 for the Heaviside factor,
    1 - sigma G for power EP); the others keep their old sites and are counted as
    ``n_improper_cavities`` and ``n_skipped_updates``;
-4. the **damped** update of the used sites, rho new + (1 - rho) old (:func:`damped`; EP paper
+4. the **damped** update of the used sites, rho new + (1 - rho) old (:func:`damped`, and
+   :func:`damped_sites` for the per-point storage of :func:`register_factor_sites`; EP paper
    Appendix E; alpha paper A.5), into the method's storage (per point, or the tied factor).
 
 :class:`EPStep` runs these four in ``local_update`` and evaluates the energy at the new sites;
 a method that uses the step supplies only its factor layout and its tilted moments (and a tied
 factor its own cavity and storage): :class:`~alphagp.methods.ep.EP`,
 :class:`~alphagp.methods.ep.SEP` and :class:`~alphagp.methods.pep.PowerEP`. GFITC, whose batch EP
-sweeps act on f rather than on the projections h, uses the functions of this module directly.
+sweeps act on f rather than on the projections h, uses the same functions (:func:`validated`,
+:func:`damped_sites`) directly.
 """
 
 from __future__ import annotations
@@ -69,15 +71,16 @@ class Cavity:
                 self.fitc_var[..., 0] + self.fitc_var[..., 1])
 
 
-def remove_sites(tau, nu, site_precision, site_natural, alpha: float, fitc_var, with_g: bool = True) -> Cavity:
+def remove_sites(tau, nu, factor_precision, factor_natural, alpha: float, fitc_var, with_g: bool = True) -> Cavity:
     """The cavity left by taking alpha times each factor's sites out of q's marginals.
 
     Parameters
     ----------
     tau, nu
         ``[..., K]`` q's marginal precisions and natural means of the factors' projections.
-    site_precision, site_natural
-        ``[..., K]`` the factors' current sites.
+    factor_precision, factor_natural
+        ``[..., K]`` the factors' current sites (per-point storage ``factor_c1``, ``factor_c2``;
+        not the running sums ``site_precision``, ``site_natural``).
     alpha
         the power (1: EP).
     fitc_var
@@ -85,8 +88,8 @@ def remove_sites(tau, nu, site_precision, site_natural, alpha: float, fitc_var, 
     with_g
         also compute ``g_diff`` (the energy needs it; the site update does not).
     """
-    tau_c = tau - alpha * site_precision
-    nu_c = nu - alpha * site_natural
+    tau_c = tau - alpha * factor_precision
+    nu_c = nu - alpha * factor_natural
     improper = (tau_c <= 0).any(-1)
     tau_c = tau_c.clamp_min(MIN_VARIANCE)
     g_diff = ((gaussian_log_normaliser(tau_c, nu_c) - gaussian_log_normaliser(tau, nu)).sum(-1)
@@ -176,6 +179,36 @@ def damped(new: torch.Tensor, old: torch.Tensor, keep: torch.Tensor, rho: float)
     return torch.where(keep, rho * new + (1 - rho) * old, old)
 
 
+def register_factor_sites(method, n_data: int, n_classes: int, components: tuple[int, ...], dtype) -> None:
+    """The per-point storage of the factors' sites, declared once for every method that keeps it
+    (EP, power EP, GFITC): buffers ``factor_c1`` (the sites' precisions) and ``factor_c2`` (their
+    natural means), ``[N, C, *components]``, zero before a factor's first update."""
+    for name in ("factor_c1", "factor_c2"):
+        method.register_buffer(name, torch.zeros(n_data, n_classes, *components, dtype=dtype))
+
+
+def validated(method, cavity: Cavity, precision: torch.Tensor, ok: torch.Tensor, is_factor=None, weigh=None,
+              global_batch: bool = True):
+    """The validated and counted part of the one EP update that :class:`EPStep` (and its tied
+    factor) and GFITC share: which new sites (``precision`` ``[F..., K]``, validity ``ok``) are used
+    (:func:`accepted`), with the refusals added to the method's counters (summed over the global
+    batch's processes where ``global_batch``). Returns ``(keep, n_kept)``: ``keep`` broadcast to
+    the sites' shape, and the global count of used factors, each weighted by ``weigh(keep)``, where
+    ``weigh`` is given (SEP's tied factor needs it; else ``None``)."""
+    keep, n_improper, n_skipped = accepted(cavity, ok, is_factor)
+    kept = None if weigh is None else weigh(keep.to(precision.dtype)).sum()
+    n_kept = method._count_refusals(n_improper, n_skipped, kept, global_batch=global_batch)
+    return keep.reshape(keep.shape + (1,) * (precision.dim() - keep.dim())), n_kept
+
+
+def damped_sites(method, precision: torch.Tensor, natural: torch.Tensor, keep: torch.Tensor, rows=slice(None)):
+    """The damped part of that update for per-point sites: ``rows`` of the stored ``factor_c1``
+    and ``factor_c2`` with the used new sites damped in by ``method.damping``; returned, not
+    stored (the caller stores them)."""
+    rho = method.damping
+    return damped(precision, method.factor_c1[rows], keep, rho), damped(natural, method.factor_c2[rows], keep, rho)
+
+
 class QOnBatch(NamedTuple):
     """What a step's cavity computation knows of q that the energy after the update can reuse.
 
@@ -247,13 +280,11 @@ class EPStep(SiteMethod):
 
     @torch.no_grad()
     def _store_sites(self, L, Psi, y, idx, q_batch: QOnBatch, precision, natural, keep, _n_kept):
-        """Damp the batch's used new sites (``keep``) into the per-point buffers and rebuild the
-        running sum; returns what the energy at the new sites can reuse (the rest of the sum and
-        its (B, b) are unchanged by the update). The count of used sites in the global batch is
-        what a tied factor needs (SEP), not per-point sites."""
-        rho = self.damping
-        self.factor_c1[idx] = damped(precision, self.factor_c1[idx], keep, rho)
-        self.factor_c2[idx] = damped(natural, self.factor_c2[idx], keep, rho)
+        """Damp the batch's used new sites (``keep``) into the per-point buffers (:func:`damped_sites`)
+        and rebuild the running sum; returns what the energy at the new sites can reuse (the rest of
+        the sum and its (B, b) are unchanged by the update). The count of used sites in the global
+        batch is what a tied factor needs (SEP), not per-point sites."""
+        self.factor_c1[idx], self.factor_c2[idx] = damped_sites(self, precision, natural, keep, idx)
         self._store_batch_sites(L, Psi, idx, q_batch.rest, *self._point_sites(y, idx))
         return q_batch
 
@@ -270,9 +301,7 @@ class EPStep(SiteMethod):
             L0, Psi0 = L.detach(), Psi.detach()
             cavity, q_batch = self._cavity(L0, Psi0, s.detach(), y, idx, with_g=False)
             precision, natural, ok = self._new_sites(cavity, y)
-            keep, n_improper, n_skipped = accepted(cavity, ok, self._factor_mask(y))
-            n_kept = self._count_refusals(n_improper, n_skipped, self._weighted(keep.to(precision.dtype), idx).sum())
-            keep = keep.reshape(keep.shape + (1,) * (precision.dim() - keep.dim()))
+            keep, n_kept = validated(self, cavity, precision, ok, self._factor_mask(y), lambda k: self._weighted(k, idx))
             q_batch = self._store_sites(L0, Psi0, y, idx, q_batch, precision, natural, keep, n_kept)
         return self._objective(L, Psi, s, y, idx, q_batch)
 

@@ -43,7 +43,16 @@ from ..likelihoods import HeavisideLikelihood
 from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod, StoredQ, per_point_totals
-from .ep_step import Cavity, accepted, damped, heaviside_pair_sites, pair_components, pair_factor_mask, remove_sites
+from .ep_step import (
+    Cavity,
+    damped_sites,
+    heaviside_pair_sites,
+    pair_components,
+    pair_factor_mask,
+    register_factor_sites,
+    remove_sites,
+    validated,
+)
 
 
 class GFITC(StoredQ, SparseGPMethod):
@@ -89,8 +98,7 @@ class GFITC(StoredQ, SparseGPMethod):
         self.ep_iterations, self.ep_tol = int(ep_iterations), float(ep_tol)
         self.site_storage = bool(site_storage)
         if self.site_storage:  # factor (i, k)'s precision and natural mean: [..., 0] on f_i^{y_i}, [..., 1] on f_i^k
-            self.register_buffer("factor_c1", torch.zeros(n_data, C, 2, dtype=dtype))
-            self.register_buffer("factor_c2", torch.zeros(n_data, C, 2, dtype=dtype))
+            register_factor_sites(self, n_data, C, (2,), dtype)
         self._register_stored_q(C, M, dtype)
         self.register_buffer("ep_sweeps", torch.zeros((), dtype=torch.long))
 
@@ -132,12 +140,8 @@ class GFITC(StoredQ, SparseGPMethod):
         cavity = self._cavity(self._posterior(Psi, s, y), y)
         _, g1, g2 = self._tilted(cavity)
         new_tau, new_nu, ok = heaviside_pair_sites(cavity, g1, g2)
-        keep, n_improper, n_skipped = accepted(cavity, ok, pair_factor_mask(y, self.n_classes))
-        self._count_refusals(n_improper, n_skipped, global_batch=False)
-        keep = keep[..., None]
-        rho = self.damping
-        tau = damped(new_tau, self.factor_c1, keep, rho)
-        nu = damped(new_nu, self.factor_c2, keep, rho)
+        keep, _ = validated(self, cavity, new_tau, ok, pair_factor_mask(y, self.n_classes), global_batch=False)
+        tau, nu = damped_sites(self, new_tau, new_nu, keep)
         change = max(((tau - self.factor_c1).abs() / (1.0 + self.factor_c1.abs())).max().item(),
                      ((nu - self.factor_c2).abs() / (1.0 + self.factor_c2.abs())).max().item())
         self.factor_c1.copy_(tau)

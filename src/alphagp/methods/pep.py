@@ -35,7 +35,7 @@ import torch
 
 from ..kernels import ARDKernel
 from ..likelihoods import Likelihood
-from .ep_step import Cavity, EPStep, power_ep_sites
+from .ep_step import Cavity, EPStep, power_ep_sites, register_factor_sites
 
 
 class PowerEP(EPStep):
@@ -68,8 +68,7 @@ class PowerEP(EPStep):
         self.site_storage = bool(site_storage)
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=self.site_storage)
         if self.site_storage:
-            self.register_buffer("factor_c1", torch.zeros(n_data, self.n_classes, dtype=inducing_points.dtype))
-            self.register_buffer("factor_c2", torch.zeros(n_data, self.n_classes, dtype=inducing_points.dtype))
+            register_factor_sites(self, n_data, self.n_classes, (), inducing_points.dtype)
 
     def _components(self, values: torch.Tensor, _y: torch.Tensor) -> torch.Tensor:
         """A point's factor has one component per class: ``[B, C]`` as it is."""
