@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ..labels import plain
 from ..methods import method_parameters, method_spec
-from .fit_plan import default_learning_rate, uses_mini_batches
+from ..training import uses_mini_batches
+from .fit_plan import default_learning_rate
 
 
 def _mean_and_scale(content: dict) -> dict:

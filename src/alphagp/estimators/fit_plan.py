@@ -26,6 +26,7 @@ import torch
 from ..data.held_out import class_counts, held_out_rows
 from ..labels import plain
 from ..methods import method_spec, resolve_alpha
+from ..training import uses_mini_batches
 
 #: the ``dtype`` parameter's values
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -78,12 +79,6 @@ def _thawed(value):
     if isinstance(value, tuple):
         return [_thawed(v) for v in value]
     return plain(value)
-
-
-def uses_mini_batches(batch_size: int | None, n_rows: int) -> bool:
-    """Whether steps of ``batch_size`` rows (``None``: all) see fewer than all ``n_rows`` rows: the
-    one formula for "is this a mini-batch fit?" (the planners and the trainer read it)."""
-    return batch_size is not None and batch_size < n_rows
 
 
 def can_hold_out(y, stratify: bool) -> bool:

@@ -54,7 +54,7 @@ from ..labels import encode_labels
 from ..methods import method_spec, takes
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
-from .fit_plan import uses_mini_batches
+from ..training import uses_mini_batches
 
 
 @dataclass(frozen=True)

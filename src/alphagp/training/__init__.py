@@ -23,7 +23,7 @@ The package's modules: :mod:`.loop` (:class:`Trainer`, :class:`TrainingState`), 
 
 from .callbacks import MetricsRecorder
 from .checkpoints import CHECKPOINT_KIND, CheckpointMismatchError, CheckpointResumed, data_fingerprint
-from .loop import Trainer, TrainingState
+from .loop import Trainer, TrainingState, uses_mini_batches
 
 __all__ = ["CHECKPOINT_KIND", "CheckpointMismatchError", "CheckpointResumed", "MetricsRecorder", "Trainer",
-           "TrainingState", "data_fingerprint"]
+           "TrainingState", "data_fingerprint", "uses_mini_batches"]

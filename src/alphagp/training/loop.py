@@ -21,6 +21,12 @@ from .optim import make_optimizer
 from .progress import progress
 
 
+def uses_mini_batches(batch_size: int | None, n_rows: int) -> bool:
+    """Whether steps of ``batch_size`` rows (``None``: all) see fewer than all ``n_rows`` rows: the
+    one formula for "is this a mini-batch fit?" (the trainer and the estimators' planners read it)."""
+    return batch_size is not None and batch_size < n_rows
+
+
 @dataclass
 class TrainingState:
     """What callbacks see after each epoch. ``validation_scores`` and ``best_epoch`` (the epoch
@@ -204,7 +210,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ batches
     def _full_batch(self, n: int) -> bool:
-        return self.batch_size is None or self.batch_size >= n
+        return not uses_mini_batches(self.batch_size, n)
 
     def _checkpoint_exists(self) -> bool:
         """Whether to resume; in a data-parallel fit every process must see the same answer."""
