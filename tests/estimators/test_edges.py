@@ -220,6 +220,8 @@ def _rewritten(path, out, edit, kind="alphagp.GPClassifier"):
     (lambda h: h["content"].update(n_features_in=4), "feature counts"),
     (lambda h: h["content"]["classes"].update(values=h["content"]["classes"]["values"][:2]),
      "cannot be rebuilt: inducing_points must have shape"),
+    (lambda h: h["content"]["params"].update(alpha=2.0), "cannot be rebuilt: The 'alpha' parameter"),
+    (lambda h: h["content"]["fit_plan"].update(n_inducing=3), "a plan of 3 inducing points"),
 ])
 def test_a_header_edited_against_its_tensors_is_refused(thyroid, tmp_path, edit, message):
     X, y = thyroid
@@ -232,6 +234,8 @@ def test_a_header_edited_against_its_tensors_is_refused(thyroid, tmp_path, edit,
 @pytest.mark.parametrize("edit, message", [
     (lambda h: h["content"].update(n_features_in=7), "feature counts"),
     (lambda h: h["content"]["classes"].update(values=[1, 2]), "classes over"),
+    (lambda h: h["content"]["params"].update(alpha=2.0), "cannot be rebuilt: The 'alpha' parameter"),
+    (lambda h: h["content"]["model"]["config"].update(alpha=0.9), "over a model of alpha=0.9"),
 ])
 def test_a_deep_gp_header_edited_against_its_tensors_is_refused(thyroid, tmp_path, edit, message):
     X, y = thyroid

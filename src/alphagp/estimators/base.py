@@ -452,6 +452,7 @@ class GPEstimatorBase(BaseEstimator):
         try:
             content = file_upgrades.upgrade(content)
             est = cls(**{**cls._params_from_plain(content["params"]), **params})
+            est._validate_params()          # a file's parameters obey the constraints a fit's do
             est.n_features_in_ = int(content["n_features_in"])
             if content["feature_names_in"] is not None:
                 est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)

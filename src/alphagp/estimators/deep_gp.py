@@ -298,6 +298,10 @@ class _DeepGPBase(GPEstimatorBase):
     def _model_features(self) -> int:
         return int(self.model_.layers[0].shape[2])
 
+    def _model_problems(self) -> list[str]:
+        alpha = float(self.model_.alpha)
+        return [] if alpha == float(self.alpha) else [f"alpha={self.alpha} over a model of alpha={alpha}"]
+
 
 class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     """Deep GP regression trained by approximate power EP with alpha-divergences (deep-GP paper).
@@ -420,7 +424,8 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def _model_problems(self) -> list[str]:
         C, outputs = len(self.classes_), int(self.model_.layers[-1].shape[0])
-        return [] if outputs == (1 if C == 2 else C) else [f"{C} classes over a model of {outputs} outputs"]
+        return super()._model_problems() + (
+            [] if outputs == (1 if C == 2 else C) else [f"{C} classes over a model of {outputs} outputs"])
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""

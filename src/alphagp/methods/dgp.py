@@ -213,9 +213,7 @@ class DeepGP(WeightedRows, nn.Module):
 
     def __init__(self, layers: list[DGPLayer], likelihood: str, n_data: int, alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, seed: int = 0):
-        super().__init__()
-        if not 0.0 < alpha <= 1.0:
-            raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+        super().__init__()      # alpha in (0, 1]: the deep estimators' constraint checks it (and their files')
         if n_samples < 1 or n_predict_samples < 1:
             raise ValueError("n_samples and n_predict_samples must be at least 1")
         for below, above in itertools.pairwise(layers):
