@@ -1594,7 +1594,6 @@ def levers_study(results: str = "defaults_levers") -> None:
     print("|---|---|---|---|---|---|---|---|")
     cells = {"fold_average": [], "first_fold": [], "100": [], "200": []}
     for r in rows:
-        base = r["default"]["val_nll"]
         fold = r.get("fold_average")
         first = r.get("first_fold")
         cap = r.get("capacity", {})

@@ -115,7 +115,7 @@ def test_the_deep_gp_plan_is_what_the_model_runs(early_stopping):
     clf = DeepGPClassifier(n_layers=2, n_inducing=7, n_samples=2, max_iter=2, batch_size=16,
                            early_stopping=early_stopping, random_state=0).fit(X, y)
     plan = clf.fit_plan_
-    assert plan.n_data == clf.model_.n_data == len(y) - (early_stopping and len(y) - int(round(0.9 * len(y))))
+    assert plan.n_data == clf.model_.n_data == len(y) - (early_stopping and len(y) - round(0.9 * len(y)))
     assert plan.n_inducing == clf.model_.layers[0].shape[1] == 7
     assert plan.n_hidden == min(X.shape[1], 30) and plan.mini_batches and plan.early_stopping == early_stopping
     assert (plan.likelihood, plan.n_outputs) == (("probit", 1) if len(np.unique(y)) == 2
