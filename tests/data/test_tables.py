@@ -69,6 +69,22 @@ def test_every_column_kind_and_an_unseen_category(tmp_path):
     np.testing.assert_array_equal(same.transform(new), row)
 
 
+@pytest.mark.parametrize("values", [[True, None, False], [1, None, 2], [1.5, None, 2.5]])
+def test_booleans_and_integers_with_gaps_in_object_columns_are_categories(values, tmp_path):
+    """Issue 60, item 1: an object column of booleans (or integers) with missing values is one-hot
+    encoded with a missing category, as pandas' get_dummies(dummy_na=True) encodes it, and the
+    fitted model round-trips through its file."""
+    frame = pd.DataFrame({"x": np.linspace(-1, 1, 60), "b": pd.Series(values * 20, dtype=object)})
+    encoding = TableEncoding.fit(frame)
+    expected = pd.get_dummies(frame["b"], dummy_na=True).to_numpy(dtype=np.float64)
+    np.testing.assert_array_equal(encoding.transform(frame)[:, 1:], expected)
+    y = (np.arange(60) % 3 == 0).astype(int)
+    clf = GPClassifier(method="sep", n_inducing=4, max_iter=3, categorical_features="from_dtype",
+                       random_state=0).fit(frame, y)
+    clf.save(tmp_path / "m.agp")
+    np.testing.assert_array_equal(GPClassifier.load(tmp_path / "m.agp").predict_proba(frame), clf.predict_proba(frame))
+
+
 def test_a_column_without_values_and_a_table_refused_without_the_option(penguins):
     X, y = penguins
     with pytest.raises(ValueError, match=r"column\(s\) \['empty'\] hold no value at all"):

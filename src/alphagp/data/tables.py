@@ -125,7 +125,10 @@ class TableEncoding:
                 part = make_union(fill, MissingIndicator(features="all")) if c["indicator"] else fill
                 parts.append((f"n{j}", part, [c["name"]]))
                 first[c["name"]] = [float(c["mean"])]
-        one_row = pd.DataFrame({name: pd.Series(value, dtype=object if isinstance(value[0], str) else None)
+        # categorical columns as objects, as transform passes them: an encoder fitted on a bool or
+        # integer column would cast its categories to that dtype, and a missing category with them
+        kinds = {c["name"]: c["kind"] for c in self.columns}
+        one_row = pd.DataFrame({name: pd.Series(value, dtype=object if kinds[name] == "categorical" else None)
                                 for name, value in first.items()})
         return ColumnTransformer(parts, sparse_threshold=0.0).fit(one_row)
 
