@@ -120,9 +120,10 @@ def _class_weight(text: str):
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected 'balanced' or a JSON object such as '{{\"1\": 5}}' (label: "
                                          f"weight), got {text!r}") from None
-    bad = {k: v for k, v in value.items() if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0}
-    if bad:
-        raise argparse.ArgumentTypeError(f"class weights must be non-negative numbers, got {bad}")
+    bad = {k: v for k, v in value.items()
+           if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf")}
+    if bad:       # JSON's NaN and Infinity parse to floats: refused here too
+        raise argparse.ArgumentTypeError(f"class weights must be finite non-negative numbers, got {bad}")
     return value
 
 

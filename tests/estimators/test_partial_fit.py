@@ -136,3 +136,71 @@ def test_a_stream_takes_an_explicit_alpha_and_refuses_auto(iris):
     assert clf.alpha_ == 0.5 == clf.model_.alpha
     with pytest.raises(ValueError, match="alpha='auto' cross-validates on all training rows"):
         GPClassifier(method="sep", alpha="auto").partial_fit(X, y, classes=[0, 1, 2])
+
+
+def test_a_stream_without_n_rows_counts_the_rows_its_calls_bring(iris, tmp_path):
+    """Issue 60, item 2: N is the rows seen so far, so a later call larger than the first is fine
+    (it used to fail in a factorisation), and a saved stream goes on counting."""
+    r = np.random.default_rng(0)
+    X = r.normal(size=(1000, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    clf = GPClassifier(random_state=0).partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    assert clf.model_.n_data == 100 and clf.fit_plan_.n_data_grows
+    clf.partial_fit(X[600:800], y[600:800])
+    assert clf.model_.n_data == 300 and clf.score(X, y) > 0.8
+    clf.save(tmp_path / "s.agp")
+    loaded = GPClassifier.load(tmp_path / "s.agp")
+    for model in (clf, loaded):
+        model.partial_fit(X[800:850], y[800:850])
+    assert loaded.model_.n_data == clf.model_.n_data == 350
+    np.testing.assert_array_equal(loaded.predict_proba(X[:20]), clf.predict_proba(X[:20]))
+    given = GPClassifier(random_state=0).partial_fit(X[:100], y[:100], classes=[0, 1, 2], n_rows=1000)
+    given.partial_fit(X[600:800], y[600:800])
+    assert given.model_.n_data == 1000 and not given.fit_plan_.n_data_grows
+
+
+@pytest.mark.parametrize("how", ["sample_weight", "class_weight"])
+def test_integer_weights_in_a_stream_are_the_rows_repeated(iris, how):
+    """Issue 60, item 5: a stream takes weights; a row of weight 2 is that row twice (the tied
+    factor counts the stream's running total of weight), for sample_weight and a class_weight dict.
+    Each call holds the same share of the weighted class, so that N / |B| (rows) is the same
+    for the weighted and the repeated stream."""
+    X, y = iris
+    kw = dict(method="sep", standardize=False, inducing_points=X[:6], random_state=0)
+    weight = np.where(y == 1, 2.0, 1.0)
+    weighted = GPClassifier(**kw, class_weight={1: 2.0} if how == "class_weight" else None)
+    repeated = GPClassifier(**kw)
+    by_class = [np.flatnonzero(y == c) for c in range(3)]
+    calls = [np.sort(np.concatenate([rows[:20] for rows in by_class])),
+             np.sort(np.concatenate([rows[20:] for rows in by_class]))]
+    for rows in calls:
+        twice = np.concatenate([rows, rows[y[rows] == 1]])
+        weighted.partial_fit(X[rows], y[rows], classes=[0, 1, 2],
+                             sample_weight=weight[rows] if how == "sample_weight" else None)
+        repeated.partial_fit(X[twice], y[twice], classes=[0, 1, 2])
+    np.testing.assert_allclose(weighted.predict_proba(X), repeated.predict_proba(X), rtol=0, atol=1e-9)
+    unweighted = GPClassifier(**kw)
+    for rows in calls:
+        unweighted.partial_fit(X[rows], y[rows], classes=[0, 1, 2])
+    assert np.abs(unweighted.predict_proba(X) - weighted.predict_proba(X)).max() > 1e-4
+
+
+def test_balanced_class_weights_are_refused_by_a_stream_before_it_starts(iris):
+    X, y = iris
+    clf = GPClassifier(method="sep", class_weight="balanced")
+    with pytest.raises(ValueError, match="class_weight='balanced' .* a stream gives a call at a time"):
+        clf.partial_fit(X, y, classes=[0, 1, 2])
+    assert not hasattr(clf, "model_")
+
+
+def test_a_long_declared_stream_is_sized_by_its_calls_rows(iris, monkeypatch):
+    """Issue 60, item 9: n_rows=10**7 on mini-batches is not refused as if its rows were in memory
+    (the memory check counts a call's rows); a call too large for memory still is."""
+    from alphagp import data
+    X, y = iris
+    monkeypatch.setattr(data, "physical_memory_bytes", lambda: 2**24)
+    GPClassifier(method="sep", batch_size=100, n_inducing=5).partial_fit(X, y, classes=[0, 1, 2], n_rows=10**7)
+    big = np.random.default_rng(0).normal(size=(1_000_000, 4))
+    with pytest.raises(ValueError, match="more than half of this machine's memory"):
+        GPClassifier(method="sep", batch_size=100, n_inducing=5).partial_fit(big, np.arange(len(big)) % 3,
+                                                                             classes=[0, 1, 2])

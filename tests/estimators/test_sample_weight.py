@@ -141,6 +141,13 @@ def test_deep_gps_take_weights_as_repeated_rows(iris_rows):
     (np.zeros(45), None, "at least one non-zero"),
     (None, {0: 1.0, 7: 2.0}, r"class_weight names classes not in y: \[7\]"),
     (None, "heaviest", "class_weight"),
+    # issue 60, item 4: class weights are checked as sample weights are
+    (None, {0: -1.0}, r"finite non-negative number; got \{0: -1.0\}"),
+    (None, {0: float("nan")}, r"finite non-negative number; got \{0: nan\}"),
+    (None, {0: float("inf")}, r"finite non-negative number; got \{0: inf\}"),
+    # issue 60, item 3: weights that sum past what a fit represents are refused, naming the row
+    (np.r_[np.ones(5), 1e300, np.ones(39)], None, r"sum to 1e\+300, more than 1e\+15: .*row 5's 1e\+300"),
+    (np.r_[np.ones(5), 1e20, np.ones(39)], None, r"row 5's 1e\+20"),
 ])
 def test_bad_weights_are_clear_errors(iris_rows, sample_weight, class_weight, message):
     X, y, _, _, _ = iris_rows
@@ -183,6 +190,8 @@ def test_the_command_line_takes_a_weight_column_and_class_weights(iris_rows, tmp
     for flags, message in [(["--weight-column", "v"], "'v' is not a column"),
                            (["--class-weight", '{"7": 2}'], "names classes not in the data: ['7']"),
                            (["--class-weight", "heavy"], "expected 'balanced' or a JSON object"),
+                           (["--class-weight", '{"1": NaN}'], "finite non-negative numbers"),
+                           (["--class-weight", '{"1": Infinity}'], "finite non-negative numbers"),
                            (["--weight-column", "w", "--method", "gibbs"], "takes no sample weights")]:
         try:
             code = main([*[f for f in base if f not in ("pep", "--method")], *flags])

@@ -93,6 +93,12 @@ def explain_numerical_failure(dtype: str, standardize: bool):
         raise type(err)(f"{err} Likely cause: {cause}.") from err
 
 
+#: the most the rows' weights may sum to: a weight w raises a row's likelihood to the power w (w
+#: copies of the row), and float64 counts whole rows exactly up to about 9e15; measured, a single
+#: weight of 1e17 among ones still fits and 1e20 does not (issue 60)
+MAX_TOTAL_WEIGHT = 1e15
+
+
 def check_rows_match(X, y) -> None:
     """A one-line ``ValueError`` unless ``X`` and ``y`` have as many rows."""
     if len(X) != len(y):
@@ -231,12 +237,15 @@ class GPEstimatorBase(BaseEstimator):
         return self.n_features_in_ if encoding is None else encoding.width
 
     # ------------------------------------------------------------------ sample weights
-    def _fit_weights(self, sample_weight, X, y) -> np.ndarray | None:
+    def _fit_weights(self, sample_weight, X, y, classes=None) -> np.ndarray | None:
         """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
         finite, not all 0) times the class weights of ``class_weight`` where the estimator has one
-        (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given. Raises
-        ``ValueError`` for a method that takes no weights and for a ``class_weight`` naming a
-        class not in ``y``."""
+        (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given.
+        ``classes``: the labels a ``class_weight`` dict may name (default: those of ``y``; a
+        stream's calls name all of its classes). Raises ``ValueError`` for a method that takes
+        no weights, for a ``class_weight`` naming another class or giving one a weight that is not
+        a finite non-negative number, and for weights summing to more than
+        :data:`MAX_TOTAL_WEIGHT` (named by the largest)."""
         class_weight = getattr(self, "class_weight", None)
         if sample_weight is None and class_weight is None:
             return None
@@ -249,12 +258,24 @@ class GPEstimatorBase(BaseEstimator):
         weight = (np.ones(len(y)) if sample_weight is None else
                   _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
         if isinstance(class_weight, dict):
-            unseen = [c for c in class_weight if c not in set(np.unique(y).tolist())]
+            known = set((np.unique(y) if classes is None else classes).tolist())
+            unseen = [c for c in class_weight if c not in known]
             if unseen:
-                raise ValueError(f"class_weight names classes not in y: {unseen}; the classes are "
-                                 f"{np.unique(y).tolist()}")
-        if class_weight is not None:
+                raise ValueError(f"class_weight names classes not in y: {unseen}; the classes are {sorted(known)}")
+            bad = {c: w for c, w in class_weight.items()
+                   if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not 0 <= w < np.inf}
+            if bad:
+                raise ValueError(f"class_weight must give each class a finite non-negative number; got {bad}")
+            weight *= np.array([float(class_weight.get(label, 1.0)) for label in np.asarray(y).tolist()])
+        elif class_weight is not None:
             weight *= compute_sample_weight(class_weight, y)
+        total = float(weight.sum())
+        if not total <= MAX_TOTAL_WEIGHT:
+            row = int(np.argmax(weight))
+            raise ValueError(f"the rows' weights (sample_weight times class_weight) sum to {total:.3g}, more than "
+                             f"{MAX_TOTAL_WEIGHT:.0e}: a weight counts as repeated rows, and row {row}'s "
+                             f"{weight[row]:.3g} would count as more rows than a fit can represent; scale the "
+                             "weights down (which also lowers how many rows they stand for)")
         return weight
 
     def _positive_weight_rows(self, X, y, weight):

@@ -184,6 +184,9 @@ class FitPlan(TrainingPlan):
         likelihood of an exact GP regression of the labels (:mod:`alphagp.kernel_start`), or
         ``"fixed"``, sqrt(D) lengthscales, amplitude 1 and noise 0.1 (files written before the
         kernel start read as ``"fixed"``).
+    n_data_grows
+        a stream started without ``n_rows``: its N is the rows its calls have brought so far
+        (``n_data`` is the first call's), as a stream need not know its length in advance.
     """
 
     method: str
@@ -198,6 +201,7 @@ class FitPlan(TrainingPlan):
     kernel_params: Mapping
     optimize_hyperparameters: bool
     kernel_init: str = "fixed"
+    n_data_grows: bool = False
 
     def describe(self) -> str:
         """One line for the progress output."""
@@ -309,7 +313,8 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
                    inducing_init="random" if params["inducing_init"] == "auto" else params["inducing_init"],
                    shared_hyperparameters=bool(params["shared_hyperparameters"]),
                    kernel_params=FrozenDict(plain(kernel_params)),
-                   optimize_hyperparameters=bool(params["optimize_hyperparameters"]), kernel_init=kernel_init)
+                   optimize_hyperparameters=bool(params["optimize_hyperparameters"]), kernel_init=kernel_init,
+                   n_data_grows=stream and n_rows is None)
 
 
 @dataclass(frozen=True, kw_only=True)

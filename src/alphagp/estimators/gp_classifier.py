@@ -405,33 +405,38 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     # ------------------------------------------------------------------ streams
     @available_if(_streams)
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, n_rows=None):
+    def partial_fit(self, X, y, classes=None, n_rows=None, sample_weight=None):
         """Train on rows ``X`` ``[B, D]``, ``y`` ``[B]`` of a stream: one Adam step per ``batch_size``
         rows, in their order (the whole call as one step without a batch size). The first call
         (on an unfitted estimator) needs ``classes``, every label the stream will bring, as
         scikit-learn asks; it takes the standardisation (``standardize``) and the inducing inputs
-        from its rows, and ``n_rows`` (default: its own rows) is the size of the data set the
-        calls cover together, the N of the ``N / |B|`` scaling of every batch. Later calls continue
-        the model and the optimiser's state (kept in model files, so a saved and loaded model
-        streams on); a label outside ``classes_`` is an error. A fitted model (``fit``, ``load``)
-        continues the same way.
+        from its rows. ``n_rows`` is the size of the data set the calls cover together, the N of
+        the ``N / |B|`` scaling of every batch; without it N is the rows the calls have brought
+        so far (give it when the calls pass over the same rows more than once). Later calls
+        continue the model and the optimiser's state (kept in model files, so a saved and loaded
+        model streams on); a label outside ``classes_`` is an error. A fitted model (``fit``,
+        ``load``) continues the same way, with its N.
+
+        ``sample_weight`` ``[B]``: the rows' weights, times a ``class_weight`` dict's (``"balanced"``
+        needs all labels at once and is refused), as :meth:`fit` takes them; the tied factors
+        count the stream's running total of weight (:mod:`~alphagp.estimators.streams`).
 
         For the methods whose state does not grow with the rows (``Capabilities.streaming``:
         ``sep``, ``vi`` and its likelihoods, ``apep``, ``arpep``, ``rpapep``, ``augmented``);
         ``method="auto"`` streams with the first such candidate of the default's portfolio,
-        ``sep`` on mini-batches of 128 (``method_`` says so). No early stopping and no sample
-        weights. Returns ``self``."""
+        ``sep`` on mini-batches of 128 (``method_`` says so). No early stopping. Returns ``self``."""
         start = not hasattr(self, "model_")
         if start and classes is None:
             raise ValueError("the first call of partial_fit needs classes=, every label of the stream "
                              "(scikit-learn's convention)")
         X, y = self._validate(X, y, reset=start)
+        weight = streams.weights(self, sample_weight, X, y, np.unique(np.asarray(classes)) if start else self.classes_)
         if start:
             streams.start(self, X, y, classes, n_rows)
         elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes={np.unique(np.asarray(classes)).tolist()} differ from the classes the "
                              f"stream started with, {self.classes_.tolist()}")
-        streams.step(self, X, y)
+        streams.step(self, X, y, weight)
         return self
 
     def _weighted_alternatives(self) -> str | None:

@@ -179,7 +179,8 @@ def file_content(est, include_training_state: bool) -> dict:
             **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
                if getattr(est, "conformity_scores_", None) is not None else {}),
             "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None,
-            "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None))}
+            "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None)),
+            "stream_seen": plain(getattr(est, "_stream_seen", None))}
 
 
 def restore(est, content: dict) -> None:
@@ -196,6 +197,8 @@ def restore(est, content: dict) -> None:
     if content.get("conformity_scores") is not None:
         est.conformity_scores_ = content["conformity_scores"].numpy()
     est._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
+    seen = content.get("stream_seen")                  # a stream's rows and weight so far (files before: none)
+    est._stream_seen = None if seen is None else (int(seen[0]), float(seen[1]))
     if content.get("table_encoding") is not None:
         from ..data.tables import TableEncoding
         est.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])

@@ -1,11 +1,19 @@
 """GPClassifier's streams (``partial_fit``): the first call plans a stream and builds the model
 from its rows; every call then takes one Adam step per batch of its rows, the data terms scaled
-to the stream's N (``n_rows``), and keeps the optimiser's state on the estimator (and in its
-model file), so that a saved and loaded model streams on."""
+to the stream's N, and keeps the optimiser's state and the stream's running count of rows and
+weight on the estimator (and in its model file), so that a saved and loaded model streams on.
+
+N is ``n_rows`` where the first call gives it, else the rows the calls have brought so far (a
+stream need not know its length in advance; give ``n_rows`` when the calls pass over the same
+rows more than once). Rows may be weighted (``sample_weight`` times a ``class_weight`` dict): a
+weight raises a row's likelihood to its power, and the counts the methods' tied factors take
+(sum_i w_i) are the stream's running total of weight, or, with ``n_rows``, that total's mean per
+row times ``n_rows``."""
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from ..data.streaming import StandardizedRows
 from ..methods import method_spec
@@ -13,26 +21,26 @@ from ..threads import torch_threads
 from ..training import Trainer
 from . import model_selection, sparse_model
 from .base import explain_numerical_failure
-from .fit_plan import default_learning_rate, plan_fit
+from .fit_plan import DTYPES, default_learning_rate, plan_fit
 
 #: what a new stream forgets of an earlier fit
-_FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "_stream_optimizer")
+_FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "_stream_optimizer",
+              "_stream_seen")
 
 
 def start(est, X, y, classes, n_rows) -> None:
     """The first call on ``est``: its classes (``classes``, every label the stream will bring), a
     plan of the stream (``method="auto"``: the portfolio's first candidate that streams, SEP),
     the standardisation and the model from the validated rows ``X`` ``[B, D]`` with labels ``y``
-    ``[B]``; ``n_rows`` (default: these rows) is the stream's N."""
+    ``[B]``; ``n_rows`` is the stream's N (``None``: the rows the calls bring, module docstring)."""
     est.classes_ = np.unique(np.asarray(classes))
     if len(est.classes_) < 2:
         raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {est.classes_.tolist()}")
     if est.alpha == "auto":
         raise ValueError("alpha='auto' cross-validates on all training rows, which a stream does not give; "
                          "give partial_fit a value of alpha (or None, the method's default)")
-    if n_rows is None:
-        n_rows = len(y)
-    if not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool) or n_rows < len(y):
+    if n_rows is not None and (not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool)
+                               or n_rows < len(y)):
         raise ValueError(f"n_rows must be an integer at least the first call's {len(y)} rows, got {n_rows!r}")
     y_idx = est._encode(y)
     params = est.get_params()
@@ -42,8 +50,9 @@ def start(est, X, y, classes, n_rows) -> None:
         explicit = model_selection.explicit_parameters(est)
         params.update({k: v for k, v in candidate.params.items() if k not in explicit})
     sparse_model.check_parameters(est, X.shape[1], len(est.classes_))
-    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True, n_rows=int(n_rows))
-    sparse_model.check_model_size(plan, int(n_rows), X.shape[1], len(est.classes_))
+    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True,
+                    n_rows=None if n_rows is None else int(n_rows))
+    sparse_model.check_model_size(plan, len(y), X.shape[1], len(est.classes_))     # a call's rows are in memory
     est._apply_plan(plan)
     for name in _FORGOTTEN:
         est.__dict__.pop(name, None)
@@ -53,23 +62,48 @@ def start(est, X, y, classes, n_rows) -> None:
     est.validation_scores_, est.best_iteration_ = None, None
 
 
-def step(est, X, y) -> None:
-    """One call's steps on the validated rows ``X`` ``[B, D]`` with labels ``y`` ``[B]``: Adam on
-    batches of the plan's size (the whole call as one batch without one), from the plan's rate
-    where the plan stepped with Adam (else Adam's default), continuing the optimiser's state."""
+def weights(est, sample_weight, X, y, classes) -> np.ndarray | None:
+    """A call's row weights ``[B]`` (``sample_weight`` times a ``class_weight`` dict over
+    ``classes``, every label of the stream), or ``None``; checked before the call changes
+    anything. ``class_weight="balanced"`` is refused: it needs all labels at once."""
+    if est.class_weight == "balanced":
+        raise ValueError("class_weight='balanced' weighs classes by their counts in all the training rows, which a "
+                         "stream gives a call at a time; give class_weight a dict (sklearn.utils.class_weight."
+                         "compute_class_weight('balanced', classes=..., y=...) makes one from labels at hand)")
+    return est._fit_weights(sample_weight, X, y, classes=classes)
+
+
+def step(est, X, y, weight=None) -> None:
+    """One call's steps on the validated rows ``X`` ``[B, D]`` with labels ``y`` ``[B]`` and
+    weights ``weight`` ``[B]`` (:func:`weights`; or ``None``): Adam on batches of the
+    plan's size (the whole call as one batch without one), from the plan's rate where the plan
+    stepped with Adam (else Adam's default), continuing the optimiser's state; N and the total
+    weight as the module docstring says."""
     if not method_spec(est.method_).cls.CAPABILITIES.streaming:
         raise ValueError(f"the fitted method {est.method_!r} cannot continue on a stream; partial_fit takes "
                          "sep, vi, apep, arpep, rpapep or augmented")
-    plan = est.fit_plan_
+    plan, model = est.fit_plan_, est.model_
+    rows, total = getattr(est, "_stream_seen", None) or (0, 0.0)
+    rows, total = rows + len(y), total + (len(y) if weight is None else float(weight.sum()))
+    if plan.n_data_grows:
+        model.n_data = rows
     y_idx = est._encode(y)
-    points = est.model_.n_data
+    points = model.n_data
+    if weight is not None:
+        model.set_sample_weight(torch.as_tensor(weight, dtype=DTYPES[plan.dtype], device=torch.device(plan.device)),
+                                total=total if plan.n_data_grows else points * total / rows)
     rate = plan.learning_rate if plan.optimizer == "adam" else default_learning_rate("adam")
-    trainer = Trainer(est.model_, batch_size=plan.batch_size, optimizer="adam", learning_rate=rate, n_points=points)
-    if getattr(est, "_stream_optimizer", None) is not None:
-        trainer.optimizer.load_state_dict(est._stream_optimizer)
-    with torch_threads(est.n_jobs):
-        state = trainer.partial_fit(StandardizedRows(X, est.mean_, est.scale_), y_idx, points)
+    try:
+        trainer = Trainer(model, batch_size=plan.batch_size, optimizer="adam", learning_rate=rate,
+                          n_points=model.n_weighted)
+        if getattr(est, "_stream_optimizer", None) is not None:
+            trainer.optimizer.load_state_dict(est._stream_optimizer)
+        with torch_threads(est.n_jobs):
+            state = trainer.partial_fit(StandardizedRows(X, est.mean_, est.scale_), y_idx, points)
+    finally:
+        model.set_sample_weight(None)      # the weights belong to this call
     est._stream_optimizer = trainer.optimizer.state_dict()
+    est._stream_seen = (rows, total)
     est.__dict__.pop("conformity_scores_", None)      # calibrated on the model before this call
     history = getattr(est, "history_", [])
     est.history_ = [*history, {**state.history[-1], "epoch": len(history) + 1}]

@@ -134,14 +134,16 @@ class WeightedRows:
     sample_weight: torch.Tensor | None = None
     _weight_total: float | None = None
 
-    def set_sample_weight(self, weight: torch.Tensor | None) -> None:
+    def set_sample_weight(self, weight: torch.Tensor | None, total: float | None = None) -> None:
         """Weights ``[N]`` (non-negative, of the model's dtype and device) of the training rows that
-        ``local_update``'s ``idx`` index, or ``None`` (every row weight 1). Only for a method whose
-        ``capabilities.sample_weight`` is true; the estimators set them for a fit and clear them after."""
+        ``local_update``'s ``idx`` index, or ``None`` (every row weight 1), and the data set's total
+        weight (:attr:`n_weighted`; default their sum: a stream's call holds some of the rows and
+        gives the whole stream's). Only for a method whose ``capabilities.sample_weight`` is true;
+        the estimators set them for a fit and clear them after."""
         if weight is not None and not self.capabilities.sample_weight:
             raise ValueError(f"{type(self).__name__} takes no sample weights")
         self.sample_weight = weight
-        self._weight_total = None if weight is None else float(weight.sum())
+        self._weight_total = None if weight is None else float(weight.sum() if total is None else total)
 
     @property
     def n_weighted(self) -> float:
