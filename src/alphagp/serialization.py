@@ -160,17 +160,18 @@ def _process_runs(pid: int) -> bool:
     return True
 
 
-def _check_header_length(path: Path, kind: str) -> None:
-    """Refuse a file whose first 8 bytes (a safetensors file's header length) do not fit its size,
-    before the file is read whole (a large CSV passed as a model file is not read into memory)."""
+def _check_header(path: Path, kind: str) -> None:
+    """Refuse, before the file is read whole (a large CSV, or a file of zeros, passed as a model
+    file is not read into memory), a file whose first 8 bytes (a safetensors file's header length)
+    do not fit its size or declare an empty header, or whose header is not an alphagp one."""
     with open(path, "rb") as f:
         head, size = f.read(8), os.fstat(f.fileno()).st_size
-    if len(head) == 8:
-        (n,) = struct.unpack("<Q", head)
-        if n <= min(size - 8, _MAX_HEADER_BYTES):
+        n = struct.unpack("<Q", head)[0] if len(head) == 8 else None
+        if n is not None and 2 <= n <= min(size - 8, _MAX_HEADER_BYTES):
+            _metadata(head + f.read(n), path, kind)      # parsed and checked from the header's bytes alone
             return
     raise ModelFileError(f"{path} is not an alphagp {kind} file (or it is damaged or truncated): "
-                         + (f"only {len(head)} bytes" if len(head) < 8 else
+                         + (f"only {len(head)} bytes" if n is None else
                             f"its first 8 bytes declare a header of {n} bytes, the file has {size - 8}"))
 
 
@@ -197,7 +198,7 @@ def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None, what_file
     it must hold, or a tuple of the kinds it may hold, or ``None`` (any kind)."""
     path = Path(path)
     what = kind if isinstance(kind, str) else "model"
-    _check_header_length(check_readable_file(path, what_file), what)
+    _check_header(check_readable_file(path, what_file), what)
     data = path.read_bytes()
     metadata = _metadata(data, path, what)
     try:
@@ -220,7 +221,7 @@ def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None, what_file
         tensors = load_tensors(data)
     except (SafetensorError, ValueError, RuntimeError, OSError) as err:
         raise ModelFileError(f"{path} is not an alphagp {what} file (or it is damaged or truncated): {err}") from None
-    if version >= 2:
+    if version >= 2 or _CHECKSUM_KEY in metadata:      # a file that carries a checksum is checked, whatever it claims
         if checksum(metadata[_HEADER_KEY], tensors) != metadata.get(_CHECKSUM_KEY):
             raise ModelFileError(f"{path} is damaged or was edited: its checksum does not match its content")
     else:

@@ -121,6 +121,14 @@ def test_a_damaged_encoding_is_a_model_file_error(penguins, tmp_path):
     del truncated["table_encoding"][1]["mean"]
     with pytest.raises(serialization.ModelFileError, match="the table encoding is damaged"):
         GPClassifier._read(path, truncated)
+    # issue 60, item 6: categories reversed (the one-hot columns would swap), duplicated or of mixed
+    # types are not what fit learns, and are refused when the file is read
+    column = next(j for j, c in enumerate(clf.table_encoding_.columns) if c["kind"] == "categorical")
+    for edit in (lambda cats: cats.reverse(), lambda cats: cats.append(cats[0]), lambda cats: cats.insert(0, 1.5)):
+        edited = serialization.read(path, "alphagp.GPClassifier")
+        edit(edited["table_encoding"][column]["categories"])
+        with pytest.raises(serialization.ModelFileError, match="are not the distinct, sorted values of one type"):
+            GPClassifier._read(path, edited)
 
 
 def test_the_command_line_fits_and_predicts_a_mixed_csv(penguins, tmp_path, capsys):

@@ -3,6 +3,7 @@ file left by a killed writer, only format versions that exist, and a non-model f
 before it is read whole."""
 
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -113,6 +114,41 @@ def test_a_large_file_of_another_kind_is_refused_before_it_is_read(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak_mib < 10                                            # reading it whole took 110 MiB
+
+
+@pytest.mark.parametrize("header", [b"", b'{"a": 1}   ', b"[1, 2, 3]   "], ids=["zeros", "json", "list"])
+def test_a_file_whose_header_is_not_ours_is_refused_before_its_body_is_read(tmp_path, monkeypatch, header):
+    """Issue 60, item 8: a file of zeros (its first 8 bytes declare an empty header), or one whose
+    header is not an alphagp one, is refused from its first bytes: the body is never read."""
+    import pathlib
+    import struct
+    path = tmp_path / "odd.agp"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        f.truncate(64 * 2**20)                                     # 64 MiB, zeros after the header
+    monkeypatch.setattr(pathlib.Path, "read_bytes", lambda self: pytest.fail("the whole file was read"))
+    with pytest.raises(ModelFileError, match="not an alphagp"):
+        GPClassifier.load(path)
+
+
+def test_a_file_relabelled_as_format_1_keeps_its_checksum_checked(thyroid, tmp_path):
+    """Issue 60, item 7: format 1 files had no checksum; a file that carries one is checked
+    whatever version it claims (a tensor changed and the old checksum left: refused)."""
+    import json
+    X, y = thyroid
+    GPClassifier(**FAST).fit(X, y).save(tmp_path / "m.agp")
+    raw = (tmp_path / "m.agp").read_bytes()
+    tensors = serialization.load_tensors(raw)
+    n = struct.unpack("<Q", raw[:8])[0]
+    metadata = json.loads(raw[8:8 + n])["__metadata__"]
+    header = json.loads(metadata["alphagp"])
+    header["format_version"] = 1
+    name = min(tensors)
+    tensors[name] = -tensors[name]
+    (tmp_path / "edited.agp").write_bytes(serialization.save_tensors(
+        tensors, metadata={"alphagp": json.dumps(header), "alphagp_sha256": metadata["alphagp_sha256"]}))
+    with pytest.raises(ModelFileError, match="checksum does not match"):
+        GPClassifier.load(tmp_path / "edited.agp")
 
 
 def test_n_inducing_reports_the_points_the_model_has(thyroid, tmp_path, capsys):

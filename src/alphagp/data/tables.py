@@ -19,6 +19,7 @@ A column with no value at all in ``fit`` is an error (it carries nothing to enco
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,21 @@ def _plain_category(value):
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return _MISSING
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _as_fitted(categories) -> bool:
+    """Whether ``categories`` (plain data) are what :meth:`TableEncoding.fit` learns: at least one,
+    distinct, strictly increasing values of one type (text, or numbers and booleans), with a missing
+    value only last (the order of scikit-learn's ``OneHotEncoder``)."""
+    if not isinstance(categories, list) or not categories:
+        return False
+    values = categories[:-1] if categories[-1] == _MISSING else categories
+    text = [isinstance(v, str) for v in values]
+    if _MISSING in values or (any(text) and not all(text)):
+        return False
+    if not all(text) and not all(isinstance(v, (int, float)) and np.isfinite(v) for v in values):
+        return False
+    return all(a < b for a, b in itertools.pairwise(values))
 
 
 def _category(value):
@@ -143,4 +159,9 @@ class TableEncoding:
         if not isinstance(data, list) or not all(isinstance(c, dict) and set(c) == kinds.get(c.get("kind"), ())
                                                  for c in data):
             raise ValueError("the table encoding is damaged: expected a list of column descriptions")
+        for c in data:
+            if c["kind"] == "categorical" and not _as_fitted(c["categories"]):
+                raise ValueError(f"the table encoding is damaged: column {c['name']!r}'s categories "
+                                 f"{c['categories'][:10]} are not the distinct, sorted values of one type that fit "
+                                 "learns (the missing one last)")
         return cls(tuple(dict(c) for c in data))
