@@ -318,3 +318,18 @@ def test_wide_data_start_every_candidate_from_the_fixed_kernel_unless_the_user_a
     monkeypatch.setattr(model_selection, "START_FEATURES", 3)
     narrow = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
     assert narrow.kernel_start is not None and narrow.params["kernel_init"] == "regression"
+
+
+def test_the_inducing_clip_is_said_once_of_the_rows_given_and_not_for_auto():
+    """Issue 60, item 15: on 58 rows the folds' clips of n_inducing were said a dozen times, for a
+    parameter left at "auto"; now "auto" clips silently and an explicit value is warned once."""
+    import warnings
+    X, y = _problem()
+    X, y = X[:58], y[:58]
+    for n_inducing, expected in (("auto", 0), (100, 1)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf = GPClassifier(n_inducing=n_inducing, max_iter=3, random_state=0).fit(X, y)
+        said = [w for w in caught if "is larger than the" in str(w.message)]
+        assert len(said) == expected and clf.n_inducing_ <= 58
+        assert all("58 training rows" in str(w.message) for w in said)

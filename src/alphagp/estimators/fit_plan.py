@@ -250,10 +250,13 @@ def _training(params: Mapping, *, n_data: int, batch_size, mini: bool, optimizer
                 dtype=params["dtype"], device=device, standardize=bool(params["standardize"]))
 
 
-def clip_inducing(m: int, n: int) -> int:
-    """``m`` inducing points clipped to the ``n`` rows at hand, with a warning."""
+def clip_inducing(m: int, n: int, warn: bool = True) -> int:
+    """``m`` inducing points clipped to the ``n`` rows at hand, with a warning where ``warn`` (the
+    user asked for ``m``; ``n_inducing="auto"`` is clipped silently)."""
     if m > n:
-        warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning, stacklevel=5)
+        if warn:
+            warnings.warn(f"n_inducing={m} is larger than the {n} training rows; using M={n}", UserWarning,
+                          stacklevel=5)
         return n
     return m
 
@@ -301,7 +304,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
                           UserWarning, stacklevel=4)
     given = params["inducing_points"]
     m = params["n_inducing"]
-    n_inducing = (clip_inducing(AUTO_INDUCING if m == "auto" else int(m), fitted) if given is None
+    n_inducing = (clip_inducing(AUTO_INDUCING if m == "auto" else int(m), fitted, warn=m != "auto") if given is None
                   else int(np.shape(given)[-2]))
     kernel_params = params["kernel_params"] or {}
     kernel_init = "fixed" if "lengthscale" in kernel_params else params["kernel_init"]

@@ -41,7 +41,9 @@ selection"); every number there was chosen on validation rows of the training da
 
 from __future__ import annotations
 
+import contextlib
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -222,6 +224,9 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
     scores, seconds, fitted, failures, leader = [], [], [], [], None
     classes = encode_labels(y)[0]
+    if isinstance(estimator.n_inducing, int) and estimator.n_inducing > n:     # said once, of the rows given
+        warnings.warn(f"n_inducing={estimator.n_inducing} is larger than the {n} training rows; the candidates "
+                      "use at most the rows they fit on", UserWarning, stacklevel=4)
     for index, (candidate, params) in enumerate(choices):
         params = {**params, "random_state": seed}
         if scheme == "split":
@@ -238,9 +243,11 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             model.classes_ = classes
             t0 = clock()
             try:
-                model._fit_params({**estimator.get_params(), **_feasible(params, y_idx[rows], estimator.validation_fraction)},
-                                  X[rows], y[rows], y_idx[rows], None if weight is None else weight[rows],
-                                  start=kernel, max_time=share)
+                with _clip_said():
+                    model._fit_params({**estimator.get_params(),
+                                       **_feasible(params, y_idx[rows], estimator.validation_fraction)},
+                                      X[rows], y[rows], y_idx[rows], None if weight is None else weight[rows],
+                                      start=kernel, max_time=share)
                 if scheme == "cv":
                     own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test],
                                                               None if weight is None else weight[test]))
@@ -300,11 +307,21 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None):
     else:
         budget = estimator.max_time
         remaining = None if budget is None else max(budget - (time.perf_counter() - start), 1e-6)
-        estimator._fit_params({**estimator.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
-                              start=selection.kernel_start, max_time=remaining)
+        with _clip_said():
+            estimator._fit_params({**estimator.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
+                                  start=selection.kernel_start, max_time=remaining)
     estimator.cv_results_ = selection.cv_results
     estimator.candidate_, estimator.selection_scheme_ = selection.candidate.name, selection.scheme
     return estimator
+
+
+@contextlib.contextmanager
+def _clip_said():
+    """The fits of a selection without the warning that ``n_inducing`` exceeds their rows: the
+    selection says it once, of the rows the user gave (:func:`select`)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="n_inducing=.* is larger than", category=UserWarning)
+        yield
 
 
 #: the attributes a fit sets from the user's input columns, which a candidate's fit (on the
