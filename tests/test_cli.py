@@ -331,3 +331,38 @@ def test_time_budget_and_early_stopping_flags_reach_the_model(csv_file, tmp_path
         with pytest.raises(SystemExit):
             main(["fit", "--data", str(csv_file), "--target", "label", "--model", str(model), flag, value])
         assert flag in capsys.readouterr().err
+
+
+def test_missing_labels_name_the_target_column_and_rows_and_text_labels_keep_none(csv_file, tmp_path, capsys):
+    """Issue 60, item 14: empty label cells, and a label spelt "None" that pandas reads as missing,
+    get one line naming the target column and the data rows; --text-labels reads "None" as a label."""
+    frame = pd.read_csv(csv_file)
+    frame.loc[[3, 10], "label"] = np.nan
+    gaps = tmp_path / "gaps.csv"
+    frame.to_csv(gaps, index=False)
+    named = pd.read_csv(csv_file)
+    named["label"] = named["label"].replace({"a": "None"})
+    spelt = tmp_path / "spelt.csv"
+    named.to_csv(spelt, index=False)
+    model = tmp_path / "m.agp"
+    base = ["--quiet", "fit", "--target", "label", "--model", str(model), "--method", "sep", "--max-iter", "2"]
+    assert main([*base, "--data", str(gaps)]) == 2
+    err = capsys.readouterr().err
+    assert "the target column 'label' of gaps.csv has 2 missing labels (data rows 4, 11)" in err
+    assert err.count("\n") == 1
+    assert main([*base, "--data", str(spelt)]) == 2
+    assert "--text-labels" in capsys.readouterr().err
+    assert main([*base, "--data", str(spelt), "--text-labels"]) == 0
+    from alphagp import GPClassifier
+    assert "None" in GPClassifier.load(model).classes_.tolist()
+    assert main(["--quiet", "predict", "--model", str(model), "--data", str(gaps), "--target", "label"]) == 0
+
+
+def test_missing_labels_in_python_name_the_rows():
+    from alphagp import GPClassifier
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    for missing in (None, np.nan):
+        y = np.array(["x", "y"] * 20, dtype=object)
+        y[[3, 8]] = missing
+        with pytest.raises(ValueError, match=r"y is missing 2 \(rows 3, 8, counted from 0\)"):
+            GPClassifier(method="sep", max_iter=2).fit(X, y)

@@ -387,7 +387,7 @@ def cmd_fit(args) -> int:
     if args.checkpoint:
         check_writable(args.checkpoint, "fit.ckpt")
     X, y = read_file(args.data, args.target, zero_based=args.zero_based,
-                     mixed=getattr(clf, "categorical_features", None) is not None)
+                     mixed=getattr(clf, "categorical_features", None) is not None, text_labels=args.text_labels)
     weight = None
     if args.weight_column is not None:
         if args.weight_column not in X.columns:
@@ -431,11 +431,13 @@ def _load_model(path):
     return kinds[content["__kind__"]]._read(path, content)
 
 
-def _read_for(clf, args):
-    """Features of ``args.data`` in the columns ``clf`` was fitted on (matched by name), and labels."""
+def _read_for(clf, args, labels_used: bool = True):
+    """Features of ``args.data`` in the columns ``clf`` was fitted on (matched by name), and labels
+    (``labels_used=False``: a prediction, which only drops them)."""
     from .data import align_columns, read_file
     X, y = read_file(args.data, args.target, n_features=clf.n_features_in_, zero_based=args.zero_based,
-                     mixed=hasattr(clf, "table_encoding_"))
+                     mixed=hasattr(clf, "table_encoding_"), text_labels=getattr(args, "text_labels", False),
+                     labels_used=labels_used)
     return align_columns(X, getattr(clf, "feature_names_in_", None), args.data), y
 
 
@@ -444,7 +446,7 @@ def cmd_predict(args) -> int:
     if args.output:
         check_writable(args.output, "predictions.csv")
     clf = _load_model(args.model)
-    X, _ = _read_for(clf, args)
+    X, _ = _read_for(clf, args, labels_used=False)
     if not hasattr(clf, "predict_proba"):
         mean, std = clf.predict(X, return_std=True)
         with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
@@ -526,6 +528,12 @@ def _global_options(defaults: bool) -> argparse.ArgumentParser:
     return p
 
 
+def _add_text_labels(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--text-labels", action="store_true",
+                   help="read the target column as text, so that labels such as 'None' or 'NA', which pandas reads "
+                        "as missing, are labels (an empty cell is still a missing label, an error)")
+
+
 def _add_zero_based(p: argparse.ArgumentParser) -> None:
     p.add_argument("--zero-based", action="store_true",
                    help="a LIBSVM file numbers its features from 0 (scikit-learn's dump_svmlight_file default), "
@@ -550,6 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="training file: CSV/TSV with a header row (optionally .gz) or LIBSVM (.libsvm, .svm; "
                           "features numbered from 1). The column names are stored in the model")
     fit.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    _add_text_labels(fit)
     fit.add_argument("--weight-column", default=None, metavar="NAME",
                      help="a CSV/TSV column of non-negative row weights (fit's sample_weight; not a feature)")
     _add_zero_based(fit)
@@ -562,6 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument("--model", required=True, help="model file written by 'alphagp fit' (rewritten)")
     update.add_argument("--data", required=True, help="the new rows: CSV/TSV with a header row, or LIBSVM")
     update.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    _add_text_labels(update)
     _add_zero_based(update)
     update.set_defaults(func=cmd_update)
 
@@ -579,6 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--data", required=True,
                     help="labelled CSV/TSV or LIBSVM file; CSV/TSV columns are matched to the model's by name")
     ev.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    _add_text_labels(ev)
     _add_zero_based(ev)
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.add_argument("--plot", default=None, metavar="FILE.png",

@@ -23,6 +23,22 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def missing_labels(y) -> np.ndarray:
+    """The rows ``[k]`` of labels ``y`` ``[N]`` that are missing: ``None``, NaN or ``pd.NA``."""
+    import pandas as pd
+    values = np.asarray(y)
+    if values.dtype.kind in "iub":                   # integer and boolean labels cannot be missing
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(pd.isna(values))
+
+
+def describe_rows(rows, limit: int = 5) -> str:
+    """``"rows 3, 7 and 2 more"``: the first ``limit`` of ``rows`` (0-based indices) for a message."""
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
 def encode_labels(y, chunk: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
     """Sorted classes and class indices ``[N]`` of labels ``y`` (any NumPy array, memory-maps
     included), read ``chunk`` labels at a time, with scikit-learn's target checks on each chunk.

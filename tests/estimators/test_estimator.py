@@ -37,7 +37,7 @@ def test_two_classes(thyroid):
     (lambda X, y: (X, y[:-1]), "inconsistent numbers of samples"),
     (lambda X, y: (X, np.ones_like(y)), "at least 2 classes"),
     (lambda X, y: (X[:0], y[:0]), "0 sample"),
-    (lambda X, y: (X, np.where(np.arange(len(y)) == 0, np.nan, y.astype(float))), "NaN"),
+    (lambda X, y: (X, np.where(np.arange(len(y)) == 0, np.nan, y.astype(float))), "missing 1 \\(row 0"),
 ])
 def test_bad_training_input_gets_a_clear_error(thyroid, bad, message):
     X, y = bad(*thyroid)

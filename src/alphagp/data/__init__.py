@@ -63,7 +63,8 @@ CSV_CHUNK_ROWS = 100_000
 
 
 def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
-               mixed: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
+               mixed: bool = False, text_labels: bool = False,
+               labels_used: bool = True) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read a CSV/TSV file (optionally gzipped) with a header row, keeping the column names.
 
     Returns the feature columns (every column but ``target`` and ``drop``) as a float64
@@ -76,6 +77,11 @@ def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
     ``ValueError``. The file is parsed ``CSV_CHUNK_ROWS`` rows at a time, each chunk's features
     kept as float64, so the peak memory is about twice the features' float64 size (BENCHMARKS.md,
     "Trust at the edges"), not the four to five times of parsing it whole.
+
+    Labels pandas reads as missing (empty cells, and text such as ``None`` or ``NA``) are a
+    ``ValueError`` that names the target column and the rows; ``text_labels=True`` reads the
+    target column as text, so that such strings are labels (an empty cell stays missing).
+    ``labels_used=False``: the labels are only dropped (a prediction), so none is checked.
     """
     path = Path(path)
     check_readable_file(path, "data file")
@@ -109,10 +115,32 @@ def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
                       "(an index written by pandas); write the file with index=False to avoid this", UserWarning,
                       stacklevel=2)
     y = None if target is None else np.concatenate([c[1] for c in chunks])
+    if y is not None and labels_used:
+        y = _labels_checked(path, sep, target, y, text_labels)
     if mixed:
         return pd.concat([c[0] for c in chunks], ignore_index=True), y
     X = chunks[0][0] if len(chunks) == 1 else np.concatenate([c[0] for c in chunks])
     return pd.DataFrame(X, columns=names, copy=False), y
+
+
+def _labels_checked(path: Path, sep: str, target: str, y: np.ndarray, text_labels: bool) -> np.ndarray:
+    """The labels ``y`` of the target column, read again as text where ``text_labels``; a one-line
+    ``ValueError`` naming the column and the data rows (counted from 1 below the header) where
+    labels are missing."""
+    from ..labels import missing_labels
+    if text_labels:
+        y = pd.read_csv(path, sep=sep, usecols=[target], dtype=str, keep_default_na=False)[target].to_numpy()
+        missing = np.flatnonzero(y == "")
+    else:
+        missing = missing_labels(y)
+    if len(missing):
+        rows = ", ".join(str(r + 1) for r in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        hint = ("" if text_labels else "; or, where a label is text pandas reads as missing ('None', 'NA', 'null'), "
+                "read the labels as text (--text-labels on the command line)")
+        raise ValueError(f"the target column {target!r} of {path.name} has {len(missing)} missing label"
+                         f"{'s' if len(missing) > 1 else ''} (data row{'s' if len(missing) > 1 else ''} {rows}): "
+                         f"drop those rows or give them a label{hint}")
+    return y
 
 
 def _chunks(path: Path, sep: str, names: list, target: str | None, index_column, mixed: bool = False):
@@ -187,19 +215,21 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
 
 
 def read_file(path, target: str | None = "target", n_features: int | None = None,
-              zero_based: bool = False, mixed: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
+              zero_based: bool = False, mixed: bool = False, text_labels: bool = False,
+              labels_used: bool = True) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Features (a float64 ``DataFrame`` ``[N, D]``) and labels of a data file, by its extension.
 
     ``.libsvm``/``.svm``/``.svmlight``: :func:`read_libsvm` (``n_features``, ``zero_based`` as
     there); its columns are named by the feature numbers as the file writes them ("1", "2", ...,
     or "0", "1", ... with ``zero_based``), so a model fitted on one numbering refuses the other.
-    Anything else: :func:`read_frame` (``target=None`` reads an unlabelled file; ``mixed`` as there).
+    Anything else: :func:`read_frame` (``target=None`` reads an unlabelled file; ``mixed`` and
+    ``text_labels``, ``labels_used`` as there).
     """
     if Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
         X, y = read_libsvm(path, n_features, zero_based)
         first = 0 if zero_based else 1
         return pd.DataFrame(X, columns=[str(first + j) for j in range(X.shape[1])]), y
-    return read_frame(path, target, mixed=mixed)
+    return read_frame(path, target, mixed=mixed, text_labels=text_labels, labels_used=labels_used)
 
 
 def align_columns(X, feature_names, path) -> pd.DataFrame | np.ndarray:

@@ -177,9 +177,15 @@ class GPEstimatorBase(BaseEstimator):
         one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
         categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
         ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
+        name = type(self).__name__
+        if not (isinstance(y, str) and y == "no_validation") and is_classifier(self):
+            from ..labels import describe_rows, missing_labels
+            missing = missing_labels(y)
+            if len(missing):
+                raise ValueError(f"{name} needs a label for every row: y is missing {len(missing)} "
+                                 f"({describe_rows(missing)}, counted from 0); drop those rows or give them a label")
         if getattr(self, "categorical_features", None) is not None:
             return self._validate_table(X, y, reset)
-        name = type(self).__name__
         problem = non_numeric_columns(X)
         if problem:
             hint = ("; categorical_features='from_dtype' one-hot encodes such columns"
