@@ -298,8 +298,9 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None):
     reuse = not callbacks and not estimator.checkpoint
     selection = select(estimator, X, y, y_idx, keep_split_fit=reuse, weight=weight)
     if estimator.verbose:
-        print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "
-              + ", ".join(f"{k}={v!r}" for k, v in selection.candidate.params.items()), flush=True)
+        print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
+              + ", ".join(f"{k}={selection.params.get(k, v)!r}" for k, v in selection.candidate.params.items()),
+              flush=True)
     if selection.fitted is not None and reuse:
         for name, value in vars(selection.fitted).items():
             if name.endswith("_") and not name.startswith("_") and name not in _INPUT_ATTRIBUTES:
