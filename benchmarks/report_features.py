@@ -64,10 +64,14 @@ def conformal_table(results: str = "conformal") -> None:
         print(f"| {r['dataset']} | {r['n_calibration']} ({r['route']}) | {r['level']:.2f} | {r['coverage']:.3f} | "
               f"{r['mean_set_size']:.2f} | {r['class_coverage'][low]:.3f} ({r['class_rows'][low]}) |")
     for level in sorted({r["level"] for r in rows}):
-        fresh = [r for r in rows if r["level"] == level and r["route"] == "fresh calibration rows"]
-        if fresh:
-            print(f"\nlevel {level}: mean coverage {np.mean([r['coverage'] for r in fresh]):.3f} over {len(fresh)} "
-                  f"sets, {sum(r['coverage'] >= level for r in fresh)} at or above the level")
+        for route in ("fresh calibration rows", "fresh calibration rows, per class"):
+            fresh = [r for r in rows if r["level"] == level and r["route"] == route]
+            if fresh:
+                lowest = [min(r["class_coverage"]) for r in fresh]
+                print(f"\nlevel {level}, {route}: mean coverage {np.mean([r['coverage'] for r in fresh]):.3f} over "
+                      f"{len(fresh)} sets, {sum(r['coverage'] >= level for r in fresh)} at or above the level; lowest "
+                      f"class coverage {min(lowest):.3f}, mean of the sets' lowest {np.mean(lowest):.3f}; mean set "
+                      f"size {np.mean([r['mean_set_size'] for r in fresh]):.2f}")
 
 
 def tables_table(results: str = "tables") -> None:

@@ -99,9 +99,11 @@ def test_prediction_sets_need_calibration_rows_and_a_level_in_the_open_unit_inte
     with pytest.raises(ValueError, match="predict_set needs calibration rows"):
         fresh.predict_set(X)
     fresh.conformalize(X, y)
-    for level in (0.0, 1.0, 1.5):
-        with pytest.raises(ValueError, match="confidence_level must lie in"):
+    for level in (0.0, 1.0, 1.5, "0.9", None, True):          # issue 60, item 12: strings and None too
+        with pytest.raises(ValueError, match="confidence_level must be a number in"):
             fresh.predict_set(X, level)
+    with pytest.raises(ValueError, match="conditional must be None .* or 'class'"):
+        fresh.predict_set(X, 0.9, conditional="label")
     with pytest.raises(ValueError, match="not seen"):
         fresh.conformalize(X, y + 5)
     with pytest.raises(ValueError, match="rows"):
@@ -115,3 +117,37 @@ def test_the_module_functions_agree_with_the_estimator(fitted):
     np.testing.assert_allclose(scores, 1 - proba[np.arange(len(y_cal)), y_cal])
     fitted.conformalize(X_cal, y_cal)
     np.testing.assert_array_equal(prediction_sets(proba, scores, 0.9), fitted.predict_set(X_cal, 0.9))
+
+
+@pytest.mark.parametrize("level", [0.8, 0.9])
+def test_class_conditional_sets_cover_every_class(fitted, level):
+    """Issue 60, item 18: Mondrian sets hold the true label at the level for the rows of every
+    class (within the binomial bound of each class's calibration and test rows), and each class's
+    column is the marginal set calibrated on that class's calibration rows alone."""
+    X_cal, y_cal = blobs(900, 10)
+    X_test, y_test = blobs(6000, 11)
+    fitted.conformalize(X_cal, y_cal)
+    sets = fitted.predict_set(X_test, level, conditional="class")
+    for k in range(3):
+        n_cal, n_test = int(np.sum(y_cal == k)), int(np.sum(y_test == k))
+        coverage = sets[y_test == k, k].mean()
+        spread = 4 * math.sqrt(level * (1 - level) * (1 / n_cal + 1 / n_test))
+        assert level - spread < coverage < level + 1 / (n_cal + 1) + spread
+    for k in range(3):
+        alone = GPClassifier.__new__(GPClassifier)          # the same model, calibrated on class k's rows only
+        alone.__dict__.update(fitted.__dict__)
+        alone.conformalize(X_cal[y_cal == k], y_cal[y_cal == k])
+        np.testing.assert_array_equal(sets[:, k], alone.predict_set(X_test, level)[:, k])
+
+
+def test_class_conditional_sets_survive_a_model_file_and_older_files_say_what_to_do(tmp_path):
+    X, y = blobs(600, 12)
+    clf = GPClassifier(method="sep", batch_size=64, early_stopping=True, max_iter=20, random_state=0).fit(X, y)
+    clf.save(tmp_path / "m.agp")
+    loaded = GPClassifier.load(tmp_path / "m.agp")
+    np.testing.assert_array_equal(loaded.conformity_classes_, clf.conformity_classes_)
+    np.testing.assert_array_equal(loaded.predict_set(X[:50], 0.9, conditional="class"),
+                                  clf.predict_set(X[:50], 0.9, conditional="class"))
+    del loaded.conformity_classes_                                # a file written before the classes were kept
+    with pytest.raises(ValueError, match="call conformalize"):
+        loaded.predict_set(X[:5], conditional="class")

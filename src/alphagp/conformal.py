@@ -12,13 +12,21 @@ rows; at most ``level + 1 / (n + 1)`` when the scores have no ties). Where ceil(
 there are too few calibration rows for the level and every set holds every class.
 
 :meth:`alphagp.GPClassifier.conformalize` stores the scores of rows the fit did not see;
-:meth:`alphagp.GPClassifier.predict_set` forms the sets. MAPIE's ``SplitConformalClassifier``
+:meth:`alphagp.GPClassifier.predict_set` forms the sets.
+
+Class-conditional (Mondrian) sets (Vovk et al. 2005, ch. 4; ``conditional="class"``) take a
+threshold per class from that class's calibration rows alone: class k enters the set where
+1 - p(k | x) <= q_k, q_k the ceil((n_k + 1) level)-th smallest score of the n_k calibration rows
+of class k. Then the true label is in the set with probability at least ``level`` for the rows
+of every class, not only on average over the classes, at the cost of larger sets for the classes
+the model finds hard (and every set holds a class with too few calibration rows for the level). MAPIE's ``SplitConformalClassifier``
 takes a ``GPClassifier`` as it takes any scikit-learn classifier (BENCHMARKS.md compares the two).
 """
 
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
 
@@ -30,14 +38,18 @@ def conformity_scores(proba: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
 
 def threshold(scores: np.ndarray, level: float) -> float:
     """The ceil((n + 1) ``level``)-th smallest of the n ``scores`` (``inf`` where that exceeds n)."""
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"confidence_level must lie in (0, 1), got {level!r}")
+    if isinstance(level, bool) or not isinstance(level, Real) or not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_level must be a number in (0, 1), got {level!r}")
     n = len(scores)
     rank = math.ceil((n + 1) * level)
     return math.inf if rank > n else float(np.partition(np.asarray(scores, dtype=np.float64), rank - 1)[rank - 1])
 
 
-def prediction_sets(proba: np.ndarray, scores: np.ndarray, level: float) -> np.ndarray:
+def prediction_sets(proba: np.ndarray, scores: np.ndarray, level: float, classes: np.ndarray | None = None) -> np.ndarray:
     """``[N, C]`` booleans: class k is in row i's set when 1 - ``proba[i, k]`` is at most the
-    calibration ``scores``' threshold for ``level``."""
-    return 1.0 - proba <= threshold(scores, level)
+    calibration ``scores``' threshold for ``level``; with the calibration rows' class indices
+    ``classes`` ``[n]``, the threshold of class k's rows alone (Mondrian sets, module docstring)."""
+    if classes is None:
+        return 1.0 - proba <= threshold(scores, level)
+    q = np.array([threshold(scores[classes == k], level) for k in range(proba.shape[1])])
+    return 1.0 - proba <= q[None, :]

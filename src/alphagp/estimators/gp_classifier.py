@@ -230,6 +230,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     conformity_scores_ : array ``[n]``, the calibration rows' scores 1 - p(y | x) of
         :meth:`predict_set`: those of :meth:`conformalize`'s rows, or of the rows the fit held out
         for early stopping; absent without either.
+    conformity_classes_ : array ``[n]``, those rows' class indices (for ``predict_set(...,
+        conditional="class")``).
     kernel_start_ : :class:`~alphagp.kernel_start.KernelStart` or None, what the regression of the
         labels learnt (lengthscales, amplitude, its marginal likelihood, rows, evaluations,
         seconds) with ``kernel_init="regression"``; ``None`` for the fixed start.
@@ -398,9 +400,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def _finish_fit(self, Xs, y, validation) -> None:
         self.model_.after_fit(Xs, y)
         self._set_diagnostics()
-        self.__dict__.pop("conformity_scores_", None)
+        for name in ("conformity_scores_", "conformity_classes_"):
+            self.__dict__.pop(name, None)
         if validation is not None:      # the held-out rows give prediction sets without more data
             self.conformity_scores_ = conformity_scores(self._proba(validation.X), validation.y)
+            self.conformity_classes_ = np.asarray(validation.y, dtype=np.int64)
 
     # ------------------------------------------------------------------ streams
     @available_if(_streams)
@@ -513,29 +517,42 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def conformalize(self, X, y) -> GPClassifier:
         """Calibrate :meth:`predict_set` on rows ``X`` ``[n, D]`` with labels ``y`` ``[n]`` that the
         fit did not see (split conformal prediction, :mod:`alphagp.conformal`): their conformity
-        scores 1 - p(y_i | x_i) become ``conformity_scores_``, replacing those of the fit's
-        held-out rows. Returns ``self``."""
+        scores 1 - p(y_i | x_i) and classes become ``conformity_scores_`` and
+        ``conformity_classes_``, replacing those of the fit's held-out rows. Returns ``self``."""
         check_is_fitted(self, "model_")
         X = self._validate(X)
         check_rows_match(X, y)
-        self.conformity_scores_ = conformity_scores(self._proba(X), self._encode(y))
+        y_idx = self._encode(y)
+        self.conformity_scores_ = conformity_scores(self._proba(X), y_idx)
+        self.conformity_classes_ = np.asarray(y_idx, dtype=np.int64)
         return self
 
-    def predict_set(self, X, confidence_level: float = 0.9) -> np.ndarray:
+    def predict_set(self, X, confidence_level: float = 0.9, conditional: str | None = None) -> np.ndarray:
         """Prediction sets ``[N, C]`` (booleans, columns as ``classes_``) that hold the true label
-        with probability at least ``confidence_level`` (in (0, 1)) for rows exchangeable with the
-        calibration rows (:mod:`alphagp.conformal`).
+        with probability at least ``confidence_level`` (a number in (0, 1)) for rows exchangeable
+        with the calibration rows (:mod:`alphagp.conformal`): on average over the classes, or, with
+        ``conditional="class"`` (Mondrian sets), for the rows of every class (each class's
+        threshold from its own calibration rows; a class with too few of them for the level is in
+        every set).
 
         The calibration rows are those of :meth:`conformalize`, or else the rows the fit held out
         for early stopping (``early_stopping=True``, and ``method="auto"`` from 2,000 rows). Those
         chose the stopping epoch (and the candidate), so their guarantee is approximate: on the
         panel's sets their coverage is measured beside fresh rows' in BENCHMARKS.md. Raises
-        ``ValueError`` when there are no calibration rows."""
+        ``ValueError`` when there are no calibration rows, or no classes of them for
+        ``conditional="class"`` (a file written before they were kept)."""
         check_is_fitted(self, "model_")
-        if getattr(self, "conformity_scores_", None) is None:
+        if conditional not in (None, "class"):
+            raise ValueError(f"conditional must be None (marginal coverage) or 'class' (per class), got {conditional!r}")
+        scores = getattr(self, "conformity_scores_", None)
+        if scores is None:
             raise ValueError("predict_set needs calibration rows: call conformalize(X_cal, y_cal) with rows the fit "
                              "did not see (or fit with early_stopping=True, whose held-out rows serve)")
-        return prediction_sets(self._proba(self._validate(X)), self.conformity_scores_, confidence_level)
+        classes = getattr(self, "conformity_classes_", None) if conditional else None
+        if conditional and classes is None:
+            raise ValueError("conditional='class' needs the calibration rows' classes, which this model does not "
+                             "hold (written before they were kept): call conformalize(X_cal, y_cal) again")
+        return prediction_sets(self._proba(self._validate(X)), scores, confidence_level, classes)
 
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent means and variances ``[N, C]`` of validated, unstandardised rows ``X``."""

@@ -178,6 +178,8 @@ def file_content(est, include_training_state: bool) -> dict:
                            "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),
             **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
                if getattr(est, "conformity_scores_", None) is not None else {}),
+            **({"conformity_classes": torch.as_tensor(est.conformity_classes_)}
+               if getattr(est, "conformity_classes_", None) is not None else {}),
             "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None,
             "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None)),
             "stream_seen": plain(getattr(est, "_stream_seen", None))}
@@ -196,6 +198,13 @@ def restore(est, content: dict) -> None:
         est.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
     if content.get("conformity_scores") is not None:
         est.conformity_scores_ = content["conformity_scores"].numpy()
+        if not np.all(np.isfinite(est.conformity_scores_)) or np.any(np.abs(est.conformity_scores_ - 0.5) > 0.5):
+            raise ValueError("the conformity scores are not numbers in [0, 1]")
+    if content.get("conformity_classes") is not None:     # files before the Mondrian sets have none
+        est.conformity_classes_ = content["conformity_classes"].numpy()
+        if (est.conformity_classes_.shape != est.conformity_scores_.shape
+                or not np.all((est.conformity_classes_ >= 0) & (est.conformity_classes_ < len(est.classes_)))):
+            raise ValueError("the calibration rows' classes do not fit their scores and the model's classes")
     est._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
     seen = content.get("stream_seen")                  # a stream's rows and weight so far (files before: none)
     est._stream_seen = None if seen is None else (int(seen[0]), float(seen[1]))

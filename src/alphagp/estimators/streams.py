@@ -24,8 +24,8 @@ from .base import explain_numerical_failure
 from .fit_plan import DTYPES, default_learning_rate, plan_fit
 
 #: what a new stream forgets of an earlier fit
-_FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "_stream_optimizer",
-              "_stream_seen")
+_FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "conformity_classes_",
+              "_stream_optimizer", "_stream_seen")
 
 
 def start(est, X, y, classes, n_rows) -> None:
@@ -104,7 +104,8 @@ def step(est, X, y, weight=None) -> None:
         model.set_sample_weight(None)      # the weights belong to this call
     est._stream_optimizer = trainer.optimizer.state_dict()
     est._stream_seen = (rows, total)
-    est.__dict__.pop("conformity_scores_", None)      # calibrated on the model before this call
+    for name in ("conformity_scores_", "conformity_classes_"):      # calibrated on the model before this call
+        est.__dict__.pop(name, None)
     history = getattr(est, "history_", [])
     est.history_ = [*history, {**state.history[-1], "epoch": len(history) + 1}]
     est.n_iter_ = len(est.history_)
