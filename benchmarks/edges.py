@@ -20,8 +20,8 @@ the inputs that used to give a silent wrong answer, measured.
 
 * ``many_classes``: the issue's many-class problem (C classes of 3 rows, 5 features) fitted by
   ``method`` with 2 iterations, then ``predict_proba`` on new rows in a fresh process: the growth
-  of its peak resident memory during the prediction and the seconds per 1,000 rows, for C = 10,
-  100 and 1,000.
+  of its peak resident memory during the prediction and the seconds per 1,000 rows (and those of
+  the latent marginals alone, ``predict_f``: the matrix products), for C = 10, 100, 200 and 1,000.
 * ``read_peak``: the command line's reading of a CSV (N rows x 20 columns) and of a LIBSVM file of
   60 rows with one feature index of 5,000,000, in a fresh process: the peak resident memory over
   the features' float64 size, and the outcome.
@@ -236,10 +236,15 @@ m = GPClassifier.load(path)
 r = np.random.default_rng(1)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-p = m.predict_proba(r.normal(size=(n_rows, 5)))
+X = r.normal(size=(n_rows, 5))
+p = m.predict_proba(X)
 seconds = time.perf_counter() - start
+start = time.perf_counter()
+m.predict_f(X)                              # the latent marginals alone: the matrix products
+latent = time.perf_counter() - start
 print(json.dumps({"peak_growth_mib": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024,
                   "seconds_per_1000_rows": 1000 * seconds / n_rows, "rows": n_rows,
+                  "latent_seconds_per_1000_rows": 1000 * latent / n_rows,
                   "max_row_sum_error": float(np.abs(p.sum(1) - 1).max())}))
 """
 
@@ -249,7 +254,7 @@ def many_classes(folder: Path, threads: int) -> list[dict]:
     fitted and saved by one process and loaded by a fresh one, whose peak memory before and after
     ``predict_proba`` is compared (so the fit's peak does not hide the prediction's)."""
     rows = []
-    for C, n_rows in ((10, 2048), (100, 512), (1000, 16)):
+    for C, n_rows in ((10, 2048), (100, 512), (200, 256), (1000, 16)):
         for method in ("pep", "vi_softmax"):
             path = folder / f"{method}_{C}.agp"
             subprocess.run([sys.executable, "-c", _MANY_CLASSES_FIT, str(C), method, str(path), str(threads)],
