@@ -1,6 +1,18 @@
-"""alphagp: scalable Gaussian-process classification with calibrated probabilities."""
+"""alphagp: scalable Gaussian-process classification with calibrated probabilities.
 
-from .estimators import DeepGPClassifier, DeepGPRegressor, GPClassifier
+The estimators are imported when first used (PEP 562), so that ``alphagp --version`` and other
+work that needs no model do not import PyTorch and scikit-learn."""
 
 __version__ = "0.1.0"
 __all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "__version__"]
+
+
+def __getattr__(name: str):
+    if name in ("DeepGPClassifier", "DeepGPRegressor", "GPClassifier"):
+        from . import estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'alphagp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

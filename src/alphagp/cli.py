@@ -17,8 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .threads import torch_threads
-
 DESCRIPTION = ("Scalable Gaussian-process classification with calibrated probabilities: fit a model on a "
                "CSV/TSV or LIBSVM file, predict, evaluate, or run the demo on bundled data.")
 
@@ -613,7 +611,12 @@ def _one_line_warnings(command: str):
 
 
 def main(argv=None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:     # at once: nothing to import
+        from . import __version__
+        print(f"alphagp {__version__}")
+        return 0
     from .numerics import CholeskyError
+    from .threads import torch_threads
     args = build_parser().parse_args(argv)
     try:
         with _one_line_warnings(args.command), torch_threads(args.n_jobs):
