@@ -144,7 +144,8 @@ _COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_si
            "max_time": "max_time", "early_stopping": "early_stopping", "validation_fraction": "validation_fraction",
            "learning_rate": "learning_rate", "learning_rate_decay": "learning_rate_decay", "tol": "tol",
            "n_iter_no_change": "n_iter_no_change", "checkpoint": "checkpoint", "dtype": "dtype",
-           "device": "device", "distributed": "distributed", "class_weight": "class_weight"}
+           "device": "device", "distributed": "distributed", "class_weight": "class_weight",
+           "categorical_features": "categorical_features"}
 #: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
 _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_params": ("method_params", None),
             "damping": ("damping", None), "shared_hyperparameters": ("shared_hyperparameters", True),
@@ -152,7 +153,7 @@ _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_pa
             "fixed_hyperparameters": ("optimize_hyperparameters", False),
             "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
             "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
-            "inducing_points": ("inducing_points", None), "categorical_features": ("categorical_features", None)}
+            "inducing_points": ("inducing_points", None)}
 #: flag destination -> deep-GP parameter
 _DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples", "predict_samples": "n_predict_samples",
               "first_layer_kernel": "first_layer_kernel", "hidden_mean_scale": "hidden_mean_scale"}

@@ -246,3 +246,27 @@ def test_standardize_false_keeps_the_features_and_hidden_means_start_at_random(r
     hidden, last = start.model_.layers
     assert float(hidden.whitened_mean.detach().abs().max()) > 0.5      # a draw, moved by one epoch at most 0.01 per step
     assert float(last.whitened_mean.detach().abs().max()) < 0.2
+
+
+@pytest.mark.parametrize("estimator", ["DeepGPClassifier", "DeepGPRegressor"])
+def test_deep_gps_take_mixed_type_tables(estimator, tmp_path):
+    """Issue 60, item 19: categorical_features="from_dtype" on the deep GPs: the features they fit
+    are the table's encoding (alphagp.data.tables, as GPClassifier's), kept in the model file."""
+    import pandas as pd
+
+    import alphagp
+    from alphagp.data.tables import TableEncoding
+    r = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": r.normal(size=80), "c": pd.Series(["a", "b", None, "c"] * 20),
+                          "n": np.where(np.arange(80) % 7 == 0, np.nan, r.normal(size=80))})
+    y = (frame["x"] > 0).astype(int).to_numpy() if estimator == "DeepGPClassifier" else frame["x"].to_numpy()
+    kw = dict(n_layers=2, n_inducing=5, n_samples=2, n_predict_samples=4, max_iter=2, random_state=0)
+    model = getattr(alphagp, estimator)(categorical_features="from_dtype", **kw).fit(frame, y)
+    encoding = TableEncoding.fit(frame)
+    assert model.table_encoding_ == encoding and model.model_.layers[0].shape[2] == encoding.width
+    numeric = getattr(alphagp, estimator)(**kw).fit(encoding.transform(frame), y)
+    predict = "predict_proba" if estimator == "DeepGPClassifier" else "predict"
+    np.testing.assert_allclose(getattr(model, predict)(frame), getattr(numeric, predict)(encoding.transform(frame)))
+    model.save(tmp_path / "m.agp")
+    loaded = getattr(alphagp, estimator).load(tmp_path / "m.agp")
+    np.testing.assert_array_equal(getattr(loaded, predict)(frame), getattr(model, predict)(frame))

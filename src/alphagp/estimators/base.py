@@ -237,6 +237,21 @@ class GPEstimatorBase(BaseEstimator):
         check_consistent_length(features, y)
         return features, y
 
+    def _table_content(self) -> dict:
+        """The table encoding's part of a model file (``{}`` without one)."""
+        encoding = getattr(self, "table_encoding_", None)
+        return {} if encoding is None else {"table_encoding": encoding.to_plain()}
+
+    def _restore_table(self, content: dict) -> None:
+        """``table_encoding_`` from a model file's ``content`` where it has one, checked against the
+        model's input columns."""
+        if content.get("table_encoding") is None:
+            return
+        from ..data.tables import TableEncoding
+        self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
+        if [c["name"] for c in self.table_encoding_.columns] != [str(n) for n in self.feature_names_in_]:
+            raise ValueError("the table encoding's columns are not the model's input columns")
+
     def _input_width(self) -> int:
         """The number of features the model sees: the table encoding's where there is one."""
         encoding = getattr(self, "table_encoding_", None)

@@ -96,6 +96,11 @@ class _DeepGPBase(GPEstimatorBase):
         Where the model's tensors live and its arithmetic runs (``None``: the CPU), as for
         :class:`~alphagp.GPClassifier`; the Monte Carlo draws are made on the CPU, so a fit
         draws the same on every device.
+    categorical_features : "from_dtype" or None
+        ``"from_dtype"`` takes a pandas DataFrame of mixed types and one-hot encodes its string,
+        object, ``category`` and boolean columns and imputes its numeric ones, as
+        :class:`~alphagp.GPClassifier` does (:mod:`alphagp.data.tables`; ``table_encoding_``,
+        kept in model files). ``None``: every column must be numeric.
     distributed : bool
         Data-parallel training across the processes of a ``torch.distributed`` group (as for
         :class:`~alphagp.GPClassifier`): each process propagates its share of every mini-batch
@@ -133,6 +138,7 @@ class _DeepGPBase(GPEstimatorBase):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "distributed": ["boolean"],
         "random_state": ["random_state"],
+        "categorical_features": [StrOptions({"from_dtype"}), None],
     }
     LIKELIHOOD_NOISE = 1e-2
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples", "device", "distributed")
@@ -145,7 +151,7 @@ class _DeepGPBase(GPEstimatorBase):
                  learning_rate_decay: float = 1.0, early_stopping="auto", validation_fraction: float = 0.1,
                  tol: float | None = None, n_iter_no_change: int = 10, checkpoint: str | None = None,
                  dtype: str = "float64", n_jobs: int | None = None, device=None, distributed: bool = False,
-                 verbose: bool = False, random_state=None):
+                 verbose: bool = False, random_state=None, categorical_features=None):
         self.n_layers = n_layers
         self.n_hidden = n_hidden
         self.n_inducing = n_inducing
@@ -171,6 +177,7 @@ class _DeepGPBase(GPEstimatorBase):
         self.distributed = distributed
         self.verbose = verbose
         self.random_state = random_state
+        self.categorical_features = categorical_features
 
     # ------------------------------------------------------------------ subclass hooks
     def _prepare_targets(self, y, weight: np.ndarray | None = None) -> tuple[np.ndarray, int, str]:
@@ -285,7 +292,7 @@ class _DeepGPBase(GPEstimatorBase):
 
     def _file_content(self) -> dict:
         return {"model": {"config": self.model_.config(), "state": self.model_.state_dict()},
-                "fit_plan": self.fit_plan_.to_plain(), **self._target_content()}
+                "fit_plan": self.fit_plan_.to_plain(), **self._table_content(), **self._target_content()}
 
     def _model_from_file(self, content: dict):
         model = content["model"]
@@ -294,6 +301,7 @@ class _DeepGPBase(GPEstimatorBase):
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())
         self.fit_plan_ = DeepFitPlan.from_plain(content["fit_plan"])     # older files' upgraded to one
+        self._restore_table(content)
 
     def _model_features(self) -> int:
         return int(self.model_.layers[0].shape[2])

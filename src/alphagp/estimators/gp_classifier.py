@@ -230,8 +230,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     conformity_scores_ : array ``[n]``, the calibration rows' scores 1 - p(y | x) of
         :meth:`predict_set`: those of :meth:`conformalize`'s rows, or of the rows the fit held out
         for early stopping; absent without either.
-    conformity_classes_ : array ``[n]``, those rows' class indices (for ``predict_set(...,
-        conditional="class")``).
+    conformity_classes_ : array ``[n]``, those rows' class indices (for :meth:`predict_set`
+        with ``conditional="class"``).
     kernel_start_ : :class:`~alphagp.kernel_start.KernelStart` or None, what the regression of the
         labels learnt (lengthscales, amplitude, its marginal likelihood, rows, evaluations,
         seconds) with ``kernel_init="regression"``; ``None`` for the fixed start.

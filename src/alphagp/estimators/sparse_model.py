@@ -180,7 +180,7 @@ def file_content(est, include_training_state: bool) -> dict:
                if getattr(est, "conformity_scores_", None) is not None else {}),
             **({"conformity_classes": torch.as_tensor(est.conformity_classes_)}
                if getattr(est, "conformity_classes_", None) is not None else {}),
-            "table_encoding": est.table_encoding_.to_plain() if hasattr(est, "table_encoding_") else None,
+            "table_encoding": est._table_content().get("table_encoding"),
             "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None)),
             "stream_seen": plain(getattr(est, "_stream_seen", None))}
 
@@ -208,11 +208,7 @@ def restore(est, content: dict) -> None:
     est._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
     seen = content.get("stream_seen")                  # a stream's rows and weight so far (files before: none)
     est._stream_seen = None if seen is None else (int(seen[0]), float(seen[1]))
-    if content.get("table_encoding") is not None:
-        from ..data.tables import TableEncoding
-        est.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
-        if [c["name"] for c in est.table_encoding_.columns] != [str(n) for n in est.feature_names_in_]:
-            raise ValueError("the table encoding's columns are not the model's input columns")
+    est._restore_table(content)
     if content.get("selection"):                       # method="auto" (files before it have none)
         selection = content["selection"]
         est.candidate_, est.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])
