@@ -17,3 +17,7 @@ X, y = make_moons(n_samples=300, noise=0.25, random_state=0)
 clf = GPClassifier(method="ep", n_inducing=10, random_state=0).fit(X, y)
 print("training error:", round(1 - clf.score(X, y), 3))
 fig = plot_decision_regions(clf, X, y, title="EP, 10 inducing points per class")
+
+if __name__ == "__main__":              # run as a script: show the figure (the gallery captures it)
+    import matplotlib.pyplot as plt
+    plt.show()

@@ -398,7 +398,8 @@ def cmd_fit(args) -> int:
     start = time.perf_counter()
     clf.fit(X, y, sample_weight=weight)
     clf.save(args.model)
-    print(f"fitted {_describe(clf)} on {len(y)} rows and {X.shape[1]} features in "
+    weights = "" if getattr(clf, "class_weight", None) is None else f", class weights {clf.class_weight!r}"
+    print(f"fitted {_describe(clf)} on {len(y)} rows and {X.shape[1]} features{weights} in "
           f"{time.perf_counter() - start:.2f} s; saved to {args.model}")
     _print_selection(clf)
     return 0

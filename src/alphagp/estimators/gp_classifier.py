@@ -504,7 +504,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         mutual information between the label and the latent functions; total = aleatoric +
         epistemic), each ``[N]``, from ``n_samples`` draws of the latent functions per row from
         their posterior marginals (as :meth:`predict_f` gives them; for ``laplace`` and the
-        sampling methods these marginals leave out the correlation between classes)."""
+        sampling methods these marginals leave out the correlation between classes). With the
+        Heaviside likelihood (``ep``, ``sep``, ``gfitc``) the label is a deterministic function
+        of the latent functions, so ``"aleatoric"`` is 0 and ``"epistemic"`` is the total."""
         from ..uncertainty import decompose, draw_generator, named
         check_is_fitted(self, "model_")
         generator = draw_generator(n_samples, random_state)
