@@ -146,3 +146,32 @@ def test_the_command_line_fits_and_predicts_a_mixed_csv(penguins, tmp_path, caps
     direct = GPClassifier(method="pep", n_inducing=5, max_iter=10, random_state=0,
                           categorical_features="from_dtype").fit(X, y)
     assert metrics["nll"] == pytest.approx(direct.evaluate(X, y)["nll"], rel=1e-9)
+
+
+def test_dates_and_durations_are_numbers_and_unseen_values_are_said(tmp_path):
+    """Issue 60, item 13: a datetime column is its days since 1970-01-01 and a timedelta column its
+    days (one feature each, not one per distinct value; a missing one imputed and marked), and a
+    column none of whose values was seen in fit warns, naming it."""
+    import warnings
+    frame = pd.DataFrame({"when": pd.date_range("2020-01-01", periods=150, freq="D"),
+                          "took": pd.to_timedelta(np.arange(150), unit="h"), "flag": [True, False] * 75})
+    frame.loc[3, "when"] = pd.NaT
+    encoding = TableEncoding.fit(frame)
+    assert encoding.feature_names() == ["when", "when (missing)", "took", "flag=False", "flag=True"]
+    X = encoding.transform(frame)
+    days = (pd.date_range("2020-01-01", periods=150, freq="D") - pd.Timestamp("1970-01-01")).days.to_numpy(float)
+    np.testing.assert_allclose(np.delete(X[:, 0], 3), np.delete(days, 3))
+    assert X[3, 0] == pytest.approx(np.delete(days, 3).mean()) and X[3, 1] == 1.0
+    np.testing.assert_allclose(X[:, 2], np.arange(150) / 24)
+    later = frame.head(4).assign(flag=["True", "False", "True", "False"])       # booleans at fit, text now
+    with pytest.warns(UserWarning, match="column 'flag': none of its values was seen in fit"):
+        encoding.transform(later)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encoding.transform(frame.head(4))                                     # seen values: no warning
+    with pytest.raises(ValueError, match="column 'when' held datetime values in fit"):
+        encoding.transform(frame.assign(when=np.arange(150.0)))
+    clf = GPClassifier(method="sep", n_inducing=4, max_iter=2, categorical_features="from_dtype",
+                       random_state=0).fit(frame, np.arange(150) % 2)
+    clf.save(tmp_path / "m.agp")
+    np.testing.assert_array_equal(GPClassifier.load(tmp_path / "m.agp").predict_proba(frame), clf.predict_proba(frame))

@@ -12,7 +12,12 @@ loaded encoding are the same transform:
   category not seen in ``fit`` is all zeros (scikit-learn's ``handle_unknown="ignore"``); a
   missing value (``None``, ``NaN``, ``pd.NA``) is a category of its own when ``fit`` saw one;
 * a numeric column -> itself with missing values replaced by its ``fit`` mean, followed, where
-  ``fit`` saw missing values in it, by a 0/1 column that marks them.
+  ``fit`` saw missing values in it, by a 0/1 column that marks them;
+* a datetime column -> the days since 1970-01-01, a timedelta column -> its days, then as a
+  numeric column (one feature, not one per distinct value).
+
+A categorical column none of whose values was seen in ``fit`` (string codes at ``fit``, integers
+at ``predict``) encodes as all zeros with a warning that names it.
 
 A column with no value at all in ``fit`` is an error (it carries nothing to encode).
 """
@@ -29,8 +34,24 @@ import pandas as pd
 _MISSING = {"missing": True}
 
 
+def _time_kind(dtype) -> str | None:
+    """``"datetime"`` or ``"timedelta"`` for those dtypes, else ``None``."""
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    return "timedelta" if pd.api.types.is_timedelta64_dtype(dtype) else None
+
+
 def _is_categorical(dtype) -> bool:
-    return not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+    return _time_kind(dtype) is None and (not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def _as_days(values: pd.Series, kind: str) -> pd.Series:
+    """A datetime column as float days since 1970-01-01 (UTC where it has a time zone), a timedelta
+    column as float days; NaT as NaN."""
+    if kind == "datetime":
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None) if values.dt.tz is not None else values
+        return (values - pd.Timestamp(0)) / pd.Timedelta(days=1)
+    return values / pd.Timedelta(days=1)
 
 
 def _plain_category(value):
@@ -53,6 +74,19 @@ def _as_fitted(categories) -> bool:
     if not all(text) and not all(isinstance(v, (int, float)) and np.isfinite(v) for v in values):
         return False
     return all(a < b for a, b in itertools.pairwise(values))
+
+
+def _warn_if_all_unseen(column: dict, values: pd.Series) -> None:
+    """Warn, naming ``column``, where rows hold values of it and none was seen in ``fit``."""
+    import warnings
+    present = values[values.notna()]
+    if len(present) == 0:
+        return
+    seen = {repr(v) for v in column["categories"] if v != _MISSING}
+    if not any(repr(v) in seen or v in column["categories"] for v in present.unique()[:1000]):
+        warnings.warn(f"column {column['name']!r}: none of its values was seen in fit (e.g. {present.iloc[0]!r}; fit "
+                      f"saw {column['categories'][:5]}), so it encodes as all zeros; check its type and spelling",
+                      UserWarning, stacklevel=4)
 
 
 def _category(value):
@@ -80,6 +114,9 @@ class TableEncoding:
         columns = []
         for name in X.columns:
             values = X[[name]]
+            time = _time_kind(values.dtypes.iloc[0])
+            if time is not None:
+                values = _as_days(values[name], time).to_frame()
             if _is_categorical(values.dtypes.iloc[0]):
                 frame = values.astype(object).where(values.notna(), np.nan)
                 categories = OneHotEncoder(handle_unknown="ignore").fit(frame).categories_[0]
@@ -89,7 +126,8 @@ class TableEncoding:
                 numbers = values.astype(np.float64)
                 mean = float(SimpleImputer(strategy="mean").fit(numbers).statistics_[0])
                 flagged = len(MissingIndicator(features="missing-only").fit(numbers).features_) > 0
-                columns.append({"name": str(name), "kind": "numeric", "mean": mean, "indicator": flagged})
+                columns.append({"name": str(name), "kind": "numeric", "mean": mean, "indicator": flagged,
+                                **({"time": time} if time else {})})
         return cls(tuple(columns))
 
     @property
@@ -115,7 +153,13 @@ class TableEncoding:
             if c["kind"] == "categorical":
                 frame = frame.assign(**{c["name"]: frame[c["name"]].astype(object).where(frame[c["name"]].notna(),
                                                                                           np.nan)})
-            elif _is_categorical(frame[c["name"]].dtype):
+                _warn_if_all_unseen(c, frame[c["name"]])
+            elif c.get("time") is not None:
+                if _time_kind(frame[c["name"]].dtype) != c["time"]:
+                    raise ValueError(f"column {c['name']!r} held {c['time']} values in fit but holds "
+                                     f"{frame[c['name']].dtype} values now")
+                frame = frame.assign(**{c["name"]: _as_days(frame[c["name"]], c["time"])})
+            elif _is_categorical(frame[c["name"]].dtype) or _time_kind(frame[c["name"]].dtype):
                 raise ValueError(f"column {c['name']!r} was numeric in fit but holds {frame[c['name']].dtype} values "
                                  "now")
             else:
@@ -156,8 +200,9 @@ class TableEncoding:
     def from_plain(cls, data: list[dict]) -> TableEncoding:
         """The encoding of :meth:`to_plain`'s data; a ``ValueError`` for data of another shape."""
         kinds = {"categorical": {"name", "kind", "categories"}, "numeric": {"name", "kind", "mean", "indicator"}}
-        if not isinstance(data, list) or not all(isinstance(c, dict) and set(c) == kinds.get(c.get("kind"), ())
-                                                 for c in data):
+        if not isinstance(data, list) or not all(
+                isinstance(c, dict) and set(c) - {"time"} == kinds.get(c.get("kind"), ())
+                and c.get("time", "datetime") in ("datetime", "timedelta") for c in data):
             raise ValueError("the table encoding is damaged: expected a list of column descriptions")
         for c in data:
             if c["kind"] == "categorical" and not _as_fitted(c["categories"]):
