@@ -366,3 +366,34 @@ def test_missing_labels_in_python_name_the_rows():
         y[[3, 8]] = missing
         with pytest.raises(ValueError, match=r"y is missing 2 \(rows 3, 8, counted from 0\)"):
             GPClassifier(method="sep", max_iter=2).fit(X, y)
+
+
+def test_a_weight_column_is_checked_by_name_and_row_and_update_takes_one(csv_file, tmp_path, capsys):
+    """Issue 60, item 12: --weight-column equal to the target, or holding NaN, negative or only zero
+    weights, gets one line naming the column (and the first bad data row); update takes one too."""
+    frame = pd.read_csv(csv_file).assign(w=1.0)
+    model = tmp_path / "m.agp"
+    base = ["--quiet", "fit", "--target", "label", "--model", str(model), "--method", "sep", "--max-iter", "2"]
+    for values, flag, message in (
+            ({4: -1.0}, "w", "--weight-column 'w' must hold finite non-negative numbers; data row 5 holds -1.0"),
+            ({4: np.nan}, "w", "data row 5 holds nan"),
+            ("zero", "w", "--weight-column 'w' is 0 in every row"),
+            ({}, "label", "--weight-column 'label' is the target column")):
+        data = frame.copy()
+        if values == "zero":
+            data["w"] = 0.0
+        else:
+            for row, value in values.items():
+                data.loc[row, "w"] = value
+        path = tmp_path / "w.csv"
+        data.to_csv(path, index=False)
+        assert main([*base, "--data", str(path), "--weight-column", flag]) == 2
+        assert message in capsys.readouterr().err
+    frame.to_csv(tmp_path / "w.csv", index=False)
+    assert main([*base, "--data", str(tmp_path / "w.csv"), "--weight-column", "w"]) == 0
+    heavy = frame.assign(w=3.0)
+    heavy.to_csv(tmp_path / "more.csv", index=False)
+    assert main(["--quiet", "update", "--model", str(model), "--data", str(tmp_path / "more.csv"), "--target", "label",
+                 "--weight-column", "w"]) == 0
+    from alphagp import GPClassifier
+    assert GPClassifier.load(model)._stream_seen[1] == pytest.approx(3.0 * len(frame))

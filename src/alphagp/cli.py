@@ -389,10 +389,7 @@ def cmd_fit(args) -> int:
                      mixed=getattr(clf, "categorical_features", None) is not None, text_labels=args.text_labels)
     weight = None
     if args.weight_column is not None:
-        if args.weight_column not in X.columns:
-            raise ValueError(f"--weight-column {args.weight_column!r} is not a column of {args.data}; its columns: "
-                             f"{list(X.columns)[:20]}")
-        weight = X.pop(args.weight_column).to_numpy()
+        weight = _weight_column(X, args.weight_column, args.data, args.target)
     if args.class_weight is not None:
         clf.set_params(class_weight=_labelled_class_weight(args.class_weight, y))
     start = time.perf_counter()
@@ -405,6 +402,29 @@ def cmd_fit(args) -> int:
     return 0
 
 
+def _weight_column(X, name: str, path, target: str):
+    """The row weights ``[N]`` of column ``name`` of the file's features ``X`` (removed from them),
+    checked with one-line errors that name the column and the first bad row."""
+    if name == target:
+        raise ValueError(f"--weight-column {name!r} is the target column (--target); name a column of row weights")
+    if name not in X.columns:
+        raise ValueError(f"--weight-column {name!r} is not a column of {path}; its columns: {list(X.columns)[:20]}")
+    values = pd_numeric(X.pop(name))
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if len(bad):
+        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {bad[0] + 1} "
+                         f"holds {float(values[bad[0]])}" + (f" ({len(bad)} such rows)" if len(bad) > 1 else ""))
+    if not np.any(values > 0):
+        raise ValueError(f"--weight-column {name!r} is 0 in every row; at least one row needs a positive weight")
+    return values
+
+
+def pd_numeric(column) -> np.ndarray:
+    """A column's values as float64 (text that is not a number: NaN)."""
+    import pandas as pd
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+
+
 def cmd_update(args) -> int:
     """Continue a saved model on new rows (``partial_fit``) and save it in place."""
     from .paths import check_writable
@@ -413,9 +433,9 @@ def cmd_update(args) -> int:
     if not hasattr(clf, "partial_fit"):
         raise ValueError(f"{args.model} holds a model that cannot take new rows: partial_fit is for a GPClassifier "
                          "of sep, vi, apep, arpep, rpapep or augmented")
-    X, y = _read_for(clf, args)
+    X, y, weight = _read_for(clf, args, weight_column=args.weight_column)
     start = time.perf_counter()
-    clf.partial_fit(X, y)
+    clf.partial_fit(X, y, sample_weight=weight)
     clf.save(args.model)
     print(f"updated {_describe(clf)} with {len(y)} rows in {time.perf_counter() - start:.2f} s "
           f"(update {clf.n_iter_}); saved to {args.model}")
@@ -431,14 +451,17 @@ def _load_model(path):
     return kinds[content["__kind__"]]._read(path, content)
 
 
-def _read_for(clf, args, labels_used: bool = True):
+def _read_for(clf, args, labels_used: bool = True, weight_column: str | None = None):
     """Features of ``args.data`` in the columns ``clf`` was fitted on (matched by name), and labels
-    (``labels_used=False``: a prediction, which only drops them)."""
+    (``labels_used=False``: a prediction, which only drops them); with ``weight_column``, also the
+    rows' weights from that column (not a feature)."""
     from .data import align_columns, read_file
     X, y = read_file(args.data, args.target, n_features=clf.n_features_in_, zero_based=args.zero_based,
                      mixed=hasattr(clf, "table_encoding_"), text_labels=getattr(args, "text_labels", False),
                      labels_used=labels_used)
-    return align_columns(X, getattr(clf, "feature_names_in_", None), args.data), y
+    weight = None if weight_column is None else _weight_column(X, weight_column, args.data, args.target)
+    X = align_columns(X, getattr(clf, "feature_names_in_", None), args.data)
+    return X, y, weight
 
 
 def cmd_predict(args) -> int:
@@ -446,7 +469,7 @@ def cmd_predict(args) -> int:
     if args.output:
         check_writable(args.output, "predictions.csv")
     clf = _load_model(args.model)
-    X, _ = _read_for(clf, args, labels_used=False)
+    X, _, _ = _read_for(clf, args, labels_used=False)
     if not hasattr(clf, "predict_proba"):
         mean, std = clf.predict(X, return_std=True)
         with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
@@ -473,7 +496,7 @@ def cmd_evaluate(args) -> int:
         except ImportError:
             raise ImportError("--plot needs matplotlib: pip install matplotlib") from None
         check_writable(args.plot, "reliability.png")
-    X, y = _read_for(clf, args)
+    X, y, _ = _read_for(clf, args)
     metrics = clf.evaluate(X, y)
     if args.plot:
         from .calibration import predicted_probabilities, reliability_curve
@@ -571,6 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument("--model", required=True, help="model file written by 'alphagp fit' (rewritten)")
     update.add_argument("--data", required=True, help="the new rows: CSV/TSV with a header row, or LIBSVM")
     update.add_argument("--target", default="target", help="label column of a CSV/TSV file")
+    update.add_argument("--weight-column", default=None, metavar="NAME",
+                        help="a CSV/TSV column of non-negative row weights (partial_fit's sample_weight; not a "
+                             "feature)")
     _add_text_labels(update)
     _add_zero_based(update)
     update.set_defaults(func=cmd_update)

@@ -175,3 +175,18 @@ def test_dates_and_durations_are_numbers_and_unseen_values_are_said(tmp_path):
                        random_state=0).fit(frame, np.arange(150) % 2)
     clf.save(tmp_path / "m.agp")
     np.testing.assert_array_equal(GPClassifier.load(tmp_path / "m.agp").predict_proba(frame), clf.predict_proba(frame))
+
+
+def test_tables_with_mixed_columns_integer_names_or_no_rows_get_clear_messages():
+    """Issue 60, item 12: an object column mixing numbers and text is named; integer column names
+    work (fit keeps names as text); predicting on no rows says so."""
+    r = np.random.default_rng(0)
+    mixed = pd.DataFrame({"x": r.normal(size=40), "m": pd.Series([1, "a"] * 20, dtype=object)})
+    with pytest.raises(ValueError, match=r"column 'm' mixes value types \['int', 'str'\]"):
+        GPClassifier(method="sep", max_iter=2, categorical_features="from_dtype").fit(mixed, np.arange(40) % 2)
+    numbered = pd.DataFrame({0: r.normal(size=40), 1: pd.Series(["a", "b"] * 20)})
+    clf = GPClassifier(method="sep", n_inducing=4, max_iter=2, categorical_features="from_dtype",
+                       random_state=0).fit(numbered, np.arange(40) % 2)
+    assert clf.predict_proba(numbered).shape == (40, 2)
+    with pytest.raises(ValueError, match="needs at least one row; X has none"):
+        clf.predict(numbered.iloc[:0])

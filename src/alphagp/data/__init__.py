@@ -252,7 +252,7 @@ def align_columns(X, feature_names, path) -> pd.DataFrame | np.ndarray:
         raise ValueError(f"{name} lacks the column(s) {missing[:10]} that the model was fitted on{hint}")
     if unknown:
         raise ValueError(f"{name} has column(s) {unknown[:10]} that the model was not fitted on (a label column? "
-                         "name it with --target)")
+                         "name it with --target; row weights: --weight-column, for fit and update)")
     return X[names]
 
 

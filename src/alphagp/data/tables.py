@@ -119,7 +119,14 @@ class TableEncoding:
                 values = _as_days(values[name], time).to_frame()
             if _is_categorical(values.dtypes.iloc[0]):
                 frame = values.astype(object).where(values.notna(), np.nan)
-                categories = OneHotEncoder(handle_unknown="ignore").fit(frame).categories_[0]
+                try:
+                    categories = OneHotEncoder(handle_unknown="ignore").fit(frame).categories_[0]
+                except TypeError:            # scikit-learn's encoders take text or numbers, not both
+                    present = values[name][values[name].notna()]
+                    kinds = sorted({type(v).__name__ for v in present})
+                    raise ValueError(f"column {name!r} mixes value types {kinds} (e.g. "
+                                     f"{[present[present.map(lambda v, k=k: type(v).__name__ == k)].iloc[0] for k in kinds]}); "
+                                     "make it one type, e.g. frame[column].astype(str)") from None
                 columns.append({"name": str(name), "kind": "categorical",
                                 "categories": [_plain_category(v) for v in categories]})
             else:
@@ -147,8 +154,12 @@ class TableEncoding:
 
     def transform(self, X: pd.DataFrame) -> np.ndarray:
         """``[N, width]`` float64 features of ``X`` (a DataFrame with the fitted columns, in any order)."""
+        if len(X) == 0:
+            raise ValueError("X has no rows; give at least one")
         transformer = self._transformer()
-        frame = X[[c["name"] for c in self.columns]]
+        by_name = {str(column): column for column in X.columns}        # fit keeps names as text (0 -> "0")
+        frame = X[[by_name.get(c["name"], c["name"]) for c in self.columns]]
+        frame.columns = [c["name"] for c in self.columns]
         for c in self.columns:
             if c["kind"] == "categorical":
                 frame = frame.assign(**{c["name"]: frame[c["name"]].astype(object).where(frame[c["name"]].notna(),

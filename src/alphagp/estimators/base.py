@@ -227,6 +227,8 @@ class GPEstimatorBase(BaseEstimator):
         _check_n_features(self, X, reset=reset)
         if reset:
             self.table_encoding_ = TableEncoding.fit(X)
+        if len(X) == 0:
+            raise ValueError(f"{name} needs at least one row; X has none")
         try:
             features = check_array(self.table_encoding_.transform(X), dtype=np.float64, ensure_all_finite=True)
         except ValueError as err:
