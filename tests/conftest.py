@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: marked ``slow``, left out of the README's test command (``-m "not slow"`` in pyproject.toml)
 #: and run by CI (``.ci/run``) after it. A test that grows slow joins this list.
 SLOW = frozenset((
+    "tests/estimators/test_fuzz_edges.py::test_fuzzed_tables_weights_and_streams_fit_or_refuse_clearly",
     "tests/estimators/test_dgp_estimators.py::test_scikit_learn_check_estimator[DeepGPClassifier-30]",
     "tests/estimators/test_dgp_estimators.py::test_scikit_learn_check_estimator[DeepGPRegressor-100]",
     "tests/estimators/test_edges.py::test_prediction_over_many_classes_stays_within_a_gigabyte",
