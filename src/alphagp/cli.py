@@ -642,7 +642,7 @@ def main(argv=None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:     # at once: nothing to import
         from . import __version__
         print(f"alphagp {__version__}")
-        return 0
+        raise SystemExit(0)                                           # as argparse's version action exits
     from .numerics import CholeskyError
     from .threads import torch_threads
     args = build_parser().parse_args(argv)

@@ -178,7 +178,7 @@ class GPEstimatorBase(BaseEstimator):
         categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
         ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
         name = type(self).__name__
-        if not (isinstance(y, str) and y == "no_validation") and is_classifier(self):
+        if y is not None and not (isinstance(y, str) and y == "no_validation") and is_classifier(self):
             from ..labels import describe_rows, missing_labels
             missing = missing_labels(y)
             if len(missing):
