@@ -397,3 +397,20 @@ def test_a_weight_column_is_checked_by_name_and_row_and_update_takes_one(csv_fil
                  "--weight-column", "w"]) == 0
     from alphagp import GPClassifier
     assert GPClassifier.load(model)._stream_seen[1] == pytest.approx(3.0 * len(frame))
+
+
+def test_a_libsvm_file_too_wide_to_fit_is_refused_before_it_is_made_dense(tmp_path, capsys, monkeypatch):
+    """Issue 60, item 10: one feature index of 5,000,000 in a 60-row LIBSVM file: refused from the
+    sparse width and the fit's plan, counting all 60 rows, before any dense array is made, with
+    advice that works (a projection, not mini-batches)."""
+    import scipy.sparse
+    rng = np.random.default_rng(0)
+    path = tmp_path / "wide.libsvm"
+    with open(path, "w") as f:
+        for i in range(60):
+            extra = " 5000000:1.0" if i == 7 else ""
+            f.write(f"{i % 2} " + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.random(5), 1)) + extra + "\n")
+    monkeypatch.setattr(scipy.sparse.csr_matrix, "toarray", lambda self: pytest.fail("made dense"))
+    assert main(["--quiet", "fit", "--data", str(path), "--model", str(tmp_path / "m.agp")]) == 2
+    err = capsys.readouterr().err
+    assert "a fit on 60 rows of 5000000 features" in err and "SparseRandomProjection" in err

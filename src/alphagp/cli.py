@@ -385,6 +385,10 @@ def cmd_fit(args) -> int:
     check_writable(args.model)                    # before the fit, not after it
     if args.checkpoint:
         check_writable(args.checkpoint, "fit.ckpt")
+    if Path(args.data).suffix.lower() in (".libsvm", ".svm", ".svmlight") and hasattr(clf, "check_fit_size"):
+        from .data import read_libsvm  # what the fit would need, before the rows are made dense
+        sparse, labels = read_libsvm(args.data, zero_based=args.zero_based, dense=False)
+        clf.check_fit_size(sparse.shape[0], sparse.shape[1], labels)
     X, y = read_file(args.data, args.target, zero_based=args.zero_based,
                      mixed=getattr(clf, "categorical_features", None) is not None, text_labels=args.text_labels)
     weight = None

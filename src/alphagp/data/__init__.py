@@ -183,7 +183,7 @@ def physical_memory_bytes() -> int:
         return 2**50
 
 
-def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def read_libsvm(path, n_features: int | None = None, zero_based: bool = False, dense: bool = True):
     """Read a LIBSVM/svmlight file into a dense ``X`` ``[N, D]`` and labels ``y`` ``[N]``.
 
     Features are numbered from 1, as LIBSVM writes them; ``zero_based=True`` reads files numbered
@@ -191,7 +191,8 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
     width of ``X`` (a model's feature count: a test file whose last features are zero in every row
     has fewer columns otherwise); a larger index is an error. A feature index 0 in a file numbered
     from 1, or a width whose dense array would take more than half this machine's memory, is a
-    ``ValueError``.
+    ``ValueError``. ``dense=False``: ``X`` as the sparse matrix the file gives (nothing checked of
+    its dense size), to check what a fit on it would need first.
     """
     path = Path(path)
     check_readable_file(path, "data file")
@@ -205,6 +206,8 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False) -
         if n_features is not None and "n_features was set" in str(err):
             raise ValueError(f"{path.name} has a feature index beyond the model's {n_features} features") from None
         raise ValueError(f"{path.name} is not a valid LIBSVM file: {err}") from None
+    if not dense:
+        return X, y
     dense = X.shape[0] * X.shape[1] * 8
     if dense * LIBSVM_PEAK_FACTOR > physical_memory_bytes() // 2:
         raise ValueError(f"{path.name}: its largest feature index is {X.shape[1] - int(zero_based)}, so the dense "

@@ -380,6 +380,19 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self._fit_planned(plan, X, y_idx, weight, callbacks, stratify=True, start=start)
         return self
 
+    def check_fit_size(self, n_rows: int, n_features: int, y) -> None:
+        """A one-line ``ValueError`` where a fit of these parameters on ``n_rows`` rows of
+        ``n_features`` features with labels ``y`` would pass half of this machine's memory
+        (``method="auto"``: its first candidate for those rows), before the rows are read whole (the
+        command line asks it of a sparse LIBSVM file before making it dense)."""
+        classes, y_idx = encode_labels(np.asarray(y))
+        params = self.get_params()
+        if self.method == "auto":
+            _, own = model_selection.candidates_for(self, n_rows)[0]
+            params.update(own)
+        plan = plan_fit(params, y_idx, device=str(self._device()), alpha=None if self.alpha == "auto" else self.alpha)
+        sparse_model.check_model_size(plan, n_rows, n_features, len(classes))
+
     def _apply_plan(self, plan: FitPlan) -> None:
         """The fitted attributes that record the plan's decisions (``fit_plan_`` itself among them)."""
         self.fit_plan_ = plan

@@ -118,9 +118,12 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
             + groups * m * d * size * _INDUCING_COPIES)
     if need > physical_memory_bytes() // 2:
         raise ValueError(f"a fit on {n} rows of {d} features with {groups} kernel group(s) of {m} inducing points "
-                         f"would need about {need / 2**30:.1f} GiB, more than half of this machine's memory; use "
-                         "fewer features (is there one huge feature index?), mini-batches (batch_size), fewer "
-                         "inducing points, or shared_hyperparameters=True")
+                         f"would need about {need / 2**30:.1f} GiB, more than half of this machine's memory; "
+                         + ("reduce the features first: is there one huge feature index? A random projection "
+                            "(sklearn.random_projection.SparseRandomProjection) keeps the rows' distances with far "
+                            "fewer features" if d > 100 * max(n, 1) else
+                            "use fewer features, mini-batches (batch_size), fewer inducing points, or "
+                            "shared_hyperparameters=True"))
 
 
 def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
