@@ -206,15 +206,13 @@ def read_libsvm(path, n_features: int | None = None, zero_based: bool = False, d
         if n_features is not None and "n_features was set" in str(err):
             raise ValueError(f"{path.name} has a feature index beyond the model's {n_features} features") from None
         raise ValueError(f"{path.name} is not a valid LIBSVM file: {err}") from None
-    if not dense:
-        return X, y
-    dense = X.shape[0] * X.shape[1] * 8
-    if dense * LIBSVM_PEAK_FACTOR > physical_memory_bytes() // 2:
+    size = X.shape[0] * X.shape[1] * 8
+    if size * LIBSVM_PEAK_FACTOR > physical_memory_bytes() // 2:
         raise ValueError(f"{path.name}: its largest feature index is {X.shape[1] - int(zero_based)}, so the dense "
-                         f"[{X.shape[0]}, {X.shape[1]}] features would take {dense / 2**30:.1f} GiB and reading "
+                         f"[{X.shape[0]}, {X.shape[1]}] features would take {size / 2**30:.1f} GiB and reading "
                          f"and checking them {LIBSVM_PEAK_FACTOR:g} times that, more than half this machine's "
                          "memory; check the indices")
-    return X.toarray(), y
+    return X.toarray() if dense else X, y
 
 
 def read_file(path, target: str | None = "target", n_features: int | None = None,

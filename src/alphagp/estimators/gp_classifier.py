@@ -390,6 +390,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if self.method == "auto":
             _, own = model_selection.candidates_for(self, n_rows)[0]
             params.update(own)
+        params["early_stopping"] = False                   # the held-out share does not change the size
         plan = plan_fit(params, y_idx, device=str(self._device()), alpha=None if self.alpha == "auto" else self.alpha)
         sparse_model.check_model_size(plan, n_rows, n_features, len(classes))
 
