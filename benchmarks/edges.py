@@ -276,13 +276,14 @@ def many_classes(folder: Path, threads: int) -> list[dict]:
 
 
 _READ_PEAK = """
-import json, resource, sys
+import json, resource, sys, time
+start = time.perf_counter()
 from alphagp.cli import main
 size = float(sys.argv[2])
 code = main(["--quiet", "fit", "--data", sys.argv[1], "--model", sys.argv[3], "--method", "sep", "--batch-size",
              "1000", "--max-iter", "1", "--n-inducing", "5"] + sys.argv[4:])
 print(json.dumps({"exit": code, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "features_mib": size / 2**20}))
+                  "features_mib": size / 2**20, "seconds": time.perf_counter() - start}))
 """
 
 
