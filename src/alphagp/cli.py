@@ -413,7 +413,7 @@ def _weight_column(X, name: str, path, target: str):
         raise ValueError(f"--weight-column {name!r} is the target column (--target); name a column of row weights")
     if name not in X.columns:
         raise ValueError(f"--weight-column {name!r} is not a column of {path}; its columns: {list(X.columns)[:20]}")
-    values = pd_numeric(X.pop(name))
+    values = _as_numbers(X.pop(name))
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
         raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {bad[0] + 1} "
@@ -423,7 +423,7 @@ def _weight_column(X, name: str, path, target: str):
     return values
 
 
-def pd_numeric(column) -> np.ndarray:
+def _as_numbers(column) -> np.ndarray:
     """A column's values as float64 (text that is not a number: NaN)."""
     import pandas as pd
     return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
