@@ -83,12 +83,14 @@ def step(est, X, y, weight=None) -> None:
         raise ValueError(f"the fitted method {est.method_!r} cannot continue on a stream; partial_fit takes "
                          "sep, vi, apep, arpep, rpapep or augmented")
     plan, model = est.fit_plan_, est.model_
+    y_idx = est._encode(y)                         # a label outside classes_: refused before anything changes
     rows, total = getattr(est, "_stream_seen", None) or (0, 0.0)
     rows, total = rows + len(y), total + (len(y) if weight is None else float(weight.sum()))
     if plan.n_data_grows:
         model.n_data = rows
-    y_idx = est._encode(y)
     points = model.n_data
+    if weight is None and total != rows:          # unweighted rows of a stream that has seen weights
+        weight = np.ones(len(y))
     if weight is not None:
         model.set_sample_weight(torch.as_tensor(weight, dtype=DTYPES[plan.dtype], device=torch.device(plan.device)),
                                 total=total if plan.n_data_grows else points * total / rows)
