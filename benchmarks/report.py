@@ -1205,19 +1205,23 @@ def dgp_mnist_table(results: str = "dgp_mnist") -> None:
 
 
 def edges_tables(results: str = "edges") -> None:
-    """Trust at the edges (``edges.py``): one table per measurement, rows of the newest commit."""
-    rows = load(results)
-    newest = rows[-1]["commit"]
-    rows = [r for r in rows if r["commit"] == newest]
-    skip = {"benchmark", "library", "commit", "dirty", "machine", "measurement", "threads"}
-    for what in dict.fromkeys(r["measurement"] for r in rows):
-        group = [r for r in rows if r["measurement"] == what]
-        keys = [k for k in group[0] if k not in skip]
+    """Trust at the edges (``edges.py``): one table per measurement, its rows of the newest commit
+    that measured it (and a refusal's message under the table)."""
+    everything = load(results)
+    skip = {"benchmark", "library", "commit", "dirty", "machine", "measurement", "threads", "error"}
+    for what in dict.fromkeys(r["measurement"] for r in everything):
+        newest = [r for r in everything if r["measurement"] == what][-1]["commit"]
+        group = [r for r in everything if r["measurement"] == what and r["commit"] == newest]
+        keys = list(dict.fromkeys(k for r in group for k in r if k not in skip))
         print(f"\n{what} ({newest}, dirty {group[0]['dirty']})\n")
         print("| " + " | ".join(keys) + " |")
         print("| " + " | ".join("---" for _ in keys) + " |")
         for r in group:
-            print("| " + " | ".join(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys) + " |")
+            print("| " + " | ".join(f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys)
+                  + " |")
+        for r in group:
+            if r.get("error"):
+                print(f"\n{r.get('file', what)}: {r['error']}")
         if what == "many_classes" and "direct_seconds_per_1000_rows" in group[0]:
             for r in group:
                 if r["method"] != "pep":         # the grid is the robust-max likelihood's; vi_softmax samples
