@@ -414,3 +414,15 @@ def test_a_libsvm_file_too_wide_to_fit_is_refused_before_it_is_made_dense(tmp_pa
     assert main(["--quiet", "fit", "--data", str(path), "--model", str(tmp_path / "m.agp")]) == 2
     err = capsys.readouterr().err
     assert "a fit on 60 rows of 5000000 features" in err and "SparseRandomProjection" in err
+
+
+def test_help_and_version_answer_without_importing_torch():
+    """Issue 60, item 16: ``--version``, ``--help`` and a command's help other than fit's import
+    neither PyTorch nor the estimators (they answered in seconds before)."""
+    import subprocess
+    import sys
+    for flags in (["--version"], ["--help"], ["predict", "--help"]):
+        code = (f"import sys\nfrom alphagp.cli import main\ntry:\n    main({flags!r})\nexcept SystemExit:\n    pass\n"
+                "assert 'torch' not in sys.modules, 'torch was imported'\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, (flags, done.stderr[-300:])

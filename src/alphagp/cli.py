@@ -567,8 +567,18 @@ def _add_zero_based(p: argparse.ArgumentParser) -> None:
                         "not from 1 as LIBSVM does; give it at fit and at predict/evaluate alike")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The ``alphagp`` command's parser. With the command line ``argv``, the model flags (whose help
+    reads the estimators' defaults, which imports PyTorch) are added only to the command it names
+    (``demo`` or ``fit``), so ``alphagp --help`` and the other commands answer without them."""
     from . import __version__
+    named = None if argv is None else {a for a in argv if a in ("demo", "fit", "update", "predict", "evaluate",
+                                                                 "methods")}
+
+    def model_options(p, command, regression):
+        if named is None or command in named:
+            _add_model_options(p, regression=regression)
+
     fmt = _HelpFormatter
     parser = argparse.ArgumentParser(prog="alphagp", description=DESCRIPTION, parents=[_global_options(True)],
                                      formatter_class=fmt)
@@ -577,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = dict(parents=[_global_options(False)], formatter_class=fmt)
 
     demo = sub.add_parser("demo", help="train on bundled real data and print test metrics", **common)
-    _add_model_options(demo, regression=False)
+    model_options(demo, "demo", regression=False)
     demo.set_defaults(func=cmd_demo)
 
     fit = sub.add_parser("fit", help="fit a model on a CSV/TSV or LIBSVM file", **common)
@@ -590,7 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a CSV/TSV column of non-negative row weights (fit's sample_weight; not a feature)")
     _add_zero_based(fit)
     fit.add_argument("--model", required=True, help="where to save the fitted model (a data-only safetensors file)")
-    _add_model_options(fit, regression=True)
+    model_options(fit, "fit", regression=True)
     fit.set_defaults(func=cmd_fit)
 
     update = sub.add_parser("update", help="continue a saved model on new rows (partial_fit) and save it in place",
@@ -647,9 +657,9 @@ def main(argv=None) -> int:
         from . import __version__
         print(f"alphagp {__version__}")
         raise SystemExit(0)                                           # as argparse's version action exits
-    from .numerics import CholeskyError
+    args = build_parser(list(sys.argv[1:] if argv is None else argv)).parse_args(argv)
+    from .numerics import CholeskyError  # after the parse: --help needs neither PyTorch nor a model
     from .threads import torch_threads
-    args = build_parser().parse_args(argv)
     try:
         with _one_line_warnings(args.command), torch_threads(args.n_jobs):
             return args.func(args)
