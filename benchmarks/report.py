@@ -1204,12 +1204,14 @@ def dgp_mnist_table(results: str = "dgp_mnist") -> None:
               f"| {r['train_seconds']:.0f} | {r['commit']} ({r['dirty']}) |")
 
 
-def edges_tables(results: str = "edges") -> None:
-    """Trust at the edges (``edges.py``): one table per measurement, its rows of the newest commit
-    that measured it (and a refusal's message under the table)."""
+def edges_tables(results: str = "edges", *only: str) -> None:
+    """Trust at the edges (``edges.py``): one table per measurement (those named in ``only``, or
+    all), its rows of the newest commit that measured it (and a refusal's message under the table)."""
     everything = load(results)
     skip = {"benchmark", "library", "commit", "dirty", "machine", "measurement", "threads", "error"}
     for what in dict.fromkeys(r["measurement"] for r in everything):
+        if only and what not in only:
+            continue
         newest = [r for r in everything if r["measurement"] == what][-1]["commit"]
         group = [r for r in everything if r["measurement"] == what and r["commit"] == newest]
         keys = list(dict.fromkeys(k for r in group for k in r if k not in skip))
@@ -1647,21 +1649,24 @@ def levers_study(results: str = "defaults_levers") -> None:
         print(line)
 
 
+#: the reports by name: ``python report.py NAME ARGS...`` calls ``REPORTS[NAME](*ARGS)``
+REPORTS = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
+           "sattime": satellite_time_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
+           "mnistmethods": mnist_methods_figure, "mnistalpha": mnist_alpha_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
+           "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
+           "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
+           "mnist30": mnist_30min_report,
+           "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
+           "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
+           "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table,
+           "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpdepth": dgp_depth_table, "dgpgpytorch": dgp_gpytorch_table,
+           "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
+           "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
+           "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
+           "panel": defaults_panel_report, "portfolio": portfolio_study,
+           "kernelstart": kernel_start_study, "levers": levers_study, **FEATURE_REPORTS}
+
+
 if __name__ == "__main__":
-    tables = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
-              "sattime": satellite_time_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
-              "mnistmethods": mnist_methods_figure, "mnistalpha": mnist_alpha_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
-              "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
-              "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
-              "mnist30": mnist_30min_report,
-              "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
-              "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
-              "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table,
-              "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpdepth": dgp_depth_table, "dgpgpytorch": dgp_gpytorch_table,
-              "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
-              "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
-              "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
-              "panel": defaults_panel_report, "portfolio": portfolio_study,
-              "kernelstart": kernel_start_study, "levers": levers_study, **FEATURE_REPORTS}
-    tables[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
+    REPORTS[sys.argv[1] if len(sys.argv) > 1 else "uci"](*sys.argv[2:])
 

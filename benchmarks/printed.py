@@ -1,0 +1,62 @@
+"""The blocks of BENCHMARKS.md that ``benchmarks/report.py`` prints from the committed results
+files, kept between markers that name the report and its arguments::
+
+    <!-- printed by: report.py levers defaults_levers -->
+    ...what `python report.py levers defaults_levers` prints...
+    <!-- end of printed block -->
+
+``python benchmarks/printed.py`` rewrites every marked block from the rows;
+``python benchmarks/printed.py --check`` rewrites nothing and exits 1 naming the blocks whose
+text differs from what the rows print now (``tests/project/test_printed_blocks.py`` runs it), so
+a table, count or range written by hand, or left behind by new rows, is caught. Only reports that
+write no files are marked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS_MD = HERE.parent / "BENCHMARKS.md"
+_BLOCK = re.compile(r"(<!-- printed by: report\.py (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- end of printed block -->)",
+                    re.DOTALL)
+
+
+def render(args: list[str]) -> str:
+    """What ``python report.py ARGS`` prints (trailing space removed), run in this process."""
+    sys.path.insert(0, str(HERE))
+    try:
+        import report
+    finally:
+        sys.path.remove(str(HERE))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        report.REPORTS[args[0]](*args[1:])
+    return out.getvalue().strip("\n")
+
+
+def blocks(text: str) -> list[tuple[str, str, str]]:
+    """``(args, printed text, what the rows print now)`` for each marked block of ``text``."""
+    return [(m["args"], m["body"].strip("\n"), render(m["args"].split())) for m in _BLOCK.finditer(text)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    check = "--check" in (sys.argv[1:] if argv is None else argv)
+    text = BENCHMARKS_MD.read_text()
+    stale = [args for args, printed, now in blocks(text) if printed != now]
+    if check:
+        for args in stale:
+            print(f"BENCHMARKS.md: the block of `report.py {args}` differs from what its rows print now")
+        return 1 if stale else 0
+    new = _BLOCK.sub(lambda m: m.group(1) + render(m["args"].split()) + "\n" + m.group(4), text)
+    BENCHMARKS_MD.write_text(new)
+    print(f"rewrote {len(stale)} of {len(_BLOCK.findall(text))} printed blocks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
