@@ -52,6 +52,8 @@ def class_weights_table(results: str = "class_weights") -> None:
         print(f"| {size} | {name} | {_mean_se([r['test_minority_recall'] for r in group])} | "
               f"{_mean_se([r['test_balanced_accuracy'] for r in group])} | "
               f"{_mean_se([r['test_balanced_nll'] for r in group])} | {_mean_se([r['test_nll'] for r in group])} |")
+    minority = [r["n_test_minority"] for r in rows]
+    print(f"\ntest splits' minority rows: {min(minority)} to {max(minority)}")
 
 
 def conformal_table(results: str = "conformal") -> None:
