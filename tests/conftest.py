@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: the slow checks (4 s or more each on one thread; together about 12 of the suite's 15 minutes):
 #: marked ``slow``, left out of the README's test command (``-m "not slow"`` in pyproject.toml)
-#: and run by CI (``.ci/run``) after it. A test that grows slow joins this list.
+#: and run by CI (``.ci/run``) after it. A test that grows slow joins this list; a README snippet's
+#: id is its line, so an edit above it moves the id here too (tests/project/test_slow_list.py).
 SLOW = frozenset((
     "tests/estimators/test_fuzz_edges.py::test_fuzzed_tables_weights_and_streams_fit_or_refuse_clearly",
     "tests/estimators/test_dgp_estimators.py::test_scikit_learn_check_estimator[DeepGPClassifier-30]",
@@ -41,9 +42,9 @@ SLOW = frozenset((
     "tests/methods/test_exact_posterior.py::test_two_gibbs_chains_agree",
     "tests/methods/test_gibbs.py::test_predictions_agree_with_an_independent_sampler_within_monte_carlo_error",
     "tests/methods/test_gibbs.py::test_stationary_moments_match_two_dimensional_quadrature",
-    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:189]",
-    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:305]",
-    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:72]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:195]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:318]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:78]",
     "tests/project/test_documentation_snippets.py::test_snippet_runs[index.md:9]",
     "tests/project/test_examples.py::test_distributed_example_under_torchrun",
     "tests/project/test_examples.py::test_fashion_ood_example_on_a_slice",
@@ -56,9 +57,10 @@ SLOW = frozenset((
     "tests/test_distributed.py::test_deep_gps_on_two_processes_equal_one[classifier]",
     "tests/test_distributed.py::test_deep_gps_on_two_processes_equal_one[regressor]",
     "tests/test_distributed.py::test_full_batch_ep_on_two_processes_equals_one",
-    "tests/test_distributed.py::test_split_fits_equal_one_process[2",
-    "tests/test_distributed.py::test_split_fits_equal_one_process[classes,",
-    "tests/test_distributed.py::test_split_fits_equal_one_process[rows,",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[2 class blocks x 2 row blocks]",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[classes, 3 processes]",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[classes, 2 processes]",
+    "tests/test_distributed.py::test_split_fits_equal_one_process[rows, 2 processes]",
     "tests/test_distributed.py::test_two_processes_validate_and_stop_as_one",
     "tests/test_uncertainty.py::test_the_deep_gp_classifier_splits_its_uncertainty_too[False]",
 ))
