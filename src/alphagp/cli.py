@@ -325,7 +325,8 @@ def _describe(clf) -> str:
     if hasattr(clf, "n_layers"):
         return f"a {clf.n_layers}-layer {type(clf).__name__} (alpha-divergence EP)"
     if hasattr(clf, "method_"):
-        return "GPClassifier(" + ", ".join(f"{k}={v!r}" for k, v in clf._settings().items()) + ")"
+        from .estimators.fit_plan import fitted_settings
+        return "GPClassifier(" + ", ".join(f"{k}={v!r}" for k, v in fitted_settings(clf).items()) + ")"
     return f"GPClassifier(method={clf.method!r})"
 
 

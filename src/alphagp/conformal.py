@@ -45,6 +45,23 @@ def threshold(scores: np.ndarray, level: float) -> float:
     return math.inf if rank > n else float(np.partition(np.asarray(scores, dtype=np.float64), rank - 1)[rank - 1])
 
 
+def calibration(estimator, conditional: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """A fitted classifier's calibration for its ``predict_set``: the scores ``conformity_scores_``
+    ``[n]`` and, with ``conditional="class"``, the rows' classes ``conformity_classes_`` (else
+    ``None``); a one-line ``ValueError`` where they are missing or ``conditional`` is neither."""
+    if conditional not in (None, "class"):
+        raise ValueError(f"conditional must be None (marginal coverage) or 'class' (per class), got {conditional!r}")
+    scores = getattr(estimator, "conformity_scores_", None)
+    if scores is None:
+        raise ValueError("predict_set needs calibration rows: call conformalize(X_cal, y_cal) with rows the fit "
+                         "did not see (or fit with early_stopping=True, whose held-out rows serve)")
+    classes = getattr(estimator, "conformity_classes_", None) if conditional else None
+    if conditional and classes is None:
+        raise ValueError("conditional='class' needs the calibration rows' classes, which this model does not "
+                         "hold (written before they were kept): call conformalize(X_cal, y_cal) again")
+    return scores, classes
+
+
 def prediction_sets(proba: np.ndarray, scores: np.ndarray, level: float, classes: np.ndarray | None = None) -> np.ndarray:
     """``[N, C]`` booleans: class k is in row i's set when 1 - ``proba[i, k]`` is at most the
     calibration ``scores``' threshold for ``level``; with the calibration rows' class indices

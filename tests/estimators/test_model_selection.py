@@ -182,8 +182,8 @@ def test_the_choice_survives_model_files_and_checkpoints(quick_portfolio, tmp_pa
     whole = GPClassifier(**params).fit(X, y)
     whole.save(tmp_path / "m.agp")
     loaded = GPClassifier.load(tmp_path / "m.agp")
-    assert (loaded.candidate_, loaded.selection_scheme_, loaded._settings()) == \
-        (whole.candidate_, whole.selection_scheme_, whole._settings())
+    assert (loaded.candidate_, loaded.selection_scheme_, loaded.fit_plan_) == \
+        (whole.candidate_, whole.selection_scheme_, whole.fit_plan_)
     assert loaded.cv_results_["candidate"] == whole.cv_results_["candidate"]
     np.testing.assert_array_equal(loaded.cv_results_["mean_test_nll"], whole.cv_results_["mean_test_nll"])
     np.testing.assert_array_equal(loaded.predict_proba(X[:30]), whole.predict_proba(X[:30]))

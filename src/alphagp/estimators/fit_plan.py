@@ -90,6 +90,16 @@ def can_hold_out(y, stratify: bool) -> bool:
     return bool(counts[counts > 0].min() >= 2)
 
 
+#: the plan's decisions that a fitted GPClassifier shows as ``<name>_`` attributes, in the order the
+#: command line names them
+SETTINGS = ("method", "n_inducing", "batch_size", "inducing_init", "early_stopping")
+
+
+def fitted_settings(est) -> dict:
+    """The settings a fitted GPClassifier used (``"auto"`` resolved): its attributes of :data:`SETTINGS`."""
+    return {name: getattr(est, name + "_") for name in SETTINGS}
+
+
 def default_learning_rate(optimizer: str) -> float:
     """The initial rate of ``optimizer`` when the user gives none."""
     return DEFAULT_ADAM_LEARNING_RATE if optimizer == "adam" else DEFAULT_BATCH_LEARNING_RATE

@@ -11,7 +11,7 @@ from sklearn.base import ClassifierMixin, _fit_context, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..conformal import conformity_scores, prediction_sets
+from ..conformal import calibration, conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
 from ..kernel_start import KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
@@ -35,9 +35,6 @@ def _streams(est) -> bool:
 
 #: the attributes of ``method="auto"``'s selection (a refit keeps none of an earlier one)
 _SELECTION_ATTRIBUTES = ("cv_results_", "candidate_", "selection_scheme_")
-#: the plan's decisions that the fitted estimator shows as ``<name>_`` attributes, in the order the
-#: progress output and the command line name them
-SETTINGS = ("method", "n_inducing", "batch_size", "inducing_init", "early_stopping")
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
 
@@ -385,14 +382,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``n_features`` features with labels ``y`` would pass half of this machine's memory
         (``method="auto"``: its first candidate for those rows), before the rows are read whole (the
         command line asks it of a sparse LIBSVM file before making it dense)."""
-        classes, y_idx = encode_labels(np.asarray(y))
-        params = self.get_params()
-        if self.method == "auto":
-            _, own = model_selection.candidates_for(self, n_rows)[0]
-            params.update(own)
-        params["early_stopping"] = False                   # the held-out share does not change the size
-        plan = plan_fit(params, y_idx, device=str(self._device()), alpha=None if self.alpha == "auto" else self.alpha)
-        sparse_model.check_model_size(plan, n_rows, n_features, len(classes))
+        sparse_model.check_fit_size(self, n_rows, n_features, y)
 
     def _apply_plan(self, plan: FitPlan) -> None:
         """The fitted attributes that record the plan's decisions (``fit_plan_`` itself among them)."""
@@ -461,10 +451,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if self.method == "auto" or method_spec(self.method).cls.CAPABILITIES.sample_weight:
             return None         # the portfolio's candidates all take weights (model_selection leaves out any that not)
         return ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight)
-
-    def _settings(self) -> dict:
-        """The settings the fit used (``"auto"`` resolved): the fitted attributes of :data:`SETTINGS`."""
-        return {name: getattr(self, name + "_") for name in SETTINGS}
 
     def _set_diagnostics(self) -> None:
         self.diagnostics_ = self.model_.diagnostics()
@@ -558,16 +544,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``ValueError`` when there are no calibration rows, or no classes of them for
         ``conditional="class"`` (a file written before they were kept)."""
         check_is_fitted(self, "model_")
-        if conditional not in (None, "class"):
-            raise ValueError(f"conditional must be None (marginal coverage) or 'class' (per class), got {conditional!r}")
-        scores = getattr(self, "conformity_scores_", None)
-        if scores is None:
-            raise ValueError("predict_set needs calibration rows: call conformalize(X_cal, y_cal) with rows the fit "
-                             "did not see (or fit with early_stopping=True, whose held-out rows serve)")
-        classes = getattr(self, "conformity_classes_", None) if conditional else None
-        if conditional and classes is None:
-            raise ValueError("conditional='class' needs the calibration rows' classes, which this model does not "
-                             "hold (written before they were kept): call conformalize(X_cal, y_cal) again")
+        scores, classes = calibration(self, conditional)
         return prediction_sets(self._proba(self._validate(X)), scores, confidence_level, classes)
 
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ from ..constraints import InvalidParameterError
 from ..inducing import init_inducing_points
 from ..kernel_start import BUDGET_SHARE, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
-from ..labels import classes_from_plain, classes_to_plain, plain
+from ..labels import classes_from_plain, classes_to_plain, encode_labels, plain
 from ..methods import METHODS, build_method, check_method_params, method_config
 from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from .fit_plan import DTYPES, FitPlan
@@ -124,6 +124,21 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
                             "fewer features" if d > 100 * max(n, 1) else
                             "use fewer features, mini-batches (batch_size), fewer inducing points, or "
                             "shared_hyperparameters=True"))
+
+
+def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
+    """:func:`check_model_size` for a fit of ``est``'s parameters (``method="auto"``: its first
+    candidate for ``n_rows``) on ``n_rows`` rows of ``n_features`` features with labels ``y``,
+    before the rows are read whole."""
+    from . import model_selection
+    from .fit_plan import plan_fit
+    classes, y_idx = encode_labels(np.asarray(y))
+    params = est.get_params()
+    if est.method == "auto":
+        params.update(model_selection.candidates_for(est, n_rows)[0][1])
+    params["early_stopping"] = False                   # the held-out share does not change the size
+    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=None if est.alpha == "auto" else est.alpha)
+    check_model_size(plan, n_rows, n_features, len(classes))
 
 
 def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
