@@ -321,11 +321,11 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     return FitPlan(**_training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
                                early_stopping=early, device=device, max_time=max_time),
                    method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=params["epsilon"],
-                   method_params=FrozenDict(params["method_params"] or {}), optimize_inducing=learn,
+                   method_params=dict(params["method_params"] or {}), optimize_inducing=learn,
                    n_inducing=n_inducing,
                    inducing_init="random" if params["inducing_init"] == "auto" else params["inducing_init"],
                    shared_hyperparameters=bool(params["shared_hyperparameters"]),
-                   kernel_params=FrozenDict(plain(kernel_params)),
+                   kernel_params=plain(kernel_params),
                    optimize_hyperparameters=bool(params["optimize_hyperparameters"]), kernel_init=kernel_init,
                    n_data_grows=stream and n_rows is None)
 
