@@ -47,9 +47,14 @@ def mixture(noise: float, seed: int, n: int = 500):
     g = np.random.default_rng(seed)
     y = g.integers(0, 3, n)
     X = CENTRES[y] + math.sqrt(noise) * g.standard_normal((n, 2))
+    return X, y, bayes_posterior(X, noise)
+
+
+def bayes_posterior(X: np.ndarray, noise: float) -> np.ndarray:
+    """The mixture's p(y | x) ``[n, 3]`` at points ``X`` ``[n, 2]`` (classes equally likely)."""
     log_dens = np.stack([multivariate_normal(c, noise * np.eye(2)).logpdf(X) for c in CENTRES], 1)
     posterior = np.exp(log_dens - log_dens.max(1, keepdims=True))
-    return X, y, posterior / posterior.sum(1, keepdims=True)
+    return posterior / posterior.sum(1, keepdims=True)
 
 
 def main() -> None:
