@@ -1082,6 +1082,115 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
               f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {_most_clamped(rows)} | {', '.join(commits)} |")
 
 
+RANK_ALPHAS = (0.001, 0.5, 1.0)
+#: the deep-GP paper's Figs. 6-8: task -> (figure, error metric, its table, the log-likelihood's table)
+RANK_FIGURES = {"regression": ("Fig. 6", "rmse", "C.8_regression_rmse", "C.7_regression_test_loglik"),
+                "binary": ("Fig. 7", "error", "C.10_binary_test_error", "C.9_binary_test_loglik"),
+                "multiclass": ("Fig. 8", "error", "C.12_multiclass_test_error", "C.11_multiclass_test_loglik")}
+
+
+def _ranks(values: list[float]) -> np.ndarray:
+    """Rank 1 for the smallest value, ties sharing their mean rank."""
+    from scipy.stats import rankdata
+    return rankdata(values)
+
+
+def dgp_rank_cells(*results: str) -> dict:
+    """The cells of the deep-GP paper's Figs. 6-8 from the files ``results`` (default dgp_uci and
+    dgp_uci_paper): ``(task, file, iterations, L) -> {"error": [[rank per alpha]], "nll": [...],
+    "cells": [(set, split)]}``, one ranking of the alphas of :data:`RANK_ALPHAS` per (set, split)
+    fitted at all of them with the whole budget (a repeated fit: the file's last row)."""
+    out = {}
+    for name in results or ("dgp_uci", "dgp_uci_paper"):
+        fits = {}
+        for r in load(name):
+            if r["alpha"] in RANK_ALPHAS and ran_whole_budget(r):
+                fits[r["task"], r["iterations"], r["layers"], r["dataset"], r["split"], r["alpha"]] = r
+        groups = defaultdict(dict)
+        for (task, iterations, layers, dataset, split, alpha), r in fits.items():
+            groups[task, iterations, layers, dataset, split][alpha] = r
+        for (task, iterations, layers, dataset, split), by_alpha in sorted(groups.items()):
+            if len(by_alpha) < len(RANK_ALPHAS):
+                continue
+            rows = [by_alpha[a] for a in RANK_ALPHAS]
+            cell = out.setdefault((task, name, iterations, layers), {"error": [], "nll": [], "cells": []})
+            cell["error"].append(_ranks([r[RANK_FIGURES[task][1]] for r in rows]))
+            cell["nll"].append(_ranks([-r["test_loglik"] for r in rows]))
+            cell["cells"].append((dataset, split))
+    return out
+
+
+def dgp_paper_ranks(task: str, layers: int, datasets) -> dict:
+    """The ranks of :data:`RANK_ALPHAS` in the paper's Tables C.7-C.12 means (not per split: the
+    tables give no splits) on those of ``datasets`` (paper names) whose row at depth ``layers`` was
+    transcribed without ambiguity, per metric (``"error"``, ``"nll"``): ``(sets, mean ranks)``,
+    or ``(0, None)``."""
+    paper = deep_gp_paper()
+    _, _, error_key, loglik_key = RANK_FIGURES[task]
+    columns = [0 if a < 0.05 else round(a * 10) for a in RANK_ALPHAS]
+    out = {}
+    for metric, key, sign in (("error", error_key, 1.0), ("nll", loglik_key, -1.0)):
+        ranks = []
+        for name in datasets:
+            row = paper[key].get(f"L={layers}", {}).get(name)
+            if row and not row.get("ambiguous"):
+                ranks.append(_ranks([sign * row["mean"][c] for c in columns]))
+        out[metric] = (len(ranks), np.mean(ranks, axis=0) if ranks else None)
+    return out
+
+
+def dgp_ranks_table(*results: str) -> None:
+    """The deep-GP paper's Figs. 6-8 as numbers: for each task, results file, budget and depth, the
+    average rank of alpha = 0.001, 0.5 and 1 (1 the best of the three) over the (set, split) cells
+    fitted at all three, in RMSE or error and in NLL, with the number of cells; beside it the ranks
+    the paper's tables' means give on the same sets (the paper's figures average per-split ranks
+    over 20 splits and all eleven alphas, which its tables do not hold)."""
+    cells = dgp_rank_cells(*results)
+    print("| figure | task | results file | iterations | L | cells (sets x splits) | RMSE / error rank "
+          "(alpha 0.001 / 0.5 / 1) | NLL rank | paper tables' means: error rank (sets) | NLL rank (sets) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+    def ranks(values) -> str:
+        return " / ".join(f"{v:.2f}" for v in np.mean(values, axis=0))
+
+    def paper_cell(sets: int, mean) -> str:
+        return f"{ranks([mean])} ({sets})" if sets else "- (0)"
+
+    for (task, name, iterations, layers), cell in sorted(cells.items()):
+        sets = sorted({d for d, _ in cell["cells"]})
+        paper = dgp_paper_ranks(task, layers, sorted({r["paper_name"] for r in load(name) if r["dataset"] in sets}))
+        described = ", ".join(f"{d} {sum(c[0] == d for c in cell['cells'])}" for d in sets)
+        print(f"| {RANK_FIGURES[task][0]} | {task} | {name} | {iterations} | {layers} | {len(cell['cells'])} "
+              f"({described}) | {ranks(cell['error'])} | {ranks(cell['nll'])} | {paper_cell(*paper['error'])} "
+              f"| {paper_cell(*paper['nll'])} |")
+
+
+def dgp_ranks_figure(*results: str) -> None:
+    """The deep-GP paper's Figs. 6-8 drawn as the paper draws them: the average rank of each alpha,
+    one line per (depth, budget), RMSE / error on the left and NLL on the right, one row per task,
+    from :func:`dgp_rank_cells`; written to results/dgp_ranks.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cells = dgp_rank_cells(*results)
+    tasks = [t for t in RANK_FIGURES if any(key[0] == t for key in cells)]
+    fig, axes = plt.subplots(len(tasks), 2, figsize=(8, 2.8 * len(tasks)), squeeze=False)
+    for row, task in zip(axes, tasks):
+        for ax, metric, label in zip(row, ("error", "nll"), (RANK_FIGURES[task][1].upper(), "NLL")):
+            for (t, name, iterations, layers), cell in sorted(cells.items()):
+                if t == task:
+                    ax.plot(RANK_ALPHAS, np.mean(cell[metric], axis=0), "o-",
+                            label=f"L = {layers}, {iterations} it. ({len(cell['cells'])} cells)")
+            ax.set_title(f"{RANK_FIGURES[task][0]} ({task}): {label}", fontsize=9)
+            ax.set_xlabel("alpha")
+            ax.set_ylabel("average rank")
+            ax.set_ylim(0.8, 3.2)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "dgp_ranks.png", dpi=110)
+    plt.close(fig)
+
+
 def dgp_alpha_sweep_table(dataset: str = "wine_quality_red", split: str = "0", layers: str = "2",
                           *results: str) -> None:
     """Every alpha fitted on one set, split and depth (the deep-GP paper's Tables C.7/C.8 run along
@@ -1686,7 +1795,7 @@ REPORTS = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks
            "threads": threads_table, "exact": exact_posterior_table, "likelihoods": likelihoods_table,
            "augwine": augmentation_wine_table, "auginducing": augmented_inducing_table,
            "dgpsynth": dgp_synthetic_table, "dgpuci": dgp_uci_table, "authorsdgp": authors_dgp_table,
-           "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpdepth": dgp_depth_table, "dgpgpytorch": dgp_gpytorch_table,
+           "winered": winered_duplicates_table, "dgpalphas": dgp_alpha_sweep_table, "dgpranks": dgp_ranks_table, "dgpranksfig": dgp_ranks_figure, "dgpdepth": dgp_depth_table, "dgpgpytorch": dgp_gpytorch_table,
            "dgpmnist": dgp_mnist_table, "dgpmnistcurve": dgp_mnist_curve_report, "dgpmnistscreen": dgp_mnist_screen_report,
            "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
            "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
