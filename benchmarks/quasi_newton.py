@@ -12,6 +12,11 @@ those held out), ``method="pep"`` (alpha = 0.5, the portfolio's batch candidate)
   ``--inner-sweeps`` sweeps, then the energy and its gradient are taken with the sites held
   (GPML's scheme; at a fixed point of EP the energy is stationary in the sites).
 
+``--method`` and ``--alpha`` pick another batch method (the alpha paper trains PEP, APEP, ARPEP and
+RPAPEP with L-BFGS): for a method without sites (APEP, ARPEP, RPAPEP fit q by gradients) the
+inner sweeps find the energy unchanged at once, so L-BFGS runs on the objective itself, and the
+library's scheme is that method's batch optimiser (rows record it as ``optimizer``).
+
 Every ``--record-every`` steps a row records the energy per row (log Z_q / N, re-converged at the
 current hyper-parameters so the two schemes are compared at their fixed points), the validation
 NLL and the seconds (recording not counted).
@@ -65,7 +70,7 @@ def run(dataset: str, scheme: str, args) -> None:
     X_fit, X_val, y_fit, y_val = standardised(dataset)
     X, y = torch.as_tensor(X_fit, dtype=torch.float64), torch.as_tensor(y_fit)
     idx, n = torch.arange(len(y_fit)), len(y_fit)
-    clf = GPClassifier(method="pep", standardize=False, random_state=0, n_jobs=args.threads,
+    clf = GPClassifier(method=args.method, alpha=args.alpha, standardize=False, random_state=0, n_jobs=args.threads,
                        max_iter=1 if scheme == "lbfgs" else args.iterations)
 
     def record(step: int, evaluations: int, seconds: float) -> None:
@@ -76,7 +81,9 @@ def run(dataset: str, scheme: str, args) -> None:
             value = float(energy(method, X, y, idx)) / n
         nll = negative_log_likelihood(clf.predict_proba(X_val), y_val)
         method.load_state_dict(state)
-        append_row(args.output, base_row("quasi-newton", dataset=dataset, scheme=scheme, step=step,
+        append_row(args.output, base_row("quasi-newton", dataset=dataset, scheme=scheme, method=args.method,
+                                         alpha=float(method.alpha), optimizer=clf.fit_plan_.optimizer,
+                                         threads=args.threads, step=step,
                                          evaluations=evaluations, seconds=seconds, energy_per_row=value,
                                          validation_nll=nll, n_fit=n, n_validation=len(y_val)))
         print(f"{dataset:12s} {scheme:13s} step {step:5d} {seconds:8.1f} s  energy/N {value:.5f}  "
@@ -114,7 +121,9 @@ def main() -> None:
     parser = benchmark_parser(__doc__, threads=1, output="quasi_newton.jsonl")
     parser.add_argument("--datasets", nargs="+", default=["glass", "wine", "sonar", "ionosphere", "vehicle", "digits"])
     parser.add_argument("--schemes", nargs="+", choices=("sign-adaptive", "lbfgs"), default=["sign-adaptive", "lbfgs"])
-    parser.add_argument("--iterations", type=int, default=1000, help="sign-adaptive iterations")
+    parser.add_argument("--method", default="pep", help="a batch method of the registry (default pep)")
+    parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--iterations", type=int, default=1000, help="iterations of the library's scheme")
     parser.add_argument("--record-every", type=int, default=50, help="sign-adaptive iterations between rows")
     parser.add_argument("--lbfgs-steps", type=int, default=30, help="L-BFGS outer steps (each a line search)")
     parser.add_argument("--inner-tol", type=float, default=1e-6)
