@@ -6,6 +6,8 @@ benchmarks/results/*.jsonl; ``report.py`` runs them:
     python benchmarks/report.py vigap          # EP paper Fig. 7 / thesis Fig. 6.4 (airline.jsonl, VI)
     python benchmarks/report.py vigapfig       # ... its figure, results/vi_objective_gap.png
     python benchmarks/report.py likmaps        # logistic-softmax paper Fig. 8 (likelihood_maps.jsonl)
+    python benchmarks/report.py airlineends    # how the Airline curves end (airline.jsonl)
+    python benchmarks/report.py satalphafirst  # alpha paper Fig. 3, the first evaluation (satellite_alpha_time.jsonl)
 
 The table functions only print (they can be printed blocks of BENCHMARKS.md); the ``...fig``
 functions write the pictures.
@@ -161,5 +163,54 @@ def likelihood_maps_table(results: str = "likelihood_maps") -> None:
           f"{100 * next(r['share_above_0_99'] for r in rows if not r['method']):.1f} %).")
 
 
+def airline_end_table(results: str = "airline") -> None:
+    """How the Airline curves end (three classes): per run, the test NLL at the last two
+    evaluations and its change per 100 training seconds between them (negative: still falling);
+    then the count falling and rising and the extremes."""
+    rows = [r for r in read_rows(f"{results}.jsonl") if r.get("phase") == "final" and r.get("curve")
+            and r.get("labels", "papers") == "papers" and len(r["curve"]) > 1]
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| method | minutes | NLL at the last evaluation but one (s) | at the last (s) | change per 100 s |")
+    print("| --- | --- | --- | --- | --- |")
+    slopes = {}
+    for r in rows:
+        before, last = r["curve"][-2], r["curve"][-1]
+        slope = 100 * (last["test_nll"] - before["test_nll"]) / (last["train_seconds"] - before["train_seconds"])
+        slopes[f"{r['method']} ({r['minutes']:g} min)"] = slope
+        print(f"| {r['method']} | {r['minutes']:g} | {before['test_nll']:.4f} ({before['train_seconds']:.0f}) "
+              f"| {last['test_nll']:.4f} ({last['train_seconds']:.0f}) | {slope:+.4f} |")
+    falling = {k: v for k, v in slopes.items() if v < 0}
+    rising = {k: v for k, v in slopes.items() if v > 0}
+    print(f"\nFalling at the end: {len(falling)} of {len(slopes)} runs, by at most {-min(slopes.values()):.4f} per "
+          f"100 s ({min(slopes, key=slopes.get)}); rising: {len(rising)} ({', '.join(rising) or 'none'}), by at most "
+          f"{max(max(slopes.values()), 0):.4f} per 100 s.")
+
+
+def satellite_first_table(part: str = "all", results: str = "satellite_alpha_time") -> None:
+    """The alpha paper's Fig. 3, the curves' first evaluation (iteration 5): the test NLL averaged
+    over the splits per method, alpha and M (``part="all"``), and its range over alpha >= 0.3 per
+    method group (both parts; ``part="ranges"`` prints only these)."""
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    first = defaultdict(list)
+    for r in rows:
+        first[r["method"], r["alpha"], r["M"]].append(r["curve"][0])
+    if part == "all":
+        print("| method | alpha | M | splits | first evaluation: iteration | seconds | test NLL |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for (method, alpha, M), points in sorted(first.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[0][2])):
+            print(f"| {method} | {'-' if alpha is None else format(alpha, 'g')} | {M} | {len(points)} "
+                  f"| {points[0]['iteration']} | {np.mean([p['train_seconds'] for p in points]):.2f} "
+                  f"| {np.mean([p['test_nll'] for p in points]):.3f} |")
+        print()
+    for M in sorted({k[2] for k in first}):
+        for label, methods in (("PEP", {"PEP"}), ("APEP, ARPEP, RPAPEP", {"APEP", "ARPEP", "RPAPEP"})):
+            values = [np.mean([p["test_nll"] for p in pts]) for (m, a, MM), pts in first.items()
+                      if m in methods and MM == M and a is not None and a >= 0.3]
+            if values:
+                print(f"M = {M}, {label}, alpha >= 0.3: first-evaluation NLL {min(values):.2f} to {max(values):.2f}")
+
+
 REPORTS = {"ephyper": ep_hyper_table, "ephyperfig": ep_hyper_figure, "vigap": vi_gap_table,
-           "vigapfig": vi_gap_figure, "likmaps": likelihood_maps_table}
+           "vigapfig": vi_gap_figure, "likmaps": likelihood_maps_table, "airlineends": airline_end_table,
+           "satalphafirst": satellite_first_table}
