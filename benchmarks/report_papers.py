@@ -15,6 +15,7 @@ functions write the pictures.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -25,9 +26,17 @@ from common import RESULTS, read_rows
 EP_REACHED = 0.01
 
 
+def _threads(row: dict) -> str:
+    """The row's thread count: its ``threads`` field, or the torch threads its ``machine`` names."""
+    if "threads" in row:
+        return str(row["threads"])
+    found = re.search(r"(\d+) threads", row.get("machine", ""))
+    return found.group(1) if found else "not recorded"
+
+
 def _provenance(rows: list[dict]) -> str:
     commits = sorted({f"{r['commit']} ({r['dirty']})" for r in rows})
-    threads = sorted({str(r.get("threads", "not recorded")) for r in rows})
+    threads = sorted({_threads(r) for r in rows})
     return f"{len(rows)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(threads)}"
 
 
