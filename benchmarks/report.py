@@ -1112,7 +1112,7 @@ def _ranks(values: list[float]) -> np.ndarray:
 def dgp_rank_cells(*results: str) -> dict:
     """The cells of the deep-GP paper's Figs. 6-8 from the files ``results`` (default dgp_uci and
     dgp_uci_paper): ``(task, file, iterations, L) -> {"error": [[rank per alpha]], "nll": [...],
-    "cells": [(set, split)]}``, one ranking of the alphas of :data:`RANK_ALPHAS` per (set, split)
+    "cells": [(set, split)], "rows": [the rows ranked]}``, one ranking of the alphas of :data:`RANK_ALPHAS` per (set, split)
     fitted at all of them with the whole budget (a repeated fit: the file's last row)."""
     out = {}
     for name in results or ("dgp_uci", "dgp_uci_paper"):
@@ -1127,7 +1127,8 @@ def dgp_rank_cells(*results: str) -> dict:
             if len(by_alpha) < len(RANK_ALPHAS):
                 continue
             rows = [by_alpha[a] for a in RANK_ALPHAS]
-            cell = out.setdefault((task, name, iterations, layers), {"error": [], "nll": [], "cells": []})
+            cell = out.setdefault((task, name, iterations, layers), {"error": [], "nll": [], "cells": [], "rows": []})
+            cell["rows"].extend(rows)
             cell["error"].append(_ranks([r[RANK_FIGURES[task][1]] for r in rows]))
             cell["nll"].append(_ranks([-r["test_loglik"] for r in rows]))
             cell["cells"].append((dataset, split))
@@ -1160,6 +1161,9 @@ def dgp_ranks_table(*results: str) -> None:
     the paper's tables' means give on the same sets (the paper's figures average per-split ranks
     over 20 splits and all eleven alphas, which its tables do not hold)."""
     cells = dgp_rank_cells(*results)
+    used = [r for cell in cells.values() for r in cell["rows"]]
+    commits = sorted({f"{r['commit']} ({r['dirty']})" for r in used})
+    print(f"<!-- {len(used)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(sorted({_threads(r) for r in used}))} -->")
     print("| figure | task | results file | iterations | L | cells (sets x splits) | RMSE / error rank "
           "(alpha 0.001 / 0.5 / 1) | NLL rank | paper tables' means: error rank (sets) | NLL rank (sets) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
