@@ -413,10 +413,10 @@ def mean_curve(rows: list[dict]) -> list[dict]:
             for i in range(n)]
 
 
-def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str) -> dict:
-    """Split-averaged test NLL against training time, one line per value of ``line`` and one
-    panel per value of ``panel``, saved to benchmarks/results/<png>; prints the final values and
-    returns the mean curves by (panel value, line value)."""
+def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str, metric: str = "test_nll") -> dict:
+    """Split-averaged ``metric`` (test NLL, or ``"test_error"``) against training time, one line
+    per value of ``line`` and one panel per value of ``panel``, saved to benchmarks/results/<png>;
+    prints the final values and returns the mean curves by (panel value, line value)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -436,11 +436,12 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str)
     for ax, p in zip(axes.flat, panels):
         for name in sorted({k[1] for k in curves if k[0] == p}):
             curve = curves[(p, name)]
-            ax.plot([c["train_seconds"] for c in curve], [c["test_nll"] for c in curve], label=str(name))
+            ax.plot([c["train_seconds"] for c in curve], [c[metric] for c in curve], label=str(name))
             last = curve[-1]
             print(f"| {p} | {name} | {len(groups[(p, name)])} | {last['iteration']} | {last['train_seconds']:.1f} "
                   f"| {last['test_nll']:.3f} | {last['test_error']:.3f} |")
-        ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL", title=f"{title}, {panel} = {p}")
+        ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL" if metric == "test_nll" else "test error",
+               title=f"{title}, {panel} = {p}")
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(RESULTS / png, dpi=110)
@@ -478,6 +479,12 @@ def method_gap_table(results: str = "satellite_alpha_time", method: str = "RPAPE
         print(f"| {a:g} | {m} | {mine:.4f} | {theirs:.4f} | {mine - theirs:+.4f} |")
     print(f"\n{method} minus {other}: from {min(gaps):+.4f} to {max(gaps):+.4f} over {len(gaps)} (alpha, M); "
           f"within 0.004 on {sum(abs(g) <= 0.004 for g in gaps)} of them")
+
+
+def satellite_error_figure(results: str = "satellite_time") -> None:
+    """EP paper Figure 6: the runs of Figure 4, test error against training time
+    (results/satellite_time_error.png)."""
+    curves_report(load(results), "method", "M", "satellite_time_error.png", "Satellite", metric="test_error")
 
 
 def satellite_time_figure(results: str = "satellite_time") -> None:
@@ -1805,7 +1812,7 @@ def levers_study(results: str = "defaults_levers") -> None:
 
 #: the reports by name: ``python report.py NAME ARGS...`` calls ``REPORTS[NAME](*ARGS)``
 REPORTS = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
-           "sattime": satellite_time_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
+           "sattime": satellite_time_figure, "sattimeerror": satellite_error_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
            "mnistmethods": mnist_methods_figure, "mnistalpha": mnist_alpha_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
            "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
            "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
