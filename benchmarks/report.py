@@ -449,16 +449,23 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str,
     return curves
 
 
-def satellite_alpha_figure(results: str = "satellite_alpha_time") -> None:
+def satellite_alpha_figure(results: str = "satellite_alpha_time", metric: str = "test_nll") -> None:
     """Alpha paper Figure 3: test NLL against training time on Satellite, one panel per method and
-    M, one line per alpha, VI (the alpha -> 0 limit's own method) in every panel (split-averaged)."""
+    M, one line per alpha, VI (the alpha -> 0 limit's own method) in every panel (split-averaged);
+    ``metric="test_error"``: Figure D.9, the test error of the same runs."""
     rows = load(results)
     vi = [r for r in rows if r["method"] == "VI"]
     panelled = [{**r, "panel": f"{r['method']}, M={r['M']}", "alpha_line": f"alpha={r['alpha']:g}"}
                 for r in rows if r["method"] != "VI"]
     panelled += [{**r, "panel": f"{m}, M={r['M']}", "alpha_line": "VI"}
                  for r in vi for m in sorted({q["method"] for q in rows if q["method"] != "VI"})]
-    curves_report(panelled, "alpha_line", "panel", "satellite_alpha_time.png", "Satellite")
+    png = "satellite_alpha_time.png" if metric == "test_nll" else "satellite_alpha_time_error.png"
+    curves_report(panelled, "alpha_line", "panel", png, "Satellite", metric=metric)
+
+
+def satellite_alpha_error_figure(results: str = "satellite_alpha_time") -> None:
+    """Alpha paper Figure D.9: :func:`satellite_alpha_figure` in test error."""
+    satellite_alpha_figure(results, "test_error")
 
 
 def method_gap_table(results: str = "satellite_alpha_time", method: str = "RPAPEP", other: str = "ARPEP") -> None:
@@ -1812,7 +1819,7 @@ def levers_study(results: str = "defaults_levers") -> None:
 
 #: the reports by name: ``python report.py NAME ARGS...`` calls ``REPORTS[NAME](*ARGS)``
 REPORTS = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks, "alphafig": alpha_figure, "select": selection_table,
-           "sattime": satellite_time_figure, "sattimeerror": satellite_error_figure, "satalpha": satellite_alpha_figure, "gpflow": vi_vs_gpflow_table,
+           "sattime": satellite_time_figure, "sattimeerror": satellite_error_figure, "satalpha": satellite_alpha_figure, "satalphaerror": satellite_alpha_error_figure, "gpflow": vi_vs_gpflow_table,
            "mnistmethods": mnist_methods_figure, "mnistalpha": mnist_alpha_figure, "mnistsites": mnist_sites_table, "distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "placement": placement_tables, "baselines": baselines_tables, "ucicompare": uci_comparison, "mnist": mnist_table, "speed": speed_table,
            "memory": memory_table, "lr": learning_rate_table, "ttn": time_to_nll_table,
            "fittime": fit_time_table, "sattiming": satellite_timing_table, "mnistval": mnist_validated_table,
