@@ -2,7 +2,8 @@
 benchmarks/results/*.jsonl; ``report.py`` runs them:
 
     python benchmarks/report.py ephyper        # EP paper Fig. 1 / thesis Fig. 5.1 (ep_hyper_updates.jsonl)
-    python benchmarks/report.py ephyperfig     # ... its figure, results/ep_hyper_updates.png
+    python benchmarks/report.py ephyperfig     # ... its figure, results/ep_hyper_updates_vehicle.png
+    python benchmarks/report.py ephypercols    # thesis Tables 6.2 / 6.3: the EP-outer column (ep_hyper_updates.jsonl)
     python benchmarks/report.py vigap          # EP paper Fig. 7 / thesis Fig. 6.4 (airline.jsonl, VI)
     python benchmarks/report.py vigapfig       # ... its figure, results/vi_objective_gap.png
     python benchmarks/report.py likmaps        # logistic-softmax paper Fig. 8 (likelihood_maps.jsonl)
@@ -44,12 +45,12 @@ def _first_reaching(curve: list[dict], target: float) -> dict | None:
     return next((c for c in curve if c["log_zq"] >= target), None)
 
 
-def ep_hyper_table(results: str = "ep_hyper_updates") -> None:
+def ep_hyper_table(dataset: str = "vehicle", results: str = "ep_hyper_updates") -> None:
     """Per split and schedule (inner: sites and hyper-parameters together; outer: EP to convergence
     before each update): the updates, EP sweeps and seconds, log Z_q / N at the end, the seconds
     to come within :data:`EP_REACHED` of the split's best final log Z_q / N, and the test error and
     NLL after the last update; then one line comparing the schedules."""
-    rows = read_rows(f"{results}.jsonl")
+    rows = [r for r in read_rows(f"{results}.jsonl") if r["dataset"] == dataset]
     print(f"<!-- {_provenance(rows)} -->")
     print(f"| data set | split | schedule | M | updates | EP sweeps | seconds | log Z_q / N at the end "
           f"| seconds to within {EP_REACHED} of the best | test error | test NLL |")
@@ -58,14 +59,14 @@ def ep_hyper_table(results: str = "ep_hyper_updates") -> None:
     for r in rows:
         by_split[r["dataset"], r["split"]][r["schedule"]] = r       # a repeated run: the last row
     faster, reached = [], 0
-    for (dataset, split), runs in sorted(by_split.items()):
+    for (name, split), runs in sorted(by_split.items()):
         best = max(r["curve"][-1]["log_zq"] for r in runs.values())
         times = {}
         for schedule, r in sorted(runs.items()):
             hit = _first_reaching(r["curve"], best - EP_REACHED)
             times[schedule] = hit["seconds"] if hit else None
             end = r["curve"][-1]
-            print(f"| {dataset} | {split} | {schedule} | {r['M']} | {r['updates']} | {end['sweeps']} "
+            print(f"| {name} | {split} | {schedule} | {r['M']} | {r['updates']} | {end['sweeps']} "
                   f"| {end['seconds']:.1f} | {end['log_zq']:.4f} "
                   f"| {'not reached' if hit is None else format(hit['seconds'], '.1f')} "
                   f"| {r['error']:.3f} | {r['nll']:.4f} |")
@@ -77,25 +78,60 @@ def ep_hyper_table(results: str = "ep_hyper_updates") -> None:
               f"splits; outer took {min(faster):.1f} to {max(faster):.1f} times inner's seconds to get there.")
 
 
-def ep_hyper_figure(results: str = "ep_hyper_updates") -> None:
+def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
+    """The thesis's Tables 6.2 / 6.3 EP-outer column beside EP (inner) at M = 20 %: per data set,
+    test error and NLL (mean ± s.e. over the splits) and seconds per fit for each schedule; then
+    the count of sets where outer's NLL is the lower."""
+    rows = read_rows(f"{results}.jsonl")
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| data set | splits | EP (inner): test error | test NLL | seconds | EP-outer: test error | test NLL | seconds |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    runs = defaultdict(dict)
+    for r in rows:
+        runs[r["dataset"], r["schedule"]][r["split"]] = r            # a repeated run: the last row
+    lower, sets = 0, 0
+    for dataset in sorted({d for d, _ in runs}):
+        inner, outer = runs.get((dataset, "inner"), {}), runs.get((dataset, "outer"), {})
+        splits = sorted(set(inner) & set(outer))
+        if not splits:
+            continue
+        cells = []
+        for own in (inner, outer):
+            picked = [own[k] for k in splits]
+            cells.append(f"{_mean_se([r['error'] for r in picked])} | {_mean_se([r['nll'] for r in picked])} "
+                         f"| {np.mean([r['curve'][-1]['seconds'] for r in picked]):.1f}")
+        sets += 1
+        lower += int(np.mean([outer[k]["nll"] for k in splits]) < np.mean([inner[k]["nll"] for k in splits]))
+        print(f"| {dataset} | {len(splits)} | {cells[0]} | {cells[1]} |")
+    print(f"\nEP-outer's mean test NLL is the lower on {lower} of {sets} sets.")
+
+
+def _mean_se(values) -> str:
+    v = np.asarray(values, dtype=float)
+    return f"{v.mean():.3f}" if len(v) < 2 else f"{v.mean():.3f} ± {v.std(ddof=1) / np.sqrt(len(v)):.3f}"
+
+
+def ep_hyper_figure(dataset: str = "vehicle", results: str = "ep_hyper_updates") -> None:
     """log Z_q / N against training seconds, a line per schedule and split, as the EP paper's
-    Fig. 1 draws it; written to results/ep_hyper_updates.png."""
+    Fig. 1 draws it; written to results/ep_hyper_updates_<dataset>.png."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 4))
     colours = {"inner": "C0", "outer": "C3"}
     for r in read_rows(f"{results}.jsonl"):
+        if r["dataset"] != dataset:
+            continue
         curve = r["curve"]
         ax.plot([c["seconds"] for c in curve], [c["log_zq"] for c in curve], color=colours[r["schedule"]],
                 alpha=0.8, label=f"EP-{r['schedule']}" if r["split"] == 0 else None)
     ax.set_xscale("log")
     ax.set_xlabel("training seconds (one thread)")
     ax.set_ylabel("log Z_q / N")
-    ax.set_title("Vehicle, M = N / 5, 250 hyper-parameter updates (a line per split)", fontsize=9)
+    ax.set_title(f"{dataset}, M = N / 5, 250 hyper-parameter updates (a line per split)", fontsize=9)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(RESULTS / "ep_hyper_updates.png", dpi=110)
+    fig.savefig(RESULTS / f"ep_hyper_updates_{dataset}.png", dpi=110)
     plt.close(fig)
 
 
@@ -220,6 +256,6 @@ def satellite_first_table(part: str = "all", results: str = "satellite_alpha_tim
                 print(f"M = {M}, {label}, alpha >= 0.3: first-evaluation NLL {min(values):.2f} to {max(values):.2f}")
 
 
-REPORTS = {"ephyper": ep_hyper_table, "ephyperfig": ep_hyper_figure, "vigap": vi_gap_table,
+REPORTS = {"ephyper": ep_hyper_table, "ephyperfig": ep_hyper_figure, "ephypercols": ep_hyper_columns, "vigap": vi_gap_table,
            "vigapfig": vi_gap_figure, "likmaps": likelihood_maps_table, "airlineends": airline_end_table,
            "satalphafirst": satellite_first_table}
