@@ -5,6 +5,10 @@ files, kept between markers that name the report and its arguments::
     ...what `python report.py levers defaults_levers` prints...
     <!-- end of printed block -->
 
+A block may hold one table of what the report prints: ``<!-- printed by: report.py fittime table
+2 -->`` keeps the second markdown table of its output (the tables of a report that prints
+several often sit in different places of the text).
+
 ``python benchmarks/printed.py`` rewrites every marked block from the rows;
 ``python benchmarks/printed.py --check`` rewrites nothing and exits 1 naming the blocks whose
 text differs from what the rows print now (``tests/project/test_printed_blocks.py`` runs it), so
@@ -26,8 +30,23 @@ _BLOCK = re.compile(r"(<!-- printed by: report\.py (?P<args>[^>]*?) -->\n)(?P<bo
                     re.DOTALL)
 
 
+def tables(text: str) -> list[str]:
+    """The markdown tables of ``text`` (runs of lines that start with ``|``), in order."""
+    found, current = [], []
+    for line in [*text.split("\n"), ""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            found.append("\n".join(current))
+            current = []
+    return found
+
+
 def render(args: list[str]) -> str:
-    """What ``python report.py ARGS`` prints (trailing space removed), run in this process."""
+    """What ``python report.py ARGS`` prints (trailing space removed), run in this process; with
+    ``ARGS`` ending in ``table K``, the K-th markdown table of it (from 1)."""
+    if len(args) > 2 and args[-2] == "table":
+        return tables(render(args[:-2]))[int(args[-1]) - 1]
     sys.path.insert(0, str(HERE))
     try:
         import report
