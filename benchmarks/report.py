@@ -908,11 +908,12 @@ def augmentation_wine_table(results: str = "augmentation_wine") -> None:
               f"| {mean_se([r['train_seconds'] for r in rs])} |")
 
 
-def augmented_inducing_table(inducing_set: str = "every", part: str = "all", results: str = "augmented_inducing") -> None:
+def augmented_inducing_table(inducing_set: str = "every", part: str = "all", epochs: str = "every",
+                             results: str = "augmented_inducing") -> None:
     """Figure 6 of the logistic-softmax paper: Shuttle, NLL and training time against M, shared or not.
     ``inducing_set`` (``per-setting``, ``one``, or every row) picks the rows: with ``one`` both
     settings had the same inducing set, so only the kernels differ. ``part="summary"`` prints only
-    the line that compares the settings."""
+    the line that compares the settings; ``epochs`` keeps the rows of one budget."""
     if part == "all":
         print("| commit (dirty) | threads | M | hyper-parameters | inducing sets | epochs | test error (%) | test NLL "
               "| training seconds |")
@@ -920,7 +921,7 @@ def augmented_inducing_table(inducing_set: str = "every", part: str = "all", res
     pairs = defaultdict(dict)
     for r in load(results):
         kept = r.get("inducing_set", "per-setting")
-        if inducing_set not in ("every", kept):
+        if inducing_set not in ("every", kept) or epochs not in ("every", str(r["epochs"])):
             continue
         sets = "one" if kept == "one" or r["shared"] else "one per class"
         if part == "all":
