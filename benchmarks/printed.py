@@ -12,8 +12,8 @@ several often sit in different places of the text).
 ``python benchmarks/printed.py`` rewrites every marked block from the rows;
 ``python benchmarks/printed.py --check`` rewrites nothing and exits 1 naming the blocks whose
 text differs from what the rows print now (``tests/project/test_printed_blocks.py`` runs it), so
-a table, count or range written by hand, or left behind by new rows, is caught. Only reports that
-write no files are marked.
+a table, count or range written by hand, or left behind by new rows, is caught. A report that
+also draws a figure is run with saving turned off: a block takes the printed text only.
 """
 
 from __future__ import annotations
@@ -53,9 +53,29 @@ def render(args: list[str]) -> str:
     finally:
         sys.path.remove(str(HERE))
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), _figures_not_saved():
         report.REPORTS[args[0]](*args[1:])
     return out.getvalue().strip("\n")
+
+
+def _not_saved(*_args, **_kwargs) -> None:
+    """``Figure.savefig`` while a block is rendered."""
+
+
+@contextlib.contextmanager
+def _figures_not_saved():
+    """matplotlib's ``savefig`` does nothing inside (and its figures are closed after)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    saved = Figure.savefig
+    Figure.savefig = _not_saved
+    try:
+        yield
+    finally:
+        Figure.savefig = saved
+        plt.close("all")
 
 
 def blocks(text: str) -> list[tuple[str, str, str]]:
