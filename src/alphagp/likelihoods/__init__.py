@@ -10,6 +10,7 @@ from __future__ import annotations
 from .base import CategoricalLikelihood, Likelihood
 from .gaussian import GaussianLikelihood
 from .heaviside import HeavisideLikelihood
+from .ordinal import OrdinalLikelihood
 from .probit import ProbitLikelihood
 from .robust_max import DEFAULT_EPSILON, RobustMaxLikelihood
 from .softmax import LogisticSoftmaxLikelihood, MonteCarloLikelihood, SoftmaxLikelihood
@@ -21,6 +22,7 @@ LIKELIHOODS: dict[str, type[Likelihood]] = {
     "softmax": SoftmaxLikelihood,
     "logistic_softmax": LogisticSoftmaxLikelihood,
     "probit": ProbitLikelihood,
+    "ordinal": OrdinalLikelihood,
     "gaussian": GaussianLikelihood,
 }
 
@@ -34,5 +36,5 @@ def likelihood_class(name: str) -> type[Likelihood]:
 
 
 __all__ = ["DEFAULT_EPSILON", "LIKELIHOODS", "CategoricalLikelihood", "GaussianLikelihood", "HeavisideLikelihood",
-           "Likelihood", "LogisticSoftmaxLikelihood", "MonteCarloLikelihood", "ProbitLikelihood",
+           "Likelihood", "LogisticSoftmaxLikelihood", "MonteCarloLikelihood", "OrdinalLikelihood", "ProbitLikelihood",
            "RobustMaxLikelihood", "SoftmaxLikelihood", "likelihood_class"]
