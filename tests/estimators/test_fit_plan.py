@@ -77,12 +77,14 @@ def test_the_registry_answers_which_arguments_a_method_takes_as_building_it_does
     import torch
 
     from alphagp.kernels import ARDKernel
-    from alphagp.methods import build_method, takes
+    from alphagp.methods import build_method, n_latent, takes
     for given in ({"alpha": 0.5}, {"alpha": 1.0}, {"alpha": "auto"}, {"epsilon": 0.01}, {"damping": 0.3},
                   {"alpha": 0.5, "epsilon": 0.01}):
         built = {**given, "alpha": 0.5} if given.get("alpha") == "auto" else given
         try:
-            build_method(name, torch.zeros(2, 1, 1, dtype=torch.float64), ARDKernel(2, 1), n_data=1, **built)
+            G = n_latent(name, 2)
+            build_method(name, torch.zeros(G, 1, 1, dtype=torch.float64), ARDKernel(G, 1), n_data=1, n_classes=2,
+                         **built)
             ok = True
         except ValueError:
             ok = False

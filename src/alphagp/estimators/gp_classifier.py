@@ -15,7 +15,7 @@ from ..conformal import calibration, conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
 from ..kernel_start import KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import METHODS, method_bullets, method_spec
+from ..methods import METHODS, method_bullets, method_spec, n_latent
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
@@ -398,7 +398,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             self.kernel_start_ = start if start is not None else sparse_model.kernel_start(plan, Xs, y, C, weight)
             if self.verbose and start is None:
                 print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
-        return sparse_model.build_model(plan, X, Xs, C, rng, sparse_model.user_inducing_points(self, X.shape[1], C),
+        return sparse_model.build_model(plan, X, Xs, C, rng,
+                                        sparse_model.user_inducing_points(self, X.shape[1], n_latent(plan.method, C)),
                                         self.kernel_start_)
 
     def _finish_fit(self, Xs, y, validation) -> None:
@@ -610,7 +611,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def _model_problems(self) -> list[str]:
         C, M = self.model_.n_classes, int(self.model_.inducing_points.shape[1])
         plan = self.fit_plan_
-        return ([] if C == len(self.classes_) else [f"{len(self.classes_)} classes over a model of {C}"]) + (
+        latent = n_latent(self.method_, len(self.classes_))
+        wrong = f"{len(self.classes_)} classes over a model of {C} latent functions, not {latent}"
+        return ([] if C == latent else [wrong]) + (
             [] if plan.n_inducing == M else [f"a plan of {plan.n_inducing} inducing points over a model of {M}"])
 
     def _restore(self, content: dict) -> None:

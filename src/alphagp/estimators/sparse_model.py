@@ -16,7 +16,7 @@ from ..inducing import init_inducing_points
 from ..kernel_start import BUDGET_SHARE, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, encode_labels, plain
-from ..methods import METHODS, build_method, check_method_params, method_config
+from ..methods import METHODS, build_method, check_method_params, method_config, n_latent
 from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from .fit_plan import DTYPES, FitPlan
 
@@ -80,15 +80,15 @@ def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
 
 
 def user_inducing_points(est, n_features: int, n_classes: int) -> np.ndarray | None:
-    """``est.inducing_points`` checked and standardised, ``[C or 1, M, D]``, or ``None`` where the
-    rows give them (``inducing_init``)."""
+    """``est.inducing_points`` checked and standardised, ``[G or 1, M, D]`` for the ``n_classes``
+    = G latent functions of the method, or ``None`` where the rows give them (``inducing_init``)."""
     if est.inducing_points is None:
         return None
     C, d = n_classes, n_features
     Z = np.asarray(est.inducing_points, dtype=np.float64)
     if Z.ndim == 2:
         Z = Z[None] if est.shared_hyperparameters else np.broadcast_to(Z, (C, *Z.shape))
-    if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 and not est.shared_hyperparameters):
+    if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 < C and not est.shared_hyperparameters):
         raise ValueError(f"inducing_points must have shape [M, {d}] or [{C}, M, {d}], got {Z.shape}")
     if not np.all(np.isfinite(Z)):
         raise ValueError("inducing_points contain NaN or inf")
@@ -157,26 +157,36 @@ def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: n
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
                 start: KernelStart | None = None):
-    """The model of ``plan``: a kernel, the inducing inputs (``inducing_points``, standardised
-    ``[C or 1, M, D]``, or ``plan.n_inducing`` chosen from the standardised rows ``Xs`` by
-    ``plan.inducing_init``) and the registered method (its alpha, damping, epsilon and own
-    arguments, N = ``plan.n_data``), on the plan's device. ``X``: the unstandardised rows (for
-    the warning about an unstandardised kernel scale). The kernel starts from ``start``'s
-    lengthscales (:func:`kernel_start`), where the user gave none."""
+    """The model of ``plan``: a kernel for the method's latent functions (one per class, or the
+    likelihood's fixed count: :func:`~alphagp.methods.n_latent`), the inducing inputs
+    (``inducing_points``, standardised ``[G, M, D]``, or ``plan.n_inducing`` chosen from the
+    standardised rows ``Xs`` by ``plan.inducing_init``) and the registered method (its alpha,
+    damping, epsilon and own arguments, N = ``plan.n_data``), on the plan's device. ``X``: the
+    unstandardised rows (for the warning about an unstandardised kernel scale). The kernel starts
+    from ``start``'s lengthscales (:func:`kernel_start`), where the user gave none; a likelihood
+    with parameters of its own (the ordinal cut points) learns them with the kernel."""
     dtype = DTYPES[plan.dtype]
+    latent = n_latent(plan.method, n_classes)
     Z = inducing_points
     if Z is None:
-        Z = init_inducing_points(Xs, n_classes, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
+        Z = init_inducing_points(Xs, latent, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
     initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
-    kernel = ARDKernel(n_classes, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,
+    kernel = ARDKernel(latent, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,
                        **{k: np.asarray(v, dtype=np.float64) for k, v in initial.items()})
     if not plan.standardize:
         _warn_if_far_from_kernel_scale(X, kernel)
     kernel.requires_grad_(plan.optimize_hyperparameters)
     model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
-                         epsilon=plan.epsilon, damping=plan.damping, **plan.method_params)
+                         epsilon=plan.epsilon, damping=plan.damping, n_classes=n_classes, **plan.method_params)
+    for parameter in likelihood_parameters(model):
+        parameter.requires_grad_(plan.optimize_hyperparameters)
     model.inducing_points.requires_grad_(plan.optimize_inducing)
     return model.to(torch.device(plan.device))
+
+
+def likelihood_parameters(model) -> list:
+    """The parameters of ``model``'s likelihood (the ordinal cut points; none for the others)."""
+    return [p for name, p in model.named_parameters() if name.startswith("likelihood.")]
 
 
 # ---------------------------------------------------------------------- the model file
@@ -239,6 +249,7 @@ def model_from_file(est, content: dict):
     est.classes_ = classes_from_plain(content["classes"])
     state, method = content["state"], content["method"]
     Z = state["inducing_points"]
-    kernel = ARDKernel(len(est.classes_), Z.shape[2], shared=bool(est.shared_hyperparameters), dtype=Z.dtype)
+    kernel = ARDKernel(n_latent(method["name"], len(est.classes_)), Z.shape[2], shared=bool(est.shared_hyperparameters),
+                       dtype=Z.dtype)
     return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                        **method["config"]), state
+                        n_classes=len(est.classes_), **method["config"]), state

@@ -35,9 +35,6 @@ from ..constraints import Interval
 from ..numerics import gauss_hermite, log1mexp, log_ndtr
 from .base import CategoricalLikelihood
 
-#: the spacing of the starting cut points is at least this (a grade no training row has)
-MIN_START_GAP = 0.05
-
 
 def log_diff_ndtr(low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
     """log(Phi(high) - Phi(low)) for ``low < high``, elementwise; ``low`` may be -inf (then it is
@@ -74,8 +71,8 @@ class OrdinalLikelihood(CategoricalLikelihood, nn.Module):
         K >= 2, the number of grades (the estimator passes its count of classes).
     cut_points
         K - 1 increasing starting cut points; default: those that make the grades equally likely
-        under f ~ N(0, 2) (the prior at amplitude 1 plus the probit's noise), until
-        :meth:`start_from_targets` moves them to the training grades' frequencies.
+        under f ~ N(0, 2) (the prior at amplitude 1 plus the probit's noise). They are learnt
+        from there, in a fit and in a stream alike.
     n_quadrature
         Gauss-Hermite points for alpha != 1 and for the expected log-likelihood.
     """
@@ -103,17 +100,6 @@ class OrdinalLikelihood(CategoricalLikelihood, nn.Module):
     def config(self) -> dict:
         return {"n_classes": self.n_classes, "cut_points": self.cut_points().detach().cpu().tolist(),
                 "n_quadrature": self.n_quadrature}
-
-    @torch.no_grad()
-    def start_from_targets(self, y: np.ndarray, weight: np.ndarray | None = None, scale: float = 2.0) -> None:
-        """Cut points at which N(0, ``scale``) gives each grade its (weighted) share of the training
-        grades ``y`` ``[N]``, gaps of at least :data:`MIN_START_GAP`."""
-        counts = np.bincount(np.asarray(y, dtype=np.int64), weights=weight, minlength=self.n_classes)
-        cumulative = np.cumsum(counts)[:-1] / counts.sum()
-        b = np.sqrt(scale) * ndtri(np.clip(cumulative, 1e-3, 1 - 1e-3))
-        b = b[0] + np.concatenate(([0.0], np.cumsum(np.maximum(np.diff(b), MIN_START_GAP))))
-        self.first_cut.copy_(torch.as_tensor(b[:1], dtype=self.first_cut.dtype))
-        self.log_gaps.copy_(torch.as_tensor(np.log(np.diff(b)), dtype=self.log_gaps.dtype))
 
     def _bounds(self, y: torch.Tensor, dtype, device) -> tuple[torch.Tensor, torch.Tensor]:
         """``(b_{y-1}, b_y)`` ``[N]`` each, with -inf and +inf at the ends."""

@@ -77,6 +77,13 @@ METHODS: dict[str, MethodSpec] = {
     "vi_logistic_softmax": MethodSpec(SparseVI, "sparse VI, logistic-softmax likelihood without augmentation, "
                                       "Monte Carlo expectations (logistic-softmax paper 5.2)", "logistic_softmax",
                                       _MONTE_CARLO),
+    "ordinal_ep": MethodSpec(PowerEP, "EP for ordered classes: one latent function, probit ordinal likelihood with "
+                             "learnt cut points (Chu & Ghahramani 2005), one factor per point", "ordinal",
+                             ("n_quadrature",), fixed={"alpha": 1.0}),
+    "ordinal_pep": MethodSpec(PowerEP, "power EP for ordered classes, probit ordinal likelihood", "ordinal",
+                              ("n_quadrature",), defaults={"alpha": 0.5}),
+    "ordinal_vi": MethodSpec(SparseVI, "sparse VI for ordered classes, probit ordinal likelihood", "ordinal",
+                             ("n_quadrature",)),
     "augmented": MethodSpec(AugmentedVI, "logistic-softmax likelihood, conjugate augmentation, closed-form "
                             "stochastic VI (Galy-Fajou et al. 2019, Alg. 1; class_batch_size: Alg. 2)",
                             "logistic_softmax", ("n_predictive_samples", "seed")),
@@ -234,8 +241,12 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     values against the given ones.
     """
     spec = method_spec(name)
+    n_classes = config.pop("n_classes", None)
     config = _checked_config(name, {k: v for k, v in config.items() if v is not None})
-    likelihood = likelihood_class(spec.likelihood)(**{k: config[k] for k in spec.likelihood_args if k in config})
+    likelihood_cls = likelihood_class(spec.likelihood)
+    context = {"n_classes": n_classes} if n_classes is not None and "n_classes" in _signature_defaults(likelihood_cls) \
+        else {}
+    likelihood = likelihood_cls(**context, **{k: config[k] for k in spec.likelihood_args if k in config})
     accepted = constructor_parameters(spec.cls)
     config = {k: v for k, v in {**spec.defaults, **config, **spec.fixed}.items() if k in accepted}
     return spec.cls(inducing_points, kernel, likelihood, **config)
@@ -281,6 +292,12 @@ def takes(name: str, **arguments) -> bool:
     return True
 
 
+def n_latent(name: str, n_classes: int) -> int:
+    """The latent functions method ``name`` models ``n_classes`` classes with: its likelihood's
+    fixed count (one for the ordinal likelihood), else one per class."""
+    return likelihood_class(method_spec(name).likelihood).N_LATENT or n_classes
+
+
 def method_config(name: str, model: nn.Module) -> dict:
     """The arguments that rebuild ``model`` (built as method ``name``) with :func:`build_method`:
     the method's ``config()`` and the likelihood arguments the registry lets through."""
@@ -317,6 +334,7 @@ __all__ = [
     "method_parameters",
     "method_spec",
     "method_table",
+    "n_latent",
     "resolve_alpha",
     "takes",
 ]

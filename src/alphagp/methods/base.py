@@ -183,7 +183,10 @@ class SparseGPMethod(WeightedRows, nn.Module):
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()
         C = kernel.n_latent
-        if C < 2:
+        if likelihood.N_LATENT is not None and C != likelihood.N_LATENT:
+            raise ValueError(f"the {type(likelihood).__name__} needs {likelihood.N_LATENT} latent function(s), "
+                             f"the kernel has {C}")
+        if likelihood.N_LATENT is None and C < 2:
             raise ValueError("multi-class GP classification needs at least 2 latent functions")
         if inducing_points.shape[0] not in (1, C) or inducing_points.dim() != 3:
             raise ValueError(f"inducing_points must have shape [{C}, M, D] or [1, M, D] (one set shared by all "

@@ -36,7 +36,7 @@ import torch
 
 from ..estimators import GPClassifier
 from ..kernels import ARDKernel
-from ..methods import METHODS, build_method, constructor_parameters, method_parameters, method_spec
+from ..methods import METHODS, build_method, constructor_parameters, method_parameters, method_spec, n_latent
 
 #: a Python program (``python -c``) that saves the models of files argv[2] and argv[3] to the path
 #: argv[1] in turn, forever: the writer of the concurrent-load checks (a test and benchmarks/edges.py)
@@ -75,8 +75,8 @@ CAPABILITIES_BEFORE_BUILD = ("mini_batches", "damping", "inducing_on_mini_batche
 
 def _built_at_defaults(name: str):
     """Method ``name`` built at its default arguments on a two-class, one-feature problem."""
-    Z = torch.zeros(2, 3, 1, dtype=torch.float64)
-    return build_method(name, Z, ARDKernel(2, 1), n_data=10)
+    G = n_latent(name, 2)
+    return build_method(name, torch.zeros(G, 3, 1, dtype=torch.float64), ARDKernel(G, 1), n_data=10, n_classes=2)
 
 
 def methods_with(capability: str) -> list[str]:
@@ -197,7 +197,9 @@ def check_refused_arguments(name: str) -> None:
     likelihood argument the registry lets through reaches the likelihood."""
     spec = method_spec(name)
     for key, value in (("alpha", 0.5), ("epsilon", 0.01), ("damping", 0.7)):
-        build = partial(build_method, name, torch.zeros(3, 4, 2, dtype=torch.float64), ARDKernel(3, 2), n_data=10)
+        G = n_latent(name, 3)
+        build = partial(build_method, name, torch.zeros(G, 4, 2, dtype=torch.float64), ARDKernel(G, 2), n_data=10,
+                        n_classes=3)
         if key in spec.likelihood_args:
             model = build(**{key: value})
             assert model.likelihood.config()[key] == value, f"{name}: {key}={value} did not reach the likelihood"
