@@ -4,11 +4,11 @@ The estimators are imported when first used (PEP 562), so that ``alphagp --versi
 work that needs no model do not import PyTorch and scikit-learn."""
 
 __version__ = "0.1.0"
-__all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "__version__"]
+__all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "GPOrdinalClassifier", "__version__"]
 
 
 def __getattr__(name: str):
-    if name in ("DeepGPClassifier", "DeepGPRegressor", "GPClassifier"):
+    if name in ("DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "GPOrdinalClassifier"):
         from . import estimators
         return getattr(estimators, name)
     raise AttributeError(f"module 'alphagp' has no attribute {name!r}")

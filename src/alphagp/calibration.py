@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .labels import encode_known_labels
+
 
 @dataclass
 class ReliabilityCurve:
@@ -61,4 +63,4 @@ def predicted_probabilities(estimator, X, y) -> tuple[np.ndarray, np.ndarray]:
     unseen = np.setdiff1d(np.unique(y), classes)
     if unseen.size:
         raise ValueError(f"labels {unseen.tolist()} are not among the classifier's classes {classes.tolist()}")
-    return np.asarray(estimator.predict_proba(X)), np.searchsorted(classes, y)
+    return np.asarray(estimator.predict_proba(X)), encode_known_labels(y, classes)

@@ -61,17 +61,49 @@ def encode_labels(y, chunk: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
 
 
 def encode_known_labels(y, classes: np.ndarray) -> np.ndarray:
-    """Class indices of ``y`` in the sorted ``classes``; raises ``ValueError`` naming labels not among them."""
-    y = np.asarray(y)
+    """Class indices of ``y`` in ``classes`` (sorted, or the grades of an ordinal classifier in their
+    order); raises ``ValueError`` naming labels not among them."""
+    y, classes = np.asarray(y), np.asarray(classes)
     unseen = np.setdiff1d(np.unique(y), classes)
     if unseen.size:
         raise ValueError(f"labels {unseen.tolist()} were not seen during fit; known classes are {classes.tolist()}")
-    return np.searchsorted(classes, y)
+    order = np.argsort(classes, kind="stable")
+    return order[np.searchsorted(classes[order], y)]
+
+
+def grade_order(y, grades=None) -> list:
+    """The order of the grades of labels ``y``: ``grades`` where given, else the categories of a
+    pandas ordered categorical ``y``, else the sorted distinct labels."""
+    if grades is not None:
+        return list(np.asarray(grades))
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "ordered", False):                     # pandas CategoricalDtype(ordered=True)
+        return list(np.asarray(dtype.categories))
+    return list(np.unique(np.asarray(y)))
+
+
+def encode_ordered_labels(y, grades) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, indices [N])`` of labels ``y`` whose order is ``grades`` (distinct labels, lowest
+    first): ``classes`` is ``grades`` as an array, and a label of ``y`` outside it is a
+    ``ValueError`` naming it."""
+    classes = np.asarray(grades)
+    if classes.ndim != 1 or len(classes) < 2:
+        raise ValueError(f"the grades must be a list of at least 2 labels, got {classes.tolist()}")
+    if len(np.unique(classes)) != len(classes):
+        raise ValueError(f"the grades must be distinct, got {classes.tolist()}")
+    y = np.asarray(y)
+    check_classification_targets(y)
+    unknown = np.setdiff1d(np.unique(y), classes)
+    if unknown.size:
+        raise ValueError(f"labels {unknown.tolist()} are not among the grades {classes.tolist()}")
+    return classes, encode_known_labels(y, classes)
 
 
 def classes_to_plain(classes: np.ndarray) -> dict:
-    """The class labels as JSON-ready values and their dtype (model files)."""
-    return {"values": classes.tolist(), "dtype": "object" if classes.dtype.kind == "O" else classes.dtype.str}
+    """The class labels as JSON-ready values and their dtype (model files); ``"ordered": true``
+    where they are not sorted (an ordinal classifier's grades, lowest first)."""
+    content = {"values": classes.tolist(), "dtype": "object" if classes.dtype.kind == "O" else classes.dtype.str}
+    return content if np.array_equal(np.unique(classes), classes) else {**content, "ordered": True}
 
 
 def classes_from_plain(content: dict) -> np.ndarray:
@@ -86,6 +118,9 @@ def classes_from_plain(content: dict) -> np.ndarray:
             dtype.kind in "biuf" and dtype.itemsize > 16):
         raise ValueError(f"the classes' dtype {content['dtype']!r} does not fit their values")
     classes = values.astype(dtype)
-    if len(classes) and not np.array_equal(np.unique(classes), classes):
-        raise ValueError(f"the classes must be sorted and distinct, as fitting stores them; got {classes.tolist()}")
+    if len(np.unique(classes)) != len(classes):
+        raise ValueError(f"the classes must be distinct; got {classes.tolist()}")
+    if not content.get("ordered", False) and not np.array_equal(np.unique(classes), classes):
+        raise ValueError(f"the classes must be sorted, as fitting stores them (grades in their order are marked "
+                         f"'ordered'); got {classes.tolist()}")
     return classes

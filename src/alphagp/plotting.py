@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .calibration import ReliabilityCurve
+from .labels import encode_known_labels
 
 DPI = 200
 
@@ -144,7 +145,7 @@ def plot_decision_regions(estimator, X, y, path=None, resolution: int = 200, mar
     plt = _pyplot(path)
     from matplotlib.colors import to_rgb
     classes = np.asarray(estimator.classes_)
-    y_index = np.searchsorted(classes, np.asarray(y))
+    y_index = encode_known_labels(np.asarray(y), classes)
     low, high = X.min(0), X.max(0)
     pad = margin * np.where(high > low, high - low, 1.0)
     g0, g1 = (np.linspace(low[j] - pad[j], high[j] + pad[j], resolution) for j in range(2))

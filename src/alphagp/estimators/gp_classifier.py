@@ -320,6 +320,15 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""
         return encode_known_labels(y, self.classes_)
 
+    def _fit_targets(self, y) -> tuple[np.ndarray, np.ndarray]:
+        """``(classes_, class indices [N])`` of the validated labels ``y`` of ``fit``: the sorted
+        labels (:class:`~alphagp.GPOrdinalClassifier`: the grades in their order)."""
+        return encode_labels(y)
+
+    def _stream_classes(self, classes) -> np.ndarray:
+        """``classes_`` of a stream from ``partial_fit``'s ``classes``: the sorted labels."""
+        return np.unique(np.asarray(classes))
+
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callbacks=None):
@@ -347,7 +356,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """
         X, y = self._validate(X, y, reset=True)
         X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
-        self.classes_, y_idx = encode_labels(y)
+        self.classes_, y_idx = self._fit_targets(y)
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")

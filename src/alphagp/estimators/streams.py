@@ -33,7 +33,7 @@ def start(est, X, y, classes, n_rows) -> None:
     plan of the stream (``method="auto"``: the portfolio's first candidate that streams, SEP),
     the standardisation and the model from the validated rows ``X`` ``[B, D]`` with labels ``y``
     ``[B]``; ``n_rows`` is the stream's N (``None``: the rows the calls bring, module docstring)."""
-    est.classes_ = np.unique(np.asarray(classes))
+    est.classes_ = est._stream_classes(classes)
     if len(est.classes_) < 2:
         raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {est.classes_.tolist()}")
     if est.alpha == "auto":
