@@ -426,3 +426,27 @@ def test_help_and_version_answer_without_importing_torch():
                 "assert 'torch' not in sys.modules, 'torch was imported'\n")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
         assert done.returncode == 0, (flags, done.stderr[-300:])
+
+
+def test_ordinal_fit_keeps_the_grades_order_and_refuses_grades_without_it(tmp_path, capsys):
+    """--ordinal fits a GPOrdinalClassifier; --grades orders text labels (alphabetical would put
+    'high' first); a grade that is not a number for a numeric target, or --grades without
+    --ordinal, is a one-line error."""
+    from alphagp import GPOrdinalClassifier
+    from alphagp.testing import contract_problem
+    X, y = contract_problem()
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    frame["target"] = np.array(["low", "mid", "high"])[y]
+    data, model = tmp_path / "grades.csv", tmp_path / "grades.safetensors"
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--grades", "low,mid,high",
+                 "--text-labels", "--max-iter", "20", "--quiet"]) == 0
+    loaded = GPOrdinalClassifier.load(model)
+    assert loaded.classes_.tolist() == ["low", "mid", "high"] and loaded.method_ == "ordinal_ep"
+    assert "GPOrdinalClassifier(" in capsys.readouterr().out
+    frame["target"] = y + 3
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--grades", "3,4,5"]) == 2
+    assert "add --ordinal" in capsys.readouterr().err
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--grades", "3,x,5"]) == 2
+    assert "must be numbers" in capsys.readouterr().err

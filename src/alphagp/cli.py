@@ -153,7 +153,7 @@ _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_pa
             "fixed_hyperparameters": ("optimize_hyperparameters", False),
             "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
             "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
-            "inducing_points": ("inducing_points", None)}
+            "inducing_points": ("inducing_points", None), "ordinal": ("ordinal", None), "grades": ("grades", None)}
 #: flag destination -> deep-GP parameter
 _DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples", "predict_samples": "n_predict_samples",
               "first_layer_kernel": "first_layer_kernel", "hidden_mean_scale": "hidden_mean_scale"}
@@ -222,6 +222,12 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="do not learn the inducing points (not with --layers)")
     g.add_argument("--no-standardize", action="store_true", default=None,
                    help="use the features as they are (not with --layers, which always standardises)")
+    g.add_argument("--ordinal", action="store_true", default=None,
+                   help="the classes are ordered grades: GPOrdinalClassifier, one latent function and learnt cut "
+                        "points (method ordinal_ep unless --method names another ordinal method)")
+    g.add_argument("--grades", type=_grades, default=None, metavar="G1,G2,...",
+                   help="with --ordinal, the grades in their order, lowest first (default: the sorted labels, "
+                        "numbers ascending and text alphabetical)")
     g.add_argument("--dtype", choices=["float64", "float32"], default=None,
                    help=f"floating-point type of the model {both('dtype')}")
     d = p.add_argument_group("deep GP (DeepGPClassifier / DeepGPRegressor)")
@@ -290,6 +296,27 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "(default: none; classifiers only)")
 
 
+def _grades(text: str) -> list[str]:
+    """``--grades``: comma-separated labels, lowest first (matched to the file's labels in
+    :func:`_grades_like`)."""
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) < 2 or any(not part for part in parts):
+        raise argparse.ArgumentTypeError(f"give at least two comma-separated grades, lowest first; got {text!r}")
+    return parts
+
+
+def _grades_like(grades: list[str], y) -> list:
+    """``--grades`` as the labels ``y`` of the file are: numbers where the target column is numeric
+    (a grade that is not a number is then a one-line error), else text."""
+    if not np.issubdtype(np.asarray(y).dtype, np.number):
+        return grades
+    try:
+        return [np.asarray(y).dtype.type(float(g)) for g in grades]
+    except ValueError:
+        raise ValueError(f"--grades {','.join(grades)}: the target column holds numbers, so the grades must be "
+                         "numbers (or read the labels as text with --text-labels)") from None
+
+
 def _make_estimator(args):
     """A :class:`GPClassifier`, or with ``--layers`` (``--regression``) a deep-GP classifier (regressor),
     with the flags that were given; the estimator supplies the rest of its defaults."""
@@ -318,6 +345,12 @@ def _make_estimator(args):
     for dest, (param, value) in _GP_ONLY.items():
         if given(dest):
             params[param] = getattr(args, dest) if value is None else value
+    ordinal = params.pop("ordinal", False)
+    if "grades" in params and not ordinal:
+        raise ValueError("--grades gives the order of ordered classes; add --ordinal")
+    if ordinal:
+        from . import GPOrdinalClassifier
+        return GPOrdinalClassifier(**params)
     return GPClassifier(**params)
 
 
@@ -326,8 +359,8 @@ def _describe(clf) -> str:
         return f"a {clf.n_layers}-layer {type(clf).__name__} (alpha-divergence EP)"
     if hasattr(clf, "method_"):
         from .estimators.fit_plan import fitted_settings
-        return "GPClassifier(" + ", ".join(f"{k}={v!r}" for k, v in fitted_settings(clf).items()) + ")"
-    return f"GPClassifier(method={clf.method!r})"
+        return f"{type(clf).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in fitted_settings(clf).items()) + ")"
+    return f"{type(clf).__name__}(method={clf.method!r})"
 
 
 def _print_selection(clf) -> None:
@@ -397,6 +430,8 @@ def cmd_fit(args) -> int:
         weight = _weight_column(X, args.weight_column, args.data, args.target)
     if args.class_weight is not None:
         clf.set_params(class_weight=_labelled_class_weight(args.class_weight, y))
+    if getattr(clf, "grades", None) is not None:
+        clf.set_params(grades=_grades_like(clf.grades, y))
     start = time.perf_counter()
     clf.fit(X, y, sample_weight=weight)
     clf.save(args.model)
@@ -450,8 +485,10 @@ def cmd_update(args) -> int:
 def _load_model(path):
     """The estimator stored in ``path``, of whichever kind it declares."""
     from . import DeepGPClassifier, DeepGPRegressor, GPClassifier, serialization
+    from .estimators import GPOrdinalClassifier
     from .estimators.gp_classifier import MODEL_KIND
-    kinds = {MODEL_KIND: GPClassifier, **{cls.MODEL_KIND: cls for cls in (DeepGPClassifier, DeepGPRegressor)}}
+    kinds = {MODEL_KIND: GPClassifier, **{cls.MODEL_KIND: cls for cls in (DeepGPClassifier, DeepGPRegressor,
+                                                                          GPOrdinalClassifier)}}
     content = serialization.read(path, tuple(kinds))       # one read: a file replaced meanwhile is never mixed
     return kinds[content["__kind__"]]._read(path, content)
 
