@@ -28,7 +28,9 @@ training rows for the models that need it (the GP estimators standardise themsel
 Metrics over the grades: test NLL (probabilities below 1e-15 are raised to it and the rows
 renormalised, for a grade a multi-class model never saw), mean absolute error in grade positions
 of each model's median grade (for the regression: its rounded mean), top-label ECE, and the
-training seconds. One JSON line per (set, split, model) to benchmarks/results/ordinal.jsonl.
+training seconds, and the counts of a reliability diagram over the grades (every grade's
+probability against whether the row has it). One JSON line per (set, split, model) to
+benchmarks/results/ordinal.jsonl.
 
     python benchmarks/ordinal.py --threads 1 --splits 0 1 2 --skip-done
 """
@@ -163,6 +165,18 @@ MODELS = {"GPOrdinalClassifier()": fit_ordinal, "GPClassifier()": fit_multiclass
           "GPflow SVGP, ordinal": fit_gpflow, "HistGradientBoosting": fit_hgb, "CatBoost": fit_catboost}
 
 
+def grade_reliability(proba: np.ndarray, g: np.ndarray, bins: int = 10) -> dict:
+    """Every grade's predicted probability against whether the row has that grade, pooled over the
+    rows and grades in ``bins`` equal bins of [0, 1]: the counts, the sums of the probabilities and
+    of the outcomes per bin (a reliability diagram over the grades, without keeping the rows)."""
+    p = proba.ravel()
+    hit = (np.arange(proba.shape[1])[None, :] == g[:, None]).ravel().astype(float)
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    return {"count": np.bincount(which, minlength=bins).tolist(),
+            "sum_p": np.bincount(which, p, minlength=bins).tolist(),
+            "sum_hit": np.bincount(which, hit, minlength=bins).tolist()}
+
+
 def median_grade(proba: np.ndarray) -> np.ndarray:
     return np.minimum((np.cumsum(proba, 1) < 0.5).sum(1), proba.shape[1] - 1)
 
@@ -193,7 +207,8 @@ def main() -> None:
                 mae = float(np.abs(guess - g_te).mean())
                 append_row(args.output, base_row("ordinal", dataset=name, split=split, model=model, n_grades=K,
                                                  n_train=len(g_tr), n_test=len(g_te), threads=args.threads,
-                                                 train_seconds=seconds, mae=mae, **metrics, **extra))
+                                                 train_seconds=seconds, mae=mae, **metrics,
+                                                 reliability=grade_reliability(proba, g_te), **extra))
                 print(f"{name:9s} split {split} {model:24s} NLL {metrics['nll']:.4f} MAE {mae:.3f} "
                       f"ECE {metrics['ece']:.3f} ({seconds:.1f} s)", flush=True)
 
