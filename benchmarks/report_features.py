@@ -10,6 +10,7 @@ remaining measurements (issue 44), from benchmarks/results/*.jsonl; ``report.py`
     python benchmarks/report.py mnist_default   # the default on MNIST in 30 minutes (mnist_default.jsonl)
     python benchmarks/report.py airline         # Airline delays: error and NLL against time, airline.png (airline.jsonl)
     python benchmarks/report.py active          # Waveform active learning, active_learning.png (active_learning.jsonl)
+    python benchmarks/report.py ordinal         # ordered classes beside their peers (ordinal.jsonl); ordinalfig draws ordinal.png
 """
 
 from __future__ import annotations
@@ -290,6 +291,90 @@ def active_learning_report(results: str = "active_learning") -> None:
     print("\nfigure: benchmarks/results/active_learning.png")
 
 
-REPORTS = {"active": active_learning_report, "activetable": active_learning_table, "airline": airline_report, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
+ORDINAL = "GPOrdinalClassifier()"
+
+
+def _ordinal_cells(results: str) -> tuple[list[dict], dict]:
+    """The rows of ``results`` and their metrics grouped by (set, model) (a repeated fit: the last row)."""
+    rows = read_rows(f"{results}.jsonl")
+    latest = {(r["dataset"], r["split"], r["model"]): r for r in rows}
+    cells = defaultdict(list)
+    for (dataset, _, model), r in latest.items():
+        cells[dataset, model].append(r)
+    return rows, cells
+
+
+def ordinal_table(results: str = "ordinal") -> None:
+    """Issue 62: per ordered set and model, test NLL over the grades, MAE of the median grade (the
+    regression: its rounded mean), ECE and training seconds, mean ± s.e. over the splits; then the
+    issue's aims counted over the sets."""
+    rows, cells = _ordinal_cells(results)
+    print(f"<!-- {_provenance(rows)} -->")
+    print("| set | model | splits | test NLL | MAE (grades) | ECE | seconds |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    sets = list(dict.fromkeys(r["dataset"] for r in rows))
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    mean = {}
+    for dataset in sets:
+        for model in models:
+            rs = cells.get((dataset, model))
+            if not rs:
+                continue
+            mean[dataset, model] = {k: float(np.mean([r[k] for r in rs])) for k in ("nll", "mae", "train_seconds")}
+            print(f"| {dataset} | {model} | {len(rs)} | {_mean_se([r['nll'] for r in rs])} | "
+                  f"{_mean_se([r['mae'] for r in rs])} | {_mean_se([r['ece'] for r in rs])} | "
+                  f"{_mean_se([r['train_seconds'] for r in rs])} |")
+    full = [d for d in sets if all((d, m) in mean for m in models)]
+    if not full or ORDINAL not in models:
+        return
+
+    def count(test) -> str:
+        won = [d for d in full if test(d)]
+        return f"{len(won)} of {len(full)}" + (f" ({', '.join(won)})" if won else "")
+
+    def lower(d, other, key="nll"):
+        return mean[d, ORDINAL][key] < mean[d, other][key]
+
+    print()
+    for other in ("GPClassifier()", "GPflow SVGP, ordinal"):
+        if other in models:
+            print(f"- test NLL of {ORDINAL} below {other}'s on {count(lambda d, o=other: lower(d, o))} sets")
+    print(f"- lowest test NLL of all {len(models)} models on {count(lambda d: all(lower(d, m) for m in models if m != ORDINAL))} sets")
+    if "GP regression, rounded" in models:
+        print(f"- MAE below the rounded GP regression's on "
+              f"{count(lambda d: lower(d, 'GP regression, rounded', 'mae'))} sets")
+    if "GPClassifier()" in models:
+        ratios = [mean[d, ORDINAL]["train_seconds"] / mean[d, "GPClassifier()"]["train_seconds"] for d in full]
+        print(f"- seconds over GPClassifier()'s: {', '.join(f'{d} {r:.2f}' for d, r in zip(full, ratios))}; "
+              f"at most the multi-class default's on {sum(r <= 1 for r in ratios)} of {len(full)} sets")
+
+
+def ordinal_figure(results: str = "ordinal") -> None:
+    """A reliability diagram over the grades per set (every grade's predicted probability against
+    the share of rows that have it, pooled over the splits), a line per model; results/ordinal.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows, cells = _ordinal_cells(results)
+    sets = list(dict.fromkeys(r["dataset"] for r in rows))
+    fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 4), squeeze=False)
+    for ax, dataset in zip(axes[0], sets):
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
+        for (d, model), rs in cells.items():
+            if d != dataset:
+                continue
+            count = np.sum([r["reliability"]["count"] for r in rs], 0)
+            keep = count > 0
+            p = np.sum([r["reliability"]["sum_p"] for r in rs], 0)[keep] / count[keep]
+            hit = np.sum([r["reliability"]["sum_hit"] for r in rs], 0)[keep] / count[keep]
+            ax.plot(p, hit, "o-", ms=3, label=model)
+        ax.set(title=dataset, xlabel="predicted probability of a grade", ylabel="share of rows with that grade")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "ordinal.png", dpi=110)
+    plt.close(fig)
+
+
+REPORTS = {"ordinal": ordinal_table, "ordinalfig": ordinal_figure, "active": active_learning_report, "activetable": active_learning_table, "airline": airline_report, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table,
            "ood": ood_report, "streaming": streaming_table, "quasi_newton": quasi_newton_table,
            "mnist_default": mnist_default_table}
