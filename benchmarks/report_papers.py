@@ -99,7 +99,7 @@ def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
     runs = defaultdict(dict)
     for r in rows:
         runs[r["dataset"], r["schedule"]][r["split"]] = r            # a repeated run: the last row
-    lower, sets = 0, 0
+    lower, sets, ratios, gaps, within = 0, 0, [], [], 0
     for dataset in sorted({d for d, _ in runs}):
         inner, outer = runs.get((dataset, "inner"), {}), runs.get((dataset, "outer"), {})
         splits = sorted(set(inner) & set(outer))
@@ -111,9 +111,19 @@ def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
             cells.append(f"{_mean_se([r['error'] for r in picked])} | {_mean_se([r['nll'] for r in picked])} "
                          f"| {np.mean([r['curve'][-1]['seconds'] for r in picked]):.1f}")
         sets += 1
-        lower += int(np.mean([outer[k]["nll"] for k in splits]) < np.mean([inner[k]["nll"] for k in splits]))
+        gap = np.mean([outer[k]["nll"] for k in splits]) - np.mean([inner[k]["nll"] for k in splits])
+        lower += int(gap < 0)
+        gaps.append(gap)
+        spread = max(np.std([own[k]["nll"] for k in splits], ddof=1) / np.sqrt(len(splits)) if len(splits) > 1
+                     else 0.0 for own in (inner, outer))
+        within += int(abs(gap) <= spread)
+        ratios.append(np.mean([outer[k]["curve"][-1]["seconds"] for k in splits])
+                      / np.mean([inner[k]["curve"][-1]["seconds"] for k in splits]))
         print(f"| {dataset} | {len(splits)} | {cells[0]} | {cells[1]} |")
-    print(f"\nEP-outer's mean test NLL is the lower on {lower} of {sets} sets.")
+    if sets:
+        print(f"\nEP-outer's mean test NLL is the lower on {lower} of {sets} sets; outer minus inner from "
+              f"{min(gaps):+.3f} to {max(gaps):+.3f}, within the larger standard error of the two on {within} of "
+              f"{sets}; outer's seconds {min(ratios):.1f} to {max(ratios):.1f} times inner's.")
 
 
 def _mean_se(values) -> str:
