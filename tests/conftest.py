@@ -31,6 +31,7 @@ SLOW = frozenset((
     "tests/estimators/test_estimator.py::test_early_stopped_fit_stays_finished_when_resumed",
     "tests/estimators/test_estimator.py::test_fit_stopped_by_a_callback_continues_from_its_checkpoint",
     "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[auto]",
+    "tests/estimators/test_ordinal.py::test_scikit_learn_check_estimator",
     "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[ep]",
     "tests/estimators/test_model_files.py::test_loading_while_another_process_saves_gives_one_whole_model",
     "tests/estimators/test_properties.py::test_random_small_problems_give_normalised_probabilities",

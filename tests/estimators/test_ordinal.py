@@ -171,3 +171,16 @@ def test_gpclassifier_fits_an_ordinal_method_on_sorted_labels():
     a = GPClassifier(method="ordinal_ep", n_inducing=8, max_iter=20, random_state=0).fit(X, y)
     b = GPOrdinalClassifier(n_inducing=8, max_iter=20, random_state=0).fit(X, y)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=0, atol=1e-12)
+
+
+def test_scikit_learn_check_estimator():
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from alphagp.estimators.base import EXPECTED_FAILED_CHECKS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failures = check_estimator(GPOrdinalClassifier(n_inducing=5, max_iter=5, random_state=0), on_fail=None,
+                                   expected_failed_checks=EXPECTED_FAILED_CHECKS)
+    assert [(r["check_name"], str(r["exception"])[:200]) for r in failures if r["status"] == "failed"] == []

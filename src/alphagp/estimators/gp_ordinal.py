@@ -67,7 +67,9 @@ class GPOrdinalClassifier(GPClassifier):
         ``grades`` for their order). ``sample_weight`` and ``callbacks`` as
         :meth:`GPClassifier.fit`."""
         self._check_method()
-        self._order = grade_order(y, self.grades)
+        self._order = None if y is None else grade_order(y, self.grades)      # None: fit's own error follows
+        if self._order is not None and len(self._order) < 2:
+            raise ValueError(f"GPOrdinalClassifier needs at least 2 classes in y; got only one class, {self._order}")
         try:
             return super().fit(X, y, sample_weight=sample_weight, callbacks=callbacks)
         finally:
