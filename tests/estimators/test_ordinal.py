@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 
 from alphagp import GPClassifier, GPOrdinalClassifier
@@ -184,3 +186,19 @@ def test_scikit_learn_check_estimator():
         failures = check_estimator(GPOrdinalClassifier(n_inducing=5, max_iter=5, random_state=0), on_fail=None,
                                    expected_failed_checks=EXPECTED_FAILED_CHECKS)
     assert [(r["check_name"], str(r["exception"])[:200]) for r in failures if r["status"] == "failed"] == []
+
+
+_NAMES = st.lists(st.text(alphabet="abcxyz", min_size=1, max_size=4), min_size=4, max_size=4, unique=True)
+
+
+@given(names=_NAMES)
+@settings(max_examples=8, deadline=None)
+def test_any_labels_in_a_given_order_fit_the_model_of_their_positions(names):
+    """Grades named by any distinct text, in any order given by ``grades``: the same fit as grade
+    positions 0..3 (the names' alphabetical order plays no part), and predictions among the names."""
+    X, y = _ordinal_problem(80)
+    by_position = GPOrdinalClassifier(n_inducing=6, max_iter=10, random_state=0).fit(X, y)
+    named = GPOrdinalClassifier(grades=names, n_inducing=6, max_iter=10, random_state=0).fit(X, np.array(names)[y])
+    assert named.classes_.tolist() == names
+    np.testing.assert_allclose(named.predict_proba(X), by_position.predict_proba(X), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(named.predict(X), np.array(names)[by_position.predict(X)])
