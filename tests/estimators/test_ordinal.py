@@ -202,3 +202,21 @@ def test_any_labels_in_a_given_order_fit_the_model_of_their_positions(names):
     assert named.classes_.tolist() == names
     np.testing.assert_allclose(named.predict_proba(X), by_position.predict_proba(X), rtol=0, atol=1e-12)
     np.testing.assert_array_equal(named.predict(X), np.array(names)[by_position.predict(X)])
+
+
+def test_a_stream_keeps_the_grades_in_the_order_its_classes_give():
+    """partial_fit's classes list the grades in their order (ordinal_vi streams); a later call with
+    the same grades in another order is refused, and the streamed model is the fit's first epoch
+    on the same batches (the stream contract of tests/estimators/test_partial_fit.py)."""
+    X, y = _ordinal_problem(120)
+    names = np.array(["poor", "fair", "good", "great"])
+    clf = GPOrdinalClassifier(method="ordinal_vi", batch_size=40, random_state=0)
+    for start in range(0, 120, 40):
+        clf.partial_fit(X[start:start + 40], names[y[start:start + 40]], classes=list(names))
+    assert clf.classes_.tolist() == list(names) and clf.n_iter_ == 3
+    by_position = GPOrdinalClassifier(method="ordinal_vi", batch_size=40, random_state=0)
+    for start in range(0, 120, 40):
+        by_position.partial_fit(X[start:start + 40], y[start:start + 40], classes=[0, 1, 2, 3])
+    np.testing.assert_allclose(clf.predict_proba(X), by_position.predict_proba(X), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="differ from the classes"):
+        clf.partial_fit(X[:10], names[y[:10]], classes=sorted(names))

@@ -448,12 +448,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError("the first call of partial_fit needs classes=, every label of the stream "
                              "(scikit-learn's convention)")
         X, y = self._validate(X, y, reset=start)
-        weight = streams.weights(self, sample_weight, X, y, np.unique(np.asarray(classes)) if start else self.classes_)
+        given = None if classes is None else self._stream_classes(classes)
+        weight = streams.weights(self, sample_weight, X, y, given if start else self.classes_)
         if start:
             streams.start(self, X, y, classes, n_rows)
-        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
-            raise ValueError(f"classes={np.unique(np.asarray(classes)).tolist()} differ from the classes the "
-                             f"stream started with, {self.classes_.tolist()}")
+        elif given is not None and not np.array_equal(given, self.classes_):
+            raise ValueError(f"classes={given.tolist()} differ from the classes the stream started with, "
+                             f"{self.classes_.tolist()}")
         streams.step(self, X, y, weight)
         return self
 
