@@ -58,3 +58,21 @@ python dgp_mnist.py --threads 2 --epochs 10 --alphas 0.5
 
 # Trust at the edges (issue 23): model files, the command line, augmented VI's start
 python edges.py --threads 1 --seconds 30 --flips 400 --splits 3
+
+# The papers' figures first drawn, and the papers' optimiser (issue 61)
+python ep_hyper_updates.py --threads 1 --splits 0 1 2
+python ep_hyper_updates.py --threads 1 --splits 0 1 2 --datasets glass new_thyroid svmguide2 vowel waveform_21 wine
+python likelihood_maps.py --threads 1 --plot likelihood_maps.png
+python airline.py --threads 1 --minutes 20 --methods vi --skip-done
+python augmented_inducing.py --threads 1 --epochs 10 --M 5 10 20 50 100 --inducing-set one
+python augmented_inducing.py --threads 1 --epochs 200 --M 20 --inducing-set one
+for m in arpep rpapep apep; do
+    python quasi_newton.py --threads 1 --datasets vehicle wine --method $m --alpha 0.5 --lbfgs-steps 100
+done
+python active_learning.py --threads 1 --repetitions 5 --skip-done --methods pep:0.001 pep:0.5 pep:1 \
+    apep:0.001 apep:0.5 apep:1 arpep:0.001 arpep:0.5 arpep:1 rpapep:0.001 rpapep:0.5 rpapep:1
+python dgp_uci.py --threads 1 --datasets pima waveform_21 --layers 2 --alphas 0.001 0.5 1 --splits 2 3 \
+    --iterations 2000 --skip-done
+
+# Ordered classes beside their peers (issue 62)
+python ordinal.py --threads 1 --splits 0 1 2 --skip-done
