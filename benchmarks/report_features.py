@@ -295,12 +295,15 @@ ORDINAL = "GPOrdinalClassifier()"
 
 
 def _ordinal_cells(results: str) -> tuple[list[dict], dict]:
-    """The rows of ``results`` and their metrics grouped by (set, model) (a repeated fit: the last row)."""
+    """The rows of ``results`` grouped by (set, model), on the splits of a set that every model of
+    the file has (like with like; a repeated fit: the last row)."""
     rows = read_rows(f"{results}.jsonl")
     latest = {(r["dataset"], r["split"], r["model"]): r for r in rows}
+    models = {r["model"] for r in rows}
     cells = defaultdict(list)
-    for (dataset, _, model), r in latest.items():
-        cells[dataset, model].append(r)
+    for (dataset, split, model), r in latest.items():
+        if all((dataset, split, m) in latest for m in models):
+            cells[dataset, model].append(r)
     return rows, cells
 
 
