@@ -72,7 +72,7 @@ done
 python active_learning.py --threads 1 --repetitions 5 --skip-done --methods pep:0.001 pep:0.5 pep:1 \
     apep:0.001 apep:0.5 apep:1 arpep:0.001 arpep:0.5 arpep:1 rpapep:0.001 rpapep:0.5 rpapep:1
 python dgp_uci.py --threads 1 --datasets pima --layers 2 --alphas 0.001 0.5 1 --splits 2 3 \
-    --iterations 2000 --skip-done
+    --iterations 2000
 
 # Ordered classes beside their peers (issue 62)
 python ordinal.py --threads 1 --splits 0 1 2 --skip-done
