@@ -10,7 +10,7 @@ coordinates w = L^{-1} u (K = L L'), where h = psi' w with psi = L^{-1} k_c(Z_c,
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import torch
@@ -253,10 +253,13 @@ class SparseGPMethod(WeightedRows, nn.Module):
 
     @property
     def capabilities(self) -> Capabilities:
-        """The class's :data:`CAPABILITIES`, refined by subclasses whose capabilities depend on
-        their arguments (natural-gradient VI). What the estimator reads before the method is built
+        """The class's :data:`CAPABILITIES`, refined by the model's arguments: one latent function
+        (the ordinal likelihood) has no classes to split across processes, and subclasses refine
+        further (natural-gradient VI). What the estimator reads before the method is built
         (``mini_batches``, ``damping``, ``inducing_on_mini_batches``) is never refined here
         (:func:`alphagp.testing.check_capabilities_before_build`)."""
+        if self.n_classes == 1 and self.CAPABILITIES.class_parallel:
+            return replace(self.CAPABILITIES, class_parallel=False)
         return self.CAPABILITIES
 
     def _data_scale(self, idx: torch.Tensor) -> float:

@@ -162,7 +162,8 @@ class SparseVI(FreeGaussianQ):
     def capabilities(self) -> Capabilities:
         """Not data-parallel with natural-gradient steps, which move q from the local batch alone."""
         parallel = self.natural_gradient_rate == 0
-        return replace(super().capabilities, data_parallel=parallel, class_parallel=parallel)
+        refined = super().capabilities
+        return replace(refined, data_parallel=parallel, class_parallel=parallel and refined.class_parallel)
 
     def _expected_log_lik(self, mean, var, s, y, idx):
         """sum_i w_i E_q[log p(y_i | f_i)] for q's marginals ``mean``, ``var`` and FITC variances ``s``
