@@ -233,7 +233,8 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     """Construct method ``name`` with its registered likelihood and the arguments its constructor declares.
 
     ``None`` values in ``config`` mean "the default"; the likelihood is built from the arguments
-    the registry lets through to it (``MethodSpec.likelihood_args``); the context of
+    the registry lets through to it (``MethodSpec.likelihood_args``) and, where its constructor
+    declares it, ``n_classes`` (the ordinal likelihood's count of grades); the context of
     :data:`_CONTEXT` (``n_data``, ``site_storage``) goes only to constructors that declare it; any
     other value the method does not take (``alpha``, ``epsilon``, ``damping`` where it has none)
     is a ``ValueError`` with the method's reason (``REFUSES``). The arguments are checked against
