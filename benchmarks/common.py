@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -43,6 +44,15 @@ def git_dirty() -> bool | None:
 # Read once, when a benchmark script imports this module: the state of the tree at the start of
 # the run, even if files are edited while it runs.
 RUN_COMMIT, RUN_DIRTY = git_commit(), git_dirty()
+
+
+def row_threads(row: dict) -> str:
+    """A result row's thread count: its ``threads`` field, or the torch threads its ``machine``
+    records ("... 2 threads, torch ..."); "not recorded" for neither."""
+    if "threads" in row:
+        return str(row["threads"])
+    found = re.search(r"(\d+) threads", row.get("machine", ""))
+    return found.group(1) if found else "not recorded"
 
 
 def machine() -> str:

@@ -48,7 +48,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -57,7 +56,7 @@ import numpy as np
 from report_features import REPORTS as FEATURE_REPORTS
 from report_papers import REPORTS as PAPER_REPORTS
 
-from common import RESULTS, first_reaching, ran_whole_budget, read_rows
+from common import RESULTS, first_reaching, ran_whole_budget, read_rows, row_threads
 
 NAMES = {"glass": "Glass", "new_thyroid": "New-thyroid", "satimage": "Satellite", "svmguide2": "Svmguide2",
          "vehicle": "Vehicle", "vowel": "Vowel", "waveform_21": "Waveform", "wine": "Wine"}
@@ -925,7 +924,7 @@ def augmented_inducing_table(inducing_set: str = "every", part: str = "all", epo
             continue
         sets = "one" if kept == "one" or r["shared"] else "one per class"
         if part == "all":
-            print(f"| {r['commit']} ({r['dirty']}) | {_threads(r)} | {r['M']} | {'shared' if r['shared'] else 'independent'} "
+            print(f"| {r['commit']} ({r['dirty']}) | {row_threads(r)} | {r['M']} | {'shared' if r['shared'] else 'independent'} "
                   f"| {sets} | {r['epochs']} | {100 * r['error']:.2f} | {r['nll']:.4f} | {r['training_seconds']:.0f} |")
         pairs[r["M"], r["epochs"], kept][r["shared"]] = r
     pairs = {key: pair for key, pair in pairs.items() if len(pair) == 2}
@@ -1178,7 +1177,7 @@ def dgp_ranks_table(*results: str) -> None:
     cells = dgp_rank_cells(*results)
     used = [r for cell in cells.values() for r in cell["rows"]]
     commits = sorted({f"{r['commit']} ({r['dirty']})" for r in used})
-    print(f"<!-- {len(used)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(sorted({_threads(r) for r in used}))} -->")
+    print(f"<!-- {len(used)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(sorted({row_threads(r) for r in used}))} -->")
     print("| figure | task | results file | iterations | L | cells (sets x splits) | RMSE / error rank "
           "(alpha 0.001 / 0.5 / 1) | NLL rank | paper tables' means: error rank (sets) | NLL rank (sets) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -1242,7 +1241,7 @@ def dgp_alpha_sweep_table(dataset: str = "wine_quality_red", split: str = "0", l
               f"| {_paper_cell(paper['C.8_regression_rmse'], r['layers'], name, r['alpha'])} "
               f"| {r['test_loglik']:.3f} | {_paper_cell(paper['C.7_regression_test_loglik'], r['layers'], name, r['alpha'])} "
               f"| {_optional(r.get('test_loglik_without_duplicates'))} | {_optional(r.get('test_loglik_median'))} "
-              f"| {r['energy_by_epoch'][-1][1]:.0f} | {r['train_seconds']:.0f} | {_threads(r)} "
+              f"| {r['energy_by_epoch'][-1][1]:.0f} | {r['train_seconds']:.0f} | {row_threads(r)} "
               f"| {r['commit']} ({r['dirty']}) |")
 
 
@@ -1282,11 +1281,6 @@ def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uc
               f"| {two['energy_by_epoch'][-1][1]:.0f} / {three['energy_by_epoch'][-1][1]:.0f} "
               f"| {_energy_change_at_end(two):+.1f} % / {_energy_change_at_end(three):+.1f} % "
               f"| {three['commit']} ({three['dirty']}) |")
-
-
-def _threads(row: dict) -> str:
-    """The PyTorch thread count a row's ``machine`` records ("... 2 threads, torch ...")."""
-    return re.search(r"(\d+) threads", row["machine"]).group(1)
 
 
 def _optional(value: float | None) -> str:

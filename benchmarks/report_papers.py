@@ -16,25 +16,17 @@ functions write the pictures.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 import numpy as np
+from report_features import _mean_se
 
-from common import RESULTS, read_rows
-
-
-def _threads(row: dict) -> str:
-    """The row's thread count: its ``threads`` field, or the torch threads its ``machine`` names."""
-    if "threads" in row:
-        return str(row["threads"])
-    found = re.search(r"(\d+) threads", row.get("machine", ""))
-    return found.group(1) if found else "not recorded"
+from common import RESULTS, read_rows, row_threads
 
 
 def _provenance(rows: list[dict]) -> str:
     commits = sorted({f"{r['commit']} ({r['dirty']})" for r in rows})
-    threads = sorted({_threads(r) for r in rows})
+    threads = sorted({row_threads(r) for r in rows})
     return f"{len(rows)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(threads)}"
 
 
@@ -124,11 +116,6 @@ def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
         print(f"\nEP-outer's mean test NLL is the lower on {lower} of {sets} sets; outer minus inner from "
               f"{min(gaps):+.3f} to {max(gaps):+.3f}, within the larger standard error of the two on {within} of "
               f"{sets}; outer's seconds {min(ratios):.1f} to {max(ratios):.1f} times inner's.")
-
-
-def _mean_se(values) -> str:
-    v = np.asarray(values, dtype=float)
-    return f"{v.mean():.3f}" if len(v) < 2 else f"{v.mean():.3f} ± {v.std(ddof=1) / np.sqrt(len(v)):.3f}"
 
 
 def ep_hyper_figure(dataset: str = "vehicle", results: str = "ep_hyper_updates") -> None:
