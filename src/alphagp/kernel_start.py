@@ -1,26 +1,32 @@
-"""A converged kernel before any approximation: type-II maximum likelihood of an exact GP
-regression of the labels.
+"""A converged kernel before any approximation: type-II maximum likelihood of a closed-form
+GP model of the labels, on a subsample of the rows, by L-BFGS-B.
 
 The classifiers' approximations learn the kernel's hyper-parameters slowly: batch EP's
 sign-adaptive steps move the lengthscales a few per cent from their start in 250 iterations
 (BENCHMARKS.md, "One strong fit"), so the start is the model. This module gives every fit a start
-that has converged on a closed-form surrogate. The one-hot encoding of the class indices, centred
-per class, ``Y`` ``[n, C]``, is regressed on the standardised features ``X`` ``[n, D]`` by an
-exact GP with the ARD squared-exponential kernel (:class:`~alphagp.kernels.ARDKernel`'s form:
-amplitude a, lengthscales l) and Gaussian noise s. Its log marginal likelihood (Rasmussen &
-Williams, eq. 2.30),
+that has converged on a closed-form surrogate, on the standardised features ``X`` ``[n, D]`` with
+the ARD squared-exponential kernel (:class:`~alphagp.kernels.ARDKernel`'s form: amplitude a,
+lengthscales l), its log marginal likelihood maximised over log a and log l (and, for the
+regression, log s) by scipy's L-BFGS-B with the gradient from torch, on at most ``max_rows``
+random rows. Two surrogates (``surrogate``):
 
-    log p(Y | X) = sum_c [ -1/2 y_c' (a K_l + s W^-1)^-1 y_c - 1/2 log|a K_l + s W^-1| - n/2 log 2 pi ],
+* ``"regression"``: the one-hot encoding of the class indices, centred per class, ``Y`` ``[n, C]``,
+  regressed by an exact GP with Gaussian noise s (Rasmussen & Williams, eq. 2.30),
 
-with ``W`` the rows' weights (a weight w divides the row's noise variance by w, as the row
-repeated w times would), is maximised over log a, log l and log s by scipy's L-BFGS-B with the
-gradient from torch's autodiff, on at most ``max_rows`` random rows. ``shared=True`` fits one
-kernel to all C columns (one Cholesky factor per evaluation); ``shared=False`` one kernel per
-class (a batch of C factors).
+      log p(Y | X) = sum_c [ -1/2 y_c' (a K_l + s W^-1)^-1 y_c - 1/2 log|a K_l + s W^-1| - n/2 log 2 pi ],
 
-The learnt lengthscales start the classifier's kernel (``kernel_init="regression"`` of
-:class:`~alphagp.GPClassifier`); the regression's amplitude and noise s are in the labels' units,
-not the latent functions', so the classifier's amplitude and noise keep their own start.
+  with ``W`` the rows' weights (a weight w divides the row's noise variance by w, as the row
+  repeated w times would). ``shared=True`` fits one kernel to all C columns (one Cholesky factor
+  per evaluation); ``shared=False`` one kernel per class (a batch of C factors). Its amplitude
+  and noise are in the labels' units, not the latent functions', so only the lengthscales start
+  a classifier (:meth:`KernelStart.kernel_params`).
+* ``"dirichlet"``: the Dirichlet-based GP classifier itself (:mod:`alphagp.methods.dirichlet`):
+  the transformed labels of ``alpha_eps`` with their heteroscedastic noise (times
+  ``noise_scale``), constant means profiled out, one kernel shared by the classes (one factor and
+  a Woodbury correction per class, :mod:`alphagp.conjugate`). Its latent functions are class
+  scores whose softmax is the predictive, so its amplitude starts a classifier too.
+
+The learnt kernel starts the classifier (``kernel_init`` of :class:`~alphagp.GPClassifier`).
 """
 
 from __future__ import annotations
@@ -35,8 +41,14 @@ from scipy.optimize import minimize
 
 from .numerics import stable_cholesky
 
+#: the closed-form models a start can be fitted on (module docstring)
+SURROGATES = ("regression", "dirichlet")
+
 #: rows the surrogate reads at most (a random subsample): its cost grows as their cube
 MAX_ROWS = 500
+#: the kernel's additive noise of a Dirichlet start, relative to its amplitude (the transformed
+#: labels carry the noise; this keeps the latent functions' prior variance positive)
+DIRICHLET_JITTER = 1e-6
 #: bounds of the positive parameters during the search (lengthscales of standardised features)
 LENGTHSCALE_BOUNDS = (1e-2, 1e3)
 AMPLITUDE_BOUNDS = (1e-4, 1e3)
@@ -51,9 +63,11 @@ BUDGET_SHARE = 0.1
 @dataclass(frozen=True)
 class KernelStart:
     """What the surrogate learnt: ``lengthscale`` ``[G, D]``, ``amplitude`` ``[G]`` and ``noise``
-    ``[G]`` (the regression's label noise s) for G kernel groups (1 shared, else C); the maximised
-    ``log_marginal_likelihood`` per row, the ``rows`` read, L-BFGS-B's ``evaluations`` and whether
-    it ``converged``, and the ``seconds`` taken."""
+    ``[G]`` (the regression's label noise s; the Dirichlet start's additive kernel noise) for G
+    kernel groups (1 shared, else C); the maximised ``log_marginal_likelihood`` per row, the
+    ``rows`` read, L-BFGS-B's ``evaluations`` and whether it ``converged``, the ``seconds``
+    taken, the ``surrogate`` (:data:`SURROGATES`) and the Dirichlet start's ``alpha_eps`` and
+    ``noise_scale`` (``None`` for the regression)."""
 
     lengthscale: np.ndarray
     amplitude: np.ndarray
@@ -63,27 +77,40 @@ class KernelStart:
     evaluations: int
     converged: bool
     seconds: float
+    surrogate: str = "regression"
+    alpha_eps: float | None = None
+    noise_scale: float | None = None
 
     def kernel_params(self) -> dict:
-        """The classifier kernel's start as ``kernel_params`` (plain lists): the learnt lengthscales.
-        The regression's amplitude and noise are in the units of the labels (a centred one-hot
-        column has variance at most 1/4), not of the classifier's latent functions, so they are
-        not carried over (on digits the regression's amplitude, 0.05, as the start gave a held-out
-        NLL of 0.063 against 0.054 with the classifier's own start of 1; BENCHMARKS.md)."""
+        """The classifier kernel's start as ``kernel_params`` (plain lists): the learnt lengthscales,
+        and the Dirichlet start's amplitude and noise. The regression's amplitude and noise are in
+        the units of the labels (a centred one-hot column has variance at most 1/4), not of the
+        classifier's latent functions, so they are not carried over (on digits the regression's
+        amplitude, 0.05, as the start gave a held-out NLL of 0.063 against 0.054 with the
+        classifier's own start of 1; BENCHMARKS.md)."""
+        if self.surrogate == "dirichlet":
+            return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist(),
+                    "noise": self.noise.tolist()}
         return {"lengthscale": self.lengthscale.tolist()}
 
     def to_plain(self) -> dict:
         return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist(),
                 "noise": self.noise.tolist(), "log_marginal_likelihood": self.log_marginal_likelihood,
                 "rows": self.rows, "evaluations": self.evaluations, "converged": self.converged,
-                "seconds": self.seconds}
+                "seconds": self.seconds, "surrogate": self.surrogate, "alpha_eps": self.alpha_eps,
+                "noise_scale": self.noise_scale}
 
     @classmethod
     def from_plain(cls, values: dict) -> KernelStart:
         arrays = {k: np.asarray(values[k], dtype=np.float64) for k in ("lengthscale", "amplitude", "noise")}
+        surrogate = str(values.get("surrogate", "regression"))            # files before the Dirichlet start
+        if surrogate not in SURROGATES:
+            raise ValueError(f"unknown kernel start surrogate {surrogate!r}")
+        optional = {k: None if values.get(k) is None else float(values[k]) for k in ("alpha_eps", "noise_scale")}
         return cls(**arrays, log_marginal_likelihood=float(values["log_marginal_likelihood"]),
                    rows=int(values["rows"]), evaluations=int(values["evaluations"]),
-                   converged=bool(values["converged"]), seconds=float(values["seconds"]))
+                   converged=bool(values["converged"]), seconds=float(values["seconds"]), surrogate=surrogate,
+                   **optional)
 
 
 def centred_one_hot(y_idx: np.ndarray, n_classes: int) -> np.ndarray:
@@ -117,45 +144,93 @@ def log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, Y: torch.Tenso
             - 0.5 * n * C * math.log(2 * math.pi))
 
 
-def _bounds(n_features: int) -> list[tuple[float, float]]:
+def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_idx: torch.Tensor, n_classes: int,
+                                      alpha_eps: float, noise_scale: float = 1.0,
+                                      weight: torch.Tensor | None = None) -> torch.Tensor:
+    """The Dirichlet surrogate's log marginal likelihood at its profiled means (module docstring),
+    summed over the C columns: ``theta`` ``[1, D + 1]`` (log amplitude and the D log lengthscales of
+    the shared kernel), rows ``X`` ``[n, D]`` with class indices ``y_idx`` ``[n]`` in
+    ``range(n_classes)``, sorted by class, and positive row weights ``weight`` ``[n]`` or ``None``."""
+    from .conjugate import exact_log_evidence
+    from .methods.dirichlet import transformed_labels
+    labels = transformed_labels(alpha_eps)
+    counts = torch.bincount(y_idx, minlength=n_classes).tolist()
+    amplitude, lengthscale = theta[0, 0].exp(), theta[0, 1:].exp()
+    scaled = X / lengthscale
+    sq = scaled.square().sum(-1)
+    distance = (sq[:, None] + sq[None, :] - 2 * scaled @ scaled.T).clamp_min(0)
+    K = amplitude * (torch.exp(-0.5 * distance) + DIRICHLET_JITTER * torch.eye(len(X), dtype=X.dtype))
+    w = torch.ones(len(X), dtype=X.dtype) if weight is None else weight
+    own = torch.nn.functional.one_hot(y_idx, n_classes).T.bool()
+    T = torch.where(own, torch.tensor(labels["t_own"], dtype=X.dtype), torch.tensor(labels["t_other"], dtype=X.dtype))
+    return exact_log_evidence(K, noise_scale * labels["s_other"] / w, noise_scale * labels["s_own"] / w, T, counts)
+
+
+def _bounds(n_features: int, with_noise: bool = True) -> list[tuple[float, float]]:
     logs = [tuple(math.log(b) for b in bounds) for bounds in (AMPLITUDE_BOUNDS, LENGTHSCALE_BOUNDS, NOISE_BOUNDS)]
-    return [logs[0], *[logs[1]] * n_features, logs[2]]
+    return [logs[0], *[logs[1]] * n_features, *([logs[2]] if with_noise else [])]
 
 
 def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared: bool = True,
                      weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
                      rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
-                     max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None) -> KernelStart:
-    """Type-II maximum likelihood of the surrogate (module docstring) on standardised features
-    ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` in ``range(n_classes)`` and optional
-    positive row weights ``weight`` ``[N]``; at most ``max_rows`` rows, drawn by ``rng`` without
-    replacement. Starts from lengthscale ``initial_lengthscale`` (default sqrt(D), the fixed start
-    of the classifiers), the columns' mean variance as amplitude and a tenth of it as noise. With
-    ``max_seconds``, L-BFGS-B stops at the first iteration that ends past it (``converged`` then
-    says ``False``), keeping the best point so far.
+                     max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
+                     surrogate: str = "regression", alpha_eps: float = 0.01, noise_scale: float = 1.0,
+                     tolerance: float = TOLERANCE) -> KernelStart:
+    """Type-II maximum likelihood of the surrogate (module docstring; ``surrogate`` one of
+    :data:`SURROGATES`) on standardised features ``X`` ``[N, D]`` with class indices ``y_idx``
+    ``[N]`` in ``range(n_classes)`` and optional positive row weights ``weight`` ``[N]``; at most
+    ``max_rows`` rows, drawn by ``rng`` without replacement. Starts from lengthscale
+    ``initial_lengthscale`` (default sqrt(D), the fixed start of the classifiers) and, for the
+    regression, the columns' mean variance as amplitude and a tenth of it as noise; for the
+    Dirichlet surrogate (``alpha_eps``, ``noise_scale``; one kernel for all classes) the
+    transformed labels' mean variance per column as amplitude. L-BFGS-B stops when an iteration
+    changes the objective by at most ``tolerance`` of its size or after ``max_iterations``; with
+    ``max_seconds`` it stops at the first iteration that ends past it (``converged`` then says
+    ``False``), keeping the best point so far.
 
     Raises ``FloatingPointError`` when the search ends at a non-finite value."""
+    if surrogate not in SURROGATES:
+        raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}")
+    dirichlet = surrogate == "dirichlet"
+    if dirichlet and not shared:
+        raise ValueError("the Dirichlet start fits one kernel for all classes (shared=True)")
     started = time.perf_counter()
     rng = np.random.default_rng(0) if rng is None else rng
     n, d = X.shape
     rows = np.sort(rng.choice(n, size=max_rows, replace=False)) if n > max_rows else np.arange(n)
+    labels = np.asarray(y_idx)[rows]
+    if dirichlet:                           # the Woodbury layout: rows sorted by class
+        rows = rows[np.argsort(labels, kind="stable")]
+        labels = np.asarray(y_idx)[rows]
     Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64))
-    Y = torch.as_tensor(centred_one_hot(np.asarray(y_idx)[rows], n_classes))
+    Y = torch.as_tensor(centred_one_hot(labels, n_classes))
     w = None
     if weight is not None:
         w = np.asarray(weight, dtype=np.float64)[rows]
         w = torch.as_tensor(w / w.mean())
     groups = 1 if shared else n_classes
-    variance = float(Y.var(0).mean()) or 1.0
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
-    start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)), [math.log(0.1 * variance)]])
-    bounds = _bounds(d)
+    if dirichlet:
+        from .methods.dirichlet import transformed_labels
+        gap = transformed_labels(alpha_eps)
+        variance = (gap["t_own"] - gap["t_other"]) ** 2 * float(Y.var(0).mean())   # the targets' variance
+        start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale))])
+        y_t = torch.as_tensor(labels, dtype=torch.long)
+    else:
+        variance = float(Y.var(0).mean()) or 1.0
+        start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)), [math.log(0.1 * variance)]])
+    bounds = _bounds(d, with_noise=not dirichlet)
+    width = len(bounds)
     start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
     scale = float(len(rows) * n_classes)     # the objective per row and class: L-BFGS-B's tolerance is relative
 
     def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        theta = torch.as_tensor(flat.reshape(groups, d + 2)).requires_grad_(True)
-        value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
+        theta = torch.as_tensor(flat.reshape(groups, width)).requires_grad_(True)
+        if dirichlet:
+            value = -dirichlet_log_marginal_likelihood(theta, Xs, y_t, n_classes, alpha_eps, noise_scale, w) / scale
+        else:
+            value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
         (grad,) = torch.autograd.grad(value, theta)
         return float(value.detach()), grad.numpy().ravel()
 
@@ -164,20 +239,24 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
             raise StopIteration
 
     result = minimize(objective, np.tile(start, groups), jac=True, method="L-BFGS-B", bounds=bounds * groups,
-                      options={"maxiter": max_iterations, "ftol": TOLERANCE}, callback=out_of_time)
+                      options={"maxiter": max_iterations, "ftol": tolerance}, callback=out_of_time)
     if not np.isfinite(result.fun):
-        raise FloatingPointError("the kernel start's regression of the labels ended at a non-finite marginal "
+        raise FloatingPointError(f"the kernel start's {surrogate} surrogate ended at a non-finite marginal "
                                  "likelihood; use kernel_init='fixed'")
-    theta = result.x.reshape(groups, d + 2)
-    return KernelStart(lengthscale=np.exp(theta[:, 1:-1]), amplitude=np.exp(theta[:, 0]), noise=np.exp(theta[:, -1]),
+    theta = result.x.reshape(groups, width)
+    amplitude = np.exp(theta[:, 0])
+    noise = DIRICHLET_JITTER * amplitude if dirichlet else np.exp(theta[:, -1])
+    return KernelStart(lengthscale=np.exp(theta[:, 1:1 + d]), amplitude=amplitude, noise=noise,
                        log_marginal_likelihood=-float(result.fun) * n_classes, rows=len(rows),
                        evaluations=int(result.nfev), converged=bool(result.success),
-                       seconds=time.perf_counter() - started)
+                       seconds=time.perf_counter() - started, surrogate=surrogate,
+                       alpha_eps=alpha_eps if dirichlet else None, noise_scale=noise_scale if dirichlet else None)
 
 
 def describe_start(start: KernelStart) -> str:
     """One line for the progress output."""
     ls = start.lengthscale
-    return (f"regression of the labels on {start.rows} rows, {start.evaluations} evaluations "
+    what = "regression of the labels" if start.surrogate == "regression" else "Dirichlet GP"
+    return (f"{what} on {start.rows} rows, {start.evaluations} evaluations "
             f"({'converged' if start.converged else 'iteration limit'}), {start.seconds:.1f} s: lengthscales "
             f"{ls.min():.3g} to {ls.max():.3g} (median {np.median(ls):.3g}), amplitude {np.median(start.amplitude):.3g}")

@@ -138,7 +138,7 @@ class ARDKernel(nn.Module):
         count = self.n_latent if classes is None else len(classes)
         return K.expand(count, -1, -1) if expand and K.shape[0] == 1 else K
 
-    def cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    def cross(self, A: torch.Tensor, B: torch.Tensor, expand: bool = True) -> torch.Tensor:
         """Noise-free covariance between ``A`` and ``B``.
 
         Parameters
@@ -147,14 +147,16 @@ class ARDKernel(nn.Module):
             ``[C, n, D]`` (per-latent inputs, e.g. inducing points) or ``[n, D]`` (shared).
         B
             ``[C, m, D]`` or ``[m, D]``.
+        expand
+            ``False`` keeps a leading 1 where the inputs and hyper-parameters are shared.
 
         Returns
         -------
-        ``[C, n, m]``.
+        ``[C, n, m]`` (``[1, n, m]`` shared and not expanded).
         """
         A_w, sq_A = self._weighted(A)
         sq_B = self._shared_sq_norms(B, self.lengthscale) if B.dim() == 2 else self._weighted(B)[1]
-        return self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B)
+        return self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B, expand)
 
     def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor, expand: bool = True,
                              classes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -311,13 +311,13 @@ def test_wide_data_start_every_candidate_from_the_fixed_kernel_unless_the_user_a
     X, y = _problem()
     y_idx = np.searchsorted(np.unique(y), y)
     wide = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
-    assert wide.kernel_start is None and wide.params["kernel_init"] == "fixed"
+    assert wide.kernel_starts == {} and wide.params["kernel_init"] == "fixed"
     asked = model_selection.select(GPClassifier(n_inducing=4, random_state=0, kernel_init="regression"), X, y, y_idx)
-    assert asked.kernel_start is not None and "kernel_init" not in asked.params      # the user's value applies
+    assert "regression" in asked.kernel_starts and "kernel_init" not in asked.params      # the user's value applies
     assert "lengthscale" in asked.cv_results["params"][0]["kernel_params"]      # what the candidate was fitted with
     monkeypatch.setattr(model_selection, "START_FEATURES", 3)
     narrow = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
-    assert narrow.kernel_start is not None and narrow.params["kernel_init"] == "regression"
+    assert "regression" in narrow.kernel_starts and narrow.params["kernel_init"] == "regression"
 
 
 def test_the_inducing_clip_is_said_once_of_the_rows_given_and_not_for_auto():

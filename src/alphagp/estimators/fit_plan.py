@@ -33,8 +33,6 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 #: ``early_stopping="auto"`` holds out a validation set from this many training rows on
 #: (scikit-learn's rule for its gradient boosting)
 EARLY_STOPPING_ROWS = 10_000
-#: ``n_inducing="auto"`` of GPClassifier: inducing points per class (clipped to the rows)
-AUTO_INDUCING = 50
 #: the deep GPs' hidden width without ``n_hidden``: min(D, this) units
 HIDDEN_WIDTH = 30
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
@@ -197,6 +195,9 @@ class FitPlan(TrainingPlan):
     n_data_grows
         a stream started without ``n_rows``: its N is the rows its calls have brought so far
         (``n_data`` is the first call's), as a stream need not know its length in advance.
+    exact
+        the method conditions on every training row (its inducing inputs are the rows, fixed): a
+        method with ``Capabilities.exact_rows`` whose M is the rows fitted.
     """
 
     method: str
@@ -212,13 +213,14 @@ class FitPlan(TrainingPlan):
     optimize_hyperparameters: bool
     kernel_init: str = "fixed"
     n_data_grows: bool = False
+    exact: bool = False
 
     def describe(self) -> str:
         """One line for the progress output."""
         steps = f"mini-batches of {self.batch_size}" if self.mini_batches else "the whole batch"
         alpha = "" if self.alpha is None else f", alpha={self.alpha:g}"
         damping = "" if self.damping is None else f", damping={self.damping:g}"
-        learn = "learnt" if self.optimize_inducing else "fixed"
+        learn = "the training rows (exact)" if self.exact else "learnt" if self.optimize_inducing else "fixed"
         stopping = ", early stopping" if self.early_stopping else ""
         return (f"{self.method}{alpha}{damping} on {self.n_data} rows, {steps}, {self.optimizer} from "
                 f"{self.learning_rate:g}, inducing inputs {learn}, kernel start {self.kernel_init}{stopping}")
@@ -282,7 +284,10 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
 
     The ``"auto"`` settings: ``batch_size`` all rows, ``inducing_init`` random training rows (the
     papers' start), ``early_stopping`` from :data:`EARLY_STOPPING_ROWS` rows where a stratified
-    share exists, ``n_inducing`` :data:`AUTO_INDUCING` (clipped to the rows fitted, with a warning).
+    share exists, ``n_inducing`` every row fitted up to the method's ``Capabilities.exact_rows``
+    (the exact posterior, whose inducing inputs are then the rows and never move), else its
+    ``Capabilities.auto_inducing`` (clipped to the rows fitted; a number the user gives is clipped
+    with a warning).
 
     ``ValueError`` where the settings contradict the method (mini-batches for a batch-only method,
     an alpha the method does not take) or early stopping cannot hold rows out. Warns where
@@ -314,20 +319,29 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
                           UserWarning, stacklevel=4)
     given = params["inducing_points"]
     m = params["n_inducing"]
-    n_inducing = (clip_inducing(AUTO_INDUCING if m == "auto" else int(m), fitted, warn=m != "auto") if given is None
+    if m == "auto":
+        m = fitted if not mini and fitted <= capabilities.exact_rows else capabilities.auto_inducing
+    n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
+    exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted
+    if exact:
+        learn = False           # the inducing inputs are the training rows
     kernel_params = params["kernel_params"] or {}
     kernel_init = "fixed" if "lengthscale" in kernel_params else params["kernel_init"]
-    return FitPlan(**_training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
-                               early_stopping=early, device=device, max_time=max_time),
+    training = _training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
+                         early_stopping=early, device=device, max_time=max_time)
+    if capabilities.closed_form and not params["optimize_hyperparameters"] and not learn:
+        training["max_iter"] = 1                # nothing to learn: one closed-form step is the posterior
+    return FitPlan(**training,
                    method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=params["epsilon"],
                    method_params=dict(params["method_params"] or {}), optimize_inducing=learn,
                    n_inducing=n_inducing,
                    inducing_init="random" if params["inducing_init"] == "auto" else params["inducing_init"],
-                   shared_hyperparameters=bool(params["shared_hyperparameters"]),
+                   shared_hyperparameters=(capabilities.shared_kernel if params["shared_hyperparameters"] == "auto"
+                                           else bool(params["shared_hyperparameters"])),
                    kernel_params=plain(kernel_params),
                    optimize_hyperparameters=bool(params["optimize_hyperparameters"]), kernel_init=kernel_init,
-                   n_data_grows=stream and n_rows is None)
+                   n_data_grows=stream and n_rows is None, exact=exact)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import calibration, conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
-from ..kernel_start import KernelStart, describe_start
+from ..kernel_start import SURROGATES, KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_bullets, method_spec, n_latent
 from ..metrics import all_metrics, negative_log_likelihood
@@ -112,11 +112,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         at every step as the larger of the share of ``max_iter`` done and the share of
         ``max_time`` spent, so with a time budget a faster step gets more steps at every rate.
         Batch training accepts only 1.
-    shared_hyperparameters : bool
+    shared_hyperparameters : bool or "auto"
         One kernel and one set of M inducing inputs for all classes (as GPflow's multi-class
         SVGP): K_uu, its factor and K_uf are computed once per step instead of C times, so a
         step with many features (MNIST) is several times cheaper; q stays one Gaussian per class.
         ``inducing_points`` of shape ``[C, M, D]`` keep one set per class with the shared kernel.
+        ``"auto"``: the method's choice (``Capabilities.shared_kernel``): shared for ``dirichlet``
+        (one factor serves every class), one per class for the other methods.
     inducing_init : {"random", "kmeans", "kmeans++"}
         Initial inducing inputs: random training points (the papers), the centres of k-means
         (scikit-learn's ``MiniBatchKMeans`` on at most 20,000 random rows; GPflow's recipe), or
@@ -257,11 +259,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "damping": [Interval(Real, 0, 1, closed="right"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
-        "shared_hyperparameters": ["boolean"],
+        "shared_hyperparameters": ["boolean", StrOptions({"auto"})],
         "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
-        "kernel_init": [StrOptions({"regression", "fixed"})],
+        "kernel_init": [StrOptions({"fixed", *SURROGATES})],
         "optimize_hyperparameters": ["boolean"],
         "optimize_inducing": ["boolean", StrOptions({"auto"})],
         "distributed": ["boolean", StrOptions({"rows"})],
@@ -274,7 +276,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
-                 damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters=False,
+                 damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters="auto",
                  inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="fixed",
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
@@ -367,14 +369,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             return model_selection.fit_selected(self, X, y, y_idx, callbacks, weight)
         return self._fit_params(self.get_params(), X, y, y_idx, weight, callbacks)
 
-    def _fit_params(self, params: dict, X, y, y_idx, weight=None, callbacks=None, start: KernelStart | None = None,
-                    max_time: float | None = None):
+    def _fit_params(self, params: dict, X, y, y_idx, weight=None, callbacks=None,
+                    start: dict[str, KernelStart] | None = None, max_time: float | None = None):
         """Fit parameters ``params`` (``get_params()`` with a candidate's values over them; an explicit
         method) on validated rows ``X`` ``[N, D]`` with labels ``y`` and class indices ``y_idx``
         ``[N]`` (of ``classes_``, set already) and weights ``weight`` ``[N]`` (or ``None``): plan,
         build, train. The path of ``fit``, of the selection's candidates and of its final fit.
-        ``start``: a kernel start fitted already (the selection's), used where the plan starts
-        from the regression; ``max_time``: the budget left (default ``params["max_time"]``)."""
+        ``start``: kernel starts fitted already by surrogate (the selection's), used where the plan
+        starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""
         alpha = params["alpha"]
         if alpha == "auto":
             alpha, self.alpha_scores_ = select_alpha(clone(self).set_params(**params), X, y, weight)
@@ -400,15 +402,17 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.inducing_init_, self.early_stopping_ = plan.inducing_init, plan.early_stopping
         self.optimize_inducing_, self.alpha_ = plan.optimize_inducing, plan.alpha
 
-    def _build_model(self, plan: FitPlan, X, Xs, y, weight, rng, start: KernelStart | None = None):
+    def _build_model(self, plan: FitPlan, X, Xs, y, weight, rng, start: dict[str, KernelStart] | None = None):
         C = len(self.classes_)
         self.kernel_start_ = None
-        if plan.kernel_init == "regression":
-            self.kernel_start_ = start if start is not None else sparse_model.kernel_start(plan, Xs, y, C, weight)
+        if plan.kernel_init in SURROGATES:
+            given = (start or {}).get(plan.kernel_init)
+            self.kernel_start_ = given if given is not None else sparse_model.kernel_start(plan, Xs, y, C, weight)
             if self.verbose and start is None:
                 print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
         return sparse_model.build_model(plan, X, Xs, C, rng,
-                                        sparse_model.user_inducing_points(self, X.shape[1], n_latent(plan.method, C)),
+                                        sparse_model.user_inducing_points(self, X.shape[1], n_latent(plan.method, C),
+                                                                          plan.shared_hyperparameters),
                                         self.kernel_start_)
 
     def _finish_fit(self, Xs, y, validation) -> None:

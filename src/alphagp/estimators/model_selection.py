@@ -51,12 +51,13 @@ from sklearn.base import clone
 
 from ..data.held_out import class_counts, held_out_rows
 from ..data.streaming import StandardizedRows, column_mean_std
-from ..kernel_start import BUDGET_SHARE, KernelStart, describe_start, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
 from ..methods import method_spec, takes
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
+from .sparse_model import start_settings
 
 
 @dataclass(frozen=True)
@@ -143,36 +144,41 @@ def _same(a, b) -> bool:
 class Selection:
     """What :func:`select` found: the winner's parameters, ``cv_results_``, where the winner's
     scored fit is the final one (one split), that fitted estimator, and the candidates' shared
-    kernel start (``None``: none was fitted)."""
+    kernel starts by surrogate (empty: none was fitted)."""
 
     candidate: Candidate
     params: dict
     cv_results: dict
     scheme: str
     fitted: object | None = None
-    kernel_start: KernelStart | None = None
+    kernel_starts: dict = field(default_factory=dict)
 
 
-def shared_kernel_start(estimator, X, y_idx: np.ndarray, weight=None,
-                        max_seconds: float | None = None) -> KernelStart | None:
-    """The kernel start of the candidates that start from the regression (module docstring) for
-    rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]`` (or ``None``),
-    standardised as a fit would; ``None`` where the ``kernel_params`` give the lengthscales already
-    (the caller asks only where a candidate starts from the regression)."""
-    if "lengthscale" in (estimator.kernel_params or {}):
-        return None
+def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=None,
+                         max_seconds: float | None = None) -> dict[str, KernelStart]:
+    """The kernel starts of the candidates, one per surrogate of ``surrogates`` (module
+    docstring), for rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]``
+    (or ``None``), standardised as a fit would, each fitted with the surrogate's default settings
+    (:func:`~alphagp.estimators.sparse_model.start_settings`); none where the ``kernel_params``
+    give the lengthscales already. With ``max_seconds``, the searches share it."""
+    if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
+        return {}
     d = X.shape[1]
     mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (np.zeros(d), np.ones(d))
     Xs = StandardizedRows(X, mean, np.where(scale > 0, scale, 1.0))     # read lazily: only the sampled rows
-    return fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, weight=weight,
-                            rng=np.random.default_rng(estimator.random_state), max_seconds=max_seconds)
+    share = None if max_seconds is None else max_seconds / len(surrogates)
+    return {surrogate: fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, weight=weight,
+                                        rng=np.random.default_rng(estimator.random_state), max_seconds=share,
+                                        **start_settings(surrogate, {}))
+            for surrogate in sorted(surrogates)}
 
 
-def with_start(params: dict, estimator, start: KernelStart | None) -> dict:
-    """A candidate's ``params`` with ``start``'s lengthscales as its initial kernel (the
-    candidate's or the user's ``kernel_params`` win) where the candidate starts from the
-    regression; unchanged otherwise."""
-    if start is None or params.get("kernel_init", estimator.kernel_init) != "regression":
+def with_start(params: dict, estimator, starts: dict[str, KernelStart]) -> dict:
+    """A candidate's ``params`` with its start's kernel (the lengthscales; the Dirichlet start's
+    amplitude and noise too) as its initial kernel (the candidate's or the user's ``kernel_params``
+    win), where the candidate starts from a surrogate of ``starts``; unchanged otherwise."""
+    start = starts.get(params.get("kernel_init", estimator.kernel_init))
+    if start is None:
         return params
     given = params.get("kernel_params", estimator.kernel_params) or {}      # the candidate's own, or the user's
     return {**params, "kernel_params": {**start.kernel_params(), **given}}
@@ -211,16 +217,17 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     start, budget = clock(), estimator.max_time
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
-    regression = any(params.get("kernel_init", estimator.kernel_init) == "regression" for _, params in choices)
+    surrogates = {params.get("kernel_init", estimator.kernel_init) for _, params in choices} & set(SURROGATES)
     limit = None if budget is None else BUDGET_SHARE * budget
-    kernel = shared_kernel_start(estimator, X, y_idx, weight, limit) if regression else None
-    if estimator.verbose and kernel is not None:
-        print(f"method='auto': kernel start: {describe_start(kernel)}", flush=True)
+    kernel = shared_kernel_starts(estimator, X, y_idx, surrogates, weight, limit)
+    if estimator.verbose:
+        for start in kernel.values():
+            print(f"method='auto': kernel start: {describe_start(start)}", flush=True)
     if scheme == "none":
         candidate, params = choices[0]
         params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
         return Selection(candidate, params, _results([candidate], [with_start(params, estimator, kernel)], [[]], [[]]),
-                         scheme, kernel_start=kernel)
+                         scheme, kernel_starts=kernel)
     fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
     scores, seconds, fitted, failures, leader = [], [], [], [], None
     classes = encode_labels(y)[0]
@@ -310,7 +317,7 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None):
         remaining = None if budget is None else max(budget - (time.perf_counter() - start), 1e-6)
         with _clip_said():
             estimator._fit_params({**estimator.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
-                                  start=selection.kernel_start, max_time=remaining)
+                                  start=selection.kernel_starts, max_time=remaining)
     estimator.cv_results_ = selection.cv_results
     estimator.candidate_, estimator.selection_scheme_ = selection.candidate.name, selection.scheme
     return estimator

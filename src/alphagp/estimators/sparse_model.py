@@ -13,7 +13,7 @@ import torch
 
 from ..constraints import InvalidParameterError
 from ..inducing import init_inducing_points
-from ..kernel_start import BUDGET_SHARE, KernelStart, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, encode_labels, plain
 from ..methods import METHODS, build_method, check_method_params, method_config, n_latent
@@ -21,6 +21,11 @@ from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from .fit_plan import DTYPES, FitPlan
 
 KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
+#: the Dirichlet start: rows, alpha_eps (where the fit's method_params give none) and L-BFGS-B's
+#: relative tolerance (measured: BENCHMARKS.md, "A GP classifier in closed form")
+DIRICHLET_START_ROWS = 2000
+DIRICHLET_START_EPS = 1e-3
+DIRICHLET_START_TOLERANCE = 1e-6
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
 _FAR_SCALE = 100.0
@@ -55,12 +60,13 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
     unknown = set(kp) - set(KERNEL_PARAMS)
     if unknown:
         raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(KERNEL_PARAMS)}")
-    groups = 1 if est.shared_hyperparameters else n_classes
+    groups = {1 if est.shared_hyperparameters is True else n_classes,       # "auto": either, by method
+              1 if est.shared_hyperparameters is not False else n_classes}
     if "lengthscale" in kp:
-        _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), (1, n_features), (groups, n_features)])
+        _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), *((g, n_features) for g in {1, *groups})])
     for name in ("amplitude", "noise"):
         if name in kp:
-            _positive_finite(name, kp[name], [(), (1,), (groups,)])
+            _positive_finite(name, kp[name], [(), *((g,) for g in {1, *groups})])
 
 
 # ---------------------------------------------------------------------- the model
@@ -79,16 +85,17 @@ def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
                       "features' scale", UserWarning, stacklevel=5)
 
 
-def user_inducing_points(est, n_features: int, n_classes: int) -> np.ndarray | None:
+def user_inducing_points(est, n_features: int, n_classes: int, shared: bool) -> np.ndarray | None:
     """``est.inducing_points`` checked and standardised, ``[G or 1, M, D]`` for the ``n_classes``
-    = G latent functions of the method, or ``None`` where the rows give them (``inducing_init``)."""
+    = G latent functions of the method (``shared``: one kernel for all, the plan's
+    ``shared_hyperparameters``), or ``None`` where the rows give them (``inducing_init``)."""
     if est.inducing_points is None:
         return None
     C, d = n_classes, n_features
     Z = np.asarray(est.inducing_points, dtype=np.float64)
     if Z.ndim == 2:
-        Z = Z[None] if est.shared_hyperparameters else np.broadcast_to(Z, (C, *Z.shape))
-    if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 < C and not est.shared_hyperparameters):
+        Z = Z[None] if shared else np.broadcast_to(Z, (C, *Z.shape))
+    if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 < C and not shared):
         raise ValueError(f"inducing_points must have shape [M, {d}] or [{C}, M, {d}], got {Z.shape}")
     if not np.all(np.isfinite(Z)):
         raise ValueError("inducing_points contain NaN or inf")
@@ -142,17 +149,31 @@ def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
 
 
 def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
-    """The plan's kernel start (``plan.kernel_init == "regression"``): the surrogate's type-II
-    maximum likelihood (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all
-    classes) on the standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and
-    weights ``weight`` ``[N]`` (or ``None``), its rows drawn with the plan's ``random_state``;
-    ``None`` for the fixed start. With the plan's ``max_time``, the search takes at most
+    """The plan's kernel start (``plan.kernel_init``, a surrogate of
+    :data:`~alphagp.kernel_start.SURROGATES`): the surrogate's type-II maximum likelihood
+    (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all classes) on the
+    standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and weights ``weight``
+    ``[N]`` (or ``None``), its rows drawn with the plan's ``random_state``; ``None`` for the fixed
+    start. The Dirichlet start takes the fit's ``alpha_eps`` and ``noise_scale`` where its
+    ``method_params`` give them. With the plan's ``max_time``, the search takes at most
     :data:`~alphagp.kernel_start.BUDGET_SHARE` of it."""
-    if plan.kernel_init != "regression":
+    if plan.kernel_init not in SURROGATES:
         return None
     return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
                             rng=np.random.default_rng(plan.random_state),
-                            max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time)
+                            max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time,
+                            **start_settings(plan.kernel_init, plan.method_params))
+
+
+def start_settings(surrogate: str, method_params) -> dict:
+    """The :func:`~alphagp.kernel_start.fit_kernel_start` arguments of a start by ``surrogate``: its
+    rows, and the Dirichlet surrogate's ``alpha_eps`` and ``noise_scale`` (``method_params``' where
+    they give them)."""
+    if surrogate != "dirichlet":
+        return {"surrogate": surrogate}
+    return {"surrogate": surrogate, "max_rows": DIRICHLET_START_ROWS,
+            "alpha_eps": float(method_params.get("alpha_eps", DIRICHLET_START_EPS)),
+            "noise_scale": float(method_params.get("noise_scale", 1.0)), "tolerance": DIRICHLET_START_TOLERANCE}
 
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
@@ -177,7 +198,8 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
         _warn_if_far_from_kernel_scale(X, kernel)
     kernel.requires_grad_(plan.optimize_hyperparameters)
     model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
-                         epsilon=plan.epsilon, damping=plan.damping, n_classes=n_classes, **plan.method_params)
+                         epsilon=plan.epsilon, damping=plan.damping, n_classes=n_classes, exact=plan.exact,
+                         **plan.method_params)
     for parameter in likelihood_parameters(model):
         parameter.requires_grad_(plan.optimize_hyperparameters)
     model.inducing_points.requires_grad_(plan.optimize_inducing)
@@ -249,7 +271,7 @@ def model_from_file(est, content: dict):
     est.classes_ = classes_from_plain(content["classes"])
     state, method = content["state"], content["method"]
     Z = state["inducing_points"]
-    kernel = ARDKernel(n_latent(method["name"], len(est.classes_)), Z.shape[2], shared=bool(est.shared_hyperparameters),
-                       dtype=Z.dtype)
+    kernel = ARDKernel(n_latent(method["name"], len(est.classes_)), Z.shape[2],
+                       shared=bool(content["fit_plan"]["shared_hyperparameters"]), dtype=Z.dtype)
     return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
                         n_classes=len(est.classes_), **method["config"]), state

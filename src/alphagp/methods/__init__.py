@@ -18,6 +18,7 @@ from ..constraints import validate_parameter_constraints
 from ..likelihoods import likelihood_class
 from .augmented import AugmentedGibbs, AugmentedVI
 from .base import Capabilities, SiteMethod, SparseGPMethod
+from .dirichlet import DirichletGP
 from .ep import EP, SEP, ScalableEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
 from .gfitc import GFITC
@@ -51,6 +52,10 @@ _MONTE_CARLO = ("n_mc_samples", "seed")
 
 #: name -> :class:`MethodSpec`
 METHODS: dict[str, MethodSpec] = {
+    "dirichlet": MethodSpec(DirichletGP, "Dirichlet-based GP classification: a GP regression of transformed labels in "
+                            "closed form, exact up to a few thousand rows and Titsias' sparse bound beyond, its "
+                            "kernel by L-BFGS on the marginal likelihood (Milios et al. 2018)", "softmax",
+                            ("n_predictive_samples", "seed")),
     "ep": MethodSpec(EP, "scalable EP, Heaviside likelihood, one factor per (point, class)", "heaviside"),
     "sep": MethodSpec(SEP, "stochastic EP: EP with tied factors, memory independent of N", "heaviside"),
     "rep": MethodSpec(PowerEP, "EP with the robust-max likelihood, one factor per point (thesis 5.2.1)",
@@ -179,7 +184,7 @@ def check_method_params(name: str, params: dict | None, reserved: tuple[str, ...
 
 
 #: what the estimator passes every method as context; a constructor that does not declare one does without it
-_CONTEXT = ("n_data", "site_storage")
+_CONTEXT = ("n_data", "site_storage", "exact")
 
 
 def constructor_parameters(cls: type) -> set[str]:
@@ -317,6 +322,7 @@ __all__ = [
     "AugmentedGibbs",
     "AugmentedVI",
     "Capabilities",
+    "DirichletGP",
     "GaussianQMethod",
     "GibbsSampler",
     "LabelRegression",

@@ -79,7 +79,8 @@ class Capabilities:
     ----------
     batch_optimizer
         the optimiser of batch training: ``"sign-adaptive"`` where closed-form
-        updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too. The papers
+        updates refine q (EP family, GFITC), ``"adam"`` where gradients fit q too, ``"lbfgs"``
+        where the objective is a closed-form marginal likelihood (the Dirichlet GP). The papers
         train VI and GFITC with L-BFGS; docs/history.md ("Optimisers") says why not here.
     damping
         the method has damped closed-form (EP) updates and takes ``damping``.
@@ -113,6 +114,16 @@ class Capabilities:
         the method's state does not grow with the rows (no per-point sites, no
         draws kept from the training rows), so ``partial_fit`` can feed it rows a call at a
         time: stochastic EP, the gradient-fitted family and augmented VI.
+    exact_rows
+        ``n_inducing="auto"`` conditions on every training row up to this many rows (the
+        exact posterior; 0: never) and takes :attr:`auto_inducing` inducing points beyond.
+    auto_inducing
+        the inducing points per latent function of ``n_inducing="auto"``.
+    shared_kernel
+        ``shared_hyperparameters="auto"`` gives one kernel and one inducing set for all classes.
+    closed_form
+        one local update gives the posterior at the current hyper-parameters (a conjugate
+        model): a fit that learns nothing takes one step.
     """
 
     batch_optimizer: str = "sign-adaptive"
@@ -124,6 +135,10 @@ class Capabilities:
     exact_gradient: bool = True
     sample_weight: bool = False
     streaming: bool = False
+    exact_rows: int = 0
+    auto_inducing: int = 50
+    shared_kernel: bool = False
+    closed_form: bool = False
 
 
 class WeightedRows:

@@ -31,7 +31,8 @@ def uses_mini_batches(batch_size: int | None, n_rows: int) -> bool:
 class TrainingState:
     """What callbacks see after each epoch. ``validation_scores`` and ``best_epoch`` (the epoch
     whose state the fit returns) are kept with a ``validation`` score; ``stopped_by`` says what
-    ended the fit early (``"validation"``, ``"objective"``, ``"max_time"``, ``"callback"``)."""
+    ended the fit early (``"validation"``, ``"objective"``, ``"max_time"``, ``"callback"``, ``"converged"``:
+    the optimiser's own test, L-BFGS's)."""
 
     epoch: int = 0
     objective: float = float("nan")
@@ -187,7 +188,7 @@ class Trainer:
             self._set_scheduled_rate()  # the schedule given now, not the saved rate
         # A stop requested by a callback (a time budget, say) belongs to that call of fit;
         # a fit that met its own stopping rule stays finished.
-        self.state.stop = self._no_longer_improving()
+        self.state.stop = self._no_longer_improving() or bool(getattr(self.optimizer, "converged", False))
         self.state.stopped_by = self.state.stopped_by if self.state.stop else ""
         finished = self.state.stop or self.state.epoch >= self.max_iter
         warnings.warn(f"checkpoint {self.checkpoint}: " + (
@@ -349,6 +350,8 @@ class Trainer:
         if rows < n:
             st.history[-1]["rows"] = rows
         self._early_stopping(st.objective)
+        if getattr(self.optimizer, "converged", False):
+            st.stop, st.stopped_by = True, st.stopped_by or "converged"
         bar.set_postfix(**self._progress_values())
         for cb in self.callbacks:
             cb(st)
@@ -359,7 +362,29 @@ class Trainer:
             self._save()
 
     def _step(self, X, y, idx, n) -> float:
-        """Local update and optimiser step on one batch; returns the batch objective.
+        """Local update and optimiser step on one batch; returns the batch objective (of the state the
+        step leaves). An optimiser that evaluates the objective itself (L-BFGS's line search,
+        ``NEEDS_CLOSURE``) gets :meth:`_evaluate` as its closure; its last evaluation is at the
+        parameters it leaves."""
+        if self.optimizer is None or not getattr(self.optimizer, "NEEDS_CLOSURE", False):
+            objective = self._evaluate(X, y, idx, n, backward=self.optimizer is not None)
+            if self.optimizer is not None:
+                self.optimizer.step()
+            return objective.item()
+        last: dict = {}
+
+        def closure():
+            last["objective"] = self._evaluate(X, y, idx, n, backward=True)
+            return -last["objective"] / (self.n_points or n)
+
+        self.optimizer.step(closure)
+        if not last:            # a converged optimiser (a resumed fit) evaluates nothing: the state is kept
+            with torch.no_grad():
+                last["objective"] = self._evaluate(X, y, idx, n, backward=False)
+        return last["objective"].item()
+
+    def _evaluate(self, X, y, idx, n, backward: bool) -> torch.Tensor:
+        """The batch objective of the method's local update, its gradient where ``backward``.
 
         The method returns its objective's terms (:class:`~alphagp.objective.ObjectiveTerms`); the
         objective is shared + N / |B| * (data + coupled) for the global batch B, with ``shared``
@@ -370,7 +395,7 @@ class Trainer:
         scale = n / self.reducer.batch_size(len(idx))
         shared = self.reducer.share(terms.shared)
         objective = shared + (terms.data + terms.coupled) * scale
-        if self.optimizer is not None:
+        if backward:
             self.optimizer.zero_grad(set_to_none=True)
             (-objective / (self.n_points or n)).backward()
         if self.reducer.class_blocks > 1:
@@ -378,9 +403,7 @@ class Trainer:
         if self.reducer.active:
             objective = self.parallel.sum_gradients(self._params, objective)
         self._check_finite(objective)
-        if self.optimizer is not None:
-            self.optimizer.step()
-        return objective.item()
+        return objective
 
     def _seconds_spent(self, epoch_start: float) -> float:
         """Training seconds this call of fit has spent (the epoch began at ``epoch_start`` on the

@@ -1,0 +1,265 @@
+"""Dirichlet-based GP classification (Milios, Camoriano, Michiardi, Rosasco & Filippone, NeurIPS
+2018): classification as a GP regression in closed form.
+
+A label y_i in C classes is read as the parameter of a Dirichlet over the class probabilities,
+a_ic = [y_i = c] + alpha_eps. A Dirichlet sample is normalised independent Gamma(a_ic, 1) draws,
+and each Gamma is approximated by the log-normal with its mean and variance (the paper's eq. 6-7):
+
+    log Gamma(a, 1) ~ N(t, s),   s = log(1 / a + 1),   t = log a - s / 2,
+
+so each class c is a GP regression of the transformed labels t_ic with known heteroscedastic
+noise s_ic: a row's noise is low in its own class's column (a = 1 + alpha_eps) and high in the
+others (a = alpha_eps). The latent functions f_c get a constant mean m_c each and the ARD
+squared-exponential kernel (shared by the classes, or one per class); a weight w divides a row's
+noise by w (the row repeated w times). The class probabilities are the Dirichlet's mean,
+E[softmax(f)] under the Gaussian posterior of f (the paper's eq. 8), estimated by the softmax
+likelihood's randomised quasi-Monte Carlo (fixed points: deterministic predictions).
+
+The kernel's hyper-parameters maximise the closed-form marginal likelihood (type-II maximum
+likelihood, by L-BFGS: ``Capabilities`` ``batch_optimizer="lbfgs"``), the means profiled out in
+closed form at every step (:mod:`alphagp.conjugate`):
+
+* **exact**, conditioned on every training row (``exact=True``: the planner's choice while the
+  rows' factors fit, :mod:`alphagp.conjugate`'s one factor and a Woodbury correction per class);
+* **sparse**, Titsias' collapsed bound with M inducing inputs beyond, its sums over the rows taken
+  in blocks (memory O(M^2 C + block rows x M)), the paper's large-scale route.
+
+After the fit the posterior is kept for prediction: exactly, the training rows sorted by class
+(``inducing_points``) and their weights, from which the factors are rebuilt on first use after
+loading; sparsely, the rows' sums (:class:`~alphagp.conjugate.SparseStatistics`), from which q(u)
+follows for any means.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import ClassVar
+
+import torch
+from ..conjugate import ExactPosterior, SparseStatistics, batched_exact_log_evidence, class_order, exact_log_evidence
+from ..constraints import Interval
+from ..numerics import stable_cholesky, triangular_inverse
+from ..objective import ObjectiveTerms
+from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
+from .projection import projected_marginals
+
+#: rows of one block of the sparse sums (their [G, M, rows] temporaries)
+BLOCK_ROWS = 4096
+
+
+def transformed_labels(alpha_eps: float) -> dict[str, float]:
+    """The log-normal approximation of Gamma(a, 1) (module docstring) for a row's own class
+    (a = 1 + alpha_eps) and the other classes (a = alpha_eps): targets ``t_own``, ``t_other`` and
+    noise variances ``s_own`` < ``s_other``."""
+    values = {}
+    for name, a in (("own", 1.0 + alpha_eps), ("other", alpha_eps)):
+        s = math.log(1.0 / a + 1.0)
+        values[f"s_{name}"], values[f"t_{name}"] = s, math.log(a) - s / 2.0
+    return values
+
+
+class DirichletGP(SparseGPMethod):
+    """Dirichlet-based GP classification (module docstring), exact or sparse.
+
+    Parameters
+    ----------
+    inducing_points
+        ``[G, M, D]`` (G = 1: one set for all classes with the shared kernel): with ``exact``, M is
+        the number of training rows and the fit replaces them by the rows sorted by class.
+    kernel
+        :class:`~alphagp.kernels.ARDKernel` for the C latent functions; its additive noise is a
+        homoscedastic noise on the latent functions learnt with the rest.
+    likelihood
+        the softmax likelihood of the predictions (the registry gives it).
+    n_data
+        N, the training rows.
+    alpha_eps
+        the Dirichlet's prior count added to every class (the paper's alpha_epsilon): smaller
+        values make the transformed labels farther apart, so the fit is more confident.
+    noise_scale
+        a factor on the transformed labels' noise (1: the paper's). Learnt by the marginal
+        likelihood it goes to 0 (the model interpolates the labels, the predictive variance
+        alone carries the uncertainty), so it is a setting to choose on held-out rows.
+    exact
+        condition on every training row (``M == N``); else Titsias' sparse bound.
+    """
+
+    CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, exact_rows=2000,
+                                auto_inducing=300, shared_kernel=True, closed_form=True)
+    OWN_PARAMETERS: ClassVar[dict] = {"alpha_eps": [Interval(Real, 0, 1, closed="neither")],
+                                      "noise_scale": [Interval(Real, 0, None, closed="neither")]}
+    REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("alpha", "epsilon", "damping"), "the Dirichlet-based GP is a GP regression of transformed labels in closed "
+        "form: it has no power, no labelling-error probability and no EP damping")
+
+    def __init__(self, inducing_points: torch.Tensor, kernel, likelihood, n_data: int, alpha_eps: float = 0.01,
+                 noise_scale: float = 1.0, exact: bool = False):
+        super().__init__(inducing_points, kernel, likelihood)
+        C, M = self.n_classes, inducing_points.shape[1]
+        if exact and M != n_data:
+            raise ValueError(f"an exact Dirichlet GP conditions on every training row: M={M} inducing inputs "
+                             f"for N={n_data} rows")
+        if exact and inducing_points.shape[0] != 1:
+            raise ValueError("an exact Dirichlet GP conditions every class on the same rows: inducing_points "
+                             "must have shape [1, N, D]")
+        dtype = inducing_points.dtype
+        self.n_data, self.alpha_eps = int(n_data), float(alpha_eps)
+        self.noise_scale, self.exact = float(noise_scale), bool(exact)
+        self._labels = transformed_labels(self.alpha_eps)
+        if self.exact:
+            self.register_buffer("row_weight", torch.ones(M, dtype=dtype))
+            self.register_buffer("class_counts", torch.zeros(C, dtype=torch.long))
+        else:
+            G = inducing_points.shape[0]
+            zeros = dict(phi=(C, M, M), a_t=(C, M), a_1=(C, M), tt=(C,), t1=(C,), s1=(C,), log_s=(C,),
+                         trace=(C,), n=())
+            for name, shape in zeros.items():
+                self.register_buffer(f"stat_{name}", torch.zeros(shape, dtype=dtype))
+            self._kernel_groups = G
+        self._cache: tuple | None = None
+
+    # ------------------------------------------------------------------ the model's pieces
+    def _noise(self, weight: torch.Tensor | None, n: int, ref: torch.Tensor):
+        """``(high, low)`` ``[n]``: a row's noise in the other classes' columns and its own, the
+        transformed labels' noise times ``noise_scale``, divided by the row's weight."""
+        w = torch.ones(n, dtype=ref.dtype, device=ref.device) if weight is None else weight
+        return self.noise_scale * self._labels["s_other"] / w, self.noise_scale * self._labels["s_own"] / w
+
+    def _targets(self, y: torch.Tensor) -> torch.Tensor:
+        """``[C, n]`` the transformed labels of class indices ``y`` ``[n]``."""
+        own = torch.nn.functional.one_hot(y, self.n_classes).T.bool()
+        dtype = self.inducing_points.dtype
+        return torch.where(own, torch.tensor(self._labels["t_own"], dtype=dtype, device=y.device),
+                           torch.tensor(self._labels["t_other"], dtype=dtype, device=y.device))
+
+    def _rows_weight(self, idx: torch.Tensor) -> torch.Tensor | None:
+        return None if self.sample_weight is None else self.sample_weight[idx.to(self.sample_weight.device)]
+
+    def _train_covariance(self, X: torch.Tensor) -> torch.Tensor:
+        """K(X, X) plus the kernel's additive noise: ``[n, n]`` (one kernel) or ``[C, n, n]``."""
+        K = self.kernel.cross(X, X, expand=False)
+        noise = self.kernel.noise
+        if K.shape[0] == 1:
+            return K[0] + torch.diag(noise.expand(X.shape[0]))
+        return K + torch.diag_embed(noise[:, None].expand(-1, X.shape[0]))
+
+    # ------------------------------------------------------------------ the objective
+    def _exact_objective(self, X, y, weight):
+        """The exact log marginal likelihood and the rows sorted by class (order, counts)."""
+        order, counts = class_order(y, self.n_classes)
+        Xo, yo = X[order], y[order]
+        wo = None if weight is None else weight[order]
+        high, low = self._noise(wo, len(yo), Xo)
+        T = self._targets(yo)
+        K = self._train_covariance(Xo)
+        if K.dim() == 2:
+            value = exact_log_evidence(K, high, low, T, counts)
+        else:
+            own = torch.nn.functional.one_hot(yo, self.n_classes).T.bool()
+            value = batched_exact_log_evidence(K, torch.where(own, low, high), T)
+        return value, order, counts
+
+    def _sparse_statistics(self, X, y, weight) -> SparseStatistics:
+        """The rows' sums (:class:`~alphagp.conjugate.SparseStatistics`) at the current kernel and
+        inducing inputs, over blocks of :data:`BLOCK_ROWS` rows."""
+        total = None
+        Z = self.inducing_points
+        Kuu = self.kernel.inducing_covariances(Z, X[:1], expand=False)[0]
+        jitter = 1e-6 * self.kernel.amplitude[:, None, None]
+        L_inv = triangular_inverse(stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype,
+                                                                           device=Z.device)))
+        for start in range(0, X.shape[0], BLOCK_ROWS):
+            rows = slice(start, start + BLOCK_ROWS)
+            Xb, yb = X[rows], y[rows]
+            A = L_inv @ self.kernel.inducing_covariances(Z, Xb, expand=False)[1]          # [G, M, b]
+            residual_var = (self.kernel.diag(len(yb))[:A.shape[0]] - A.square().sum(1)).clamp_min(0.0)
+            high, low = self._noise(None if weight is None else weight[rows], len(yb), Xb)
+            part = SparseStatistics.of_rows(A, residual_var, self._targets(yb), high, low, yb)
+            total = part if total is None else total + part
+        return total
+
+    def _objective(self, X, y, idx):
+        weight = self._rows_weight(idx)
+        if self.exact:
+            return ObjectiveTerms.batch_only(self._exact_objective(X, y, weight)[0])
+        return ObjectiveTerms.batch_only(self._sparse_statistics(X, y, weight).log_evidence())
+
+    def objective(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """The log marginal likelihood (exact) or Titsias' bound (sparse) of all ``N`` rows."""
+        self._require_all_rows(idx)
+        return self._objective(X, y, idx).total(self.n_data, idx.numel())
+
+    def _require_all_rows(self, idx: torch.Tensor) -> None:
+        if idx.numel() != self.n_data:
+            raise ValueError("the Dirichlet GP is batch only: its marginal likelihood is not a sum over rows")
+
+    def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
+        """The closed-form posterior of all rows at the current hyper-parameters (kept for
+        prediction) and its log marginal likelihood (exact) or bound (sparse)."""
+        self._require_all_rows(idx)
+        weight = self._rows_weight(idx)
+        if self.exact:
+            value, order, counts = self._exact_objective(X, y, weight)
+            with torch.no_grad():
+                self.inducing_points.copy_(X[order][None])
+                self.row_weight.copy_(torch.ones_like(self.row_weight) if weight is None else weight[order])
+                self.class_counts.copy_(torch.as_tensor(counts, device=self.class_counts.device))
+        else:
+            stats = self._sparse_statistics(X, y, weight)
+            value = stats.log_evidence()
+            with torch.no_grad():
+                for name, tensor in stats.tensors().items():
+                    getattr(self, f"stat_{name}").copy_(tensor)
+        self._cache = None
+        return ObjectiveTerms.batch_only(value)
+
+    # ------------------------------------------------------------------ prediction
+    @property
+    def means(self) -> torch.Tensor:
+        """The latent functions' constant means ``[C]`` (profiled: the generalised least-squares
+        means of the transformed labels at the current kernel)."""
+        return self._posterior()[0]
+
+    def _version(self) -> tuple:
+        return tuple(t._version for t in (*self.parameters(), *self.buffers()))
+
+    def _posterior(self):
+        """``(means, posterior)``: the profiled constant means ``[C]`` and the exact posterior's
+        factors (:class:`~alphagp.conjugate.ExactPosterior`) or the sparse q(u)'s whitened precision
+        and natural mean, at the current state (cached until a parameter or buffer changes)."""
+        key = self._version()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        with torch.no_grad():
+            if self.exact:
+                Z = self.inducing_points[0]
+                counts = self.class_counts.tolist()
+                y = torch.repeat_interleave(torch.arange(self.n_classes, device=Z.device), self.class_counts)
+                high, low = self._noise(self.row_weight, len(y), Z)
+                posterior = ExactPosterior(self._train_covariance(Z), high, low, self._targets(y), counts)
+                mean = posterior.mean
+            else:
+                stats = SparseStatistics(**{name: getattr(self, f"stat_{name}") for name in
+                                            ("phi", "a_t", "a_1", "tt", "t1", "s1", "log_s", "trace", "n")})
+                mean, B, b, _ = stats.whitened_q()
+                posterior = (B, b)
+        self._cache = (key, (mean, posterior))
+        return mean, posterior
+
+    @torch.no_grad()
+    def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Marginal means and variances ``[N, C]`` of the latent functions at ``X`` (the kernel's
+        additive noise included, as the other methods give them)."""
+        constant, posterior = self._posterior()
+        prior_var = self.kernel.diag(X.shape[0])
+        if self.exact:
+            Kxs = self.kernel.cross(self.inducing_points[0], X, expand=False)       # [G, n, b]
+            mean, var = posterior.marginals(Kxs[0] if Kxs.shape[0] == 1 else Kxs, prior_var)
+        else:
+            L, Psi, s = self._whitened_kernel(X)
+            B, b = posterior
+            mean, var, _ = projected_marginals(B, b, Psi)
+            mean, var = constant[:, None] + mean, s + var
+        return mean.T, var.clamp_min(MIN_VARIANCE).T
+
