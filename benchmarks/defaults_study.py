@@ -116,7 +116,20 @@ KERNEL_START = (
     Candidate("pep_regression_kernel_fixed", {**_ISSUE_44["pep"][0], "kernel_init": "regression",
                                               "optimize_hyperparameters": False}, max_rows=2_000),
 )
-PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START}
+#: issue 67's closed form: the Dirichlet GP with its kernel held at the shared Dirichlet start, over a
+#: grid of alpha_eps and noise scales; issue 44's four methods from the Dirichlet start's kernel
+#: (lengthscales, amplitude and noise) and today's portfolio (issue 58's), all in one selection
+DIRICHLET_GRID = {"alpha_eps": (1e-1, 1e-2, 1e-3, 1e-4), "noise_scale": (1.0, 0.3, 0.1)}
+CLOSED_FORM = (
+    *(Candidate(f"dirichlet_{eps:g}_{scale:g}", {"method": "dirichlet", "kernel_init": "dirichlet",
+                                                 "optimize_hyperparameters": False,
+                                                 "method_params": {"alpha_eps": eps, "noise_scale": scale}})
+      for eps in DIRICHLET_GRID["alpha_eps"] for scale in DIRICHLET_GRID["noise_scale"]),
+    *(Candidate(f"{name}_dirichlet", {**params, "kernel_init": "dirichlet"}, max_rows=rows)
+      for name, (params, rows) in _ISSUE_44.items()),
+    *(c for c in KERNEL_START if c.name in ("rpapep_fixed", "sep_regression", "vi_regression", "pep_regression")),
+)
+PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START, "closed_form": CLOSED_FORM}
 
 
 def main() -> None:
@@ -151,7 +164,8 @@ def run_portfolio(dataset: str, args) -> None:
     row = {"dataset": dataset, "portfolio": args.portfolio, "n_train": len(y_train), "n_features": X_train.shape[1],
            "n_classes": len(np.unique(y_train)), "threads": args.threads, "scheme": selection.scheme,
            "chosen": selection.candidate.name, "seconds": time.perf_counter() - start,
-           "cv_results": selection.cv_results}
+           "cv_results": selection.cv_results,
+           "kernel_starts": {k: v.to_plain() for k, v in selection.kernel_starts.items()}}
     append_row(args.output, base_row("defaults_portfolio", **row))
     print(f"{dataset:14s} chose {selection.candidate.name} ({selection.scheme}) in {row['seconds']:.1f}s", flush=True)
 

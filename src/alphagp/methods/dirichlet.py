@@ -85,7 +85,7 @@ class DirichletGP(SparseGPMethod):
         condition on every training row (``M == N``); else Titsias' sparse bound.
     """
 
-    CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, exact_rows=2000,
+    CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, exact_rows=5000,
                                 auto_inducing=300, shared_kernel=True, closed_form=True)
     OWN_PARAMETERS: ClassVar[dict] = {"alpha_eps": [Interval(Real, 0, 1, closed="neither")],
                                       "noise_scale": [Interval(Real, 0, None, closed="neither")]}
