@@ -53,6 +53,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from report_closed_form import REPORTS as CLOSED_FORM_REPORTS
 from report_features import REPORTS as FEATURE_REPORTS
 from report_papers import REPORTS as PAPER_REPORTS
 
@@ -1828,7 +1829,7 @@ REPORTS = {"uci": uci_tables, "table2": table2_tables, "alpharanks": alpha_ranks
            "defaults": defaults_study_tables, "defaultstest": defaults_test_table,
            "panel": defaults_panel_report, "portfolio": portfolio_study,
            "kernelstart": kernel_start_study, "levers": levers_study, "methodgap": method_gap_table, **FEATURE_REPORTS,
-           **PAPER_REPORTS}
+           **PAPER_REPORTS, **CLOSED_FORM_REPORTS}
 
 
 if __name__ == "__main__":

@@ -213,9 +213,10 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     g.add_argument("--inducing-init", choices=["auto", "random", "kmeans", "kmeans++"], default=None,
                    help="initial inducing points: random training rows, k-means centres or k-means++ seeding "
                         f"(default: {gp['inducing_init']}; not with --layers)")
-    g.add_argument("--kernel-init", choices=["regression", "fixed"], default=None,
-                   help="initial kernel: the type-II maximum likelihood of an exact GP regression of the labels, "
-                        f"or sqrt(D) lengthscales (default: {gp['kernel_init']}; not with --layers)")
+    g.add_argument("--kernel-init", choices=["auto", "fixed", "regression", "dirichlet"], default=None,
+                   help="initial kernel: sqrt(D) lengthscales, the type-II maximum likelihood of an exact GP "
+                        "regression of the labels or of the Dirichlet GP classifier on a subsample, or the method's "
+                        f"own (default: {gp['kernel_init']}; not with --layers)")
     g.add_argument("--fixed-hyperparameters", action="store_true", default=None,
                    help="do not learn the kernel hyper-parameters (not with --layers)")
     g.add_argument("--fixed-inducing", action="store_true", default=None,

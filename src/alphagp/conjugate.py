@@ -167,6 +167,15 @@ def exact_log_evidence(K: torch.Tensor, high: torch.Tensor, low: torch.Tensor, T
     return _SharedKernelEvidence.apply(K, high, low, T, list(counts))
 
 
+def noise_levels(noise: torch.Tensor, counts: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(high, low)`` ``[n]`` of two-level noise ``[C, n]`` of rows sorted by class (``counts``
+    rows per class): each row's noise in another class's column and in its own."""
+    C, n = noise.shape
+    y = torch.repeat_interleave(torch.arange(C, device=noise.device), torch.as_tensor(counts, device=noise.device))
+    rows = torch.arange(n, device=noise.device)
+    return noise[(y + 1) % C, rows], noise[y, rows]
+
+
 def profiled_mean(L: torch.Tensor, T: torch.Tensor) -> torch.Tensor:
     """The generalised least-squares means ``[C]`` of targets ``T`` ``[C, n]`` under covariances with
     Cholesky factors ``L`` ``[C, n, n]``."""
@@ -200,14 +209,17 @@ class ExactPosterior:
     k**, the latent mean is m_c + alpha_c' k and the variance k** - k' (K + S_c)^-1 k, which for
     one kernel is k** - k' a - (P_c' a)' G_c^-1 (P_c' a) with a = A^-1 k (module docstring)."""
 
-    def __init__(self, K: torch.Tensor, high: torch.Tensor, low: torch.Tensor, T: torch.Tensor, counts: list[int]):
+    def __init__(self, K: torch.Tensor, T: torch.Tensor, counts: list[int], noise: torch.Tensor):
+        """``K`` ``[n, n]`` (one kernel; ``noise`` ``[C, n]`` then of the two-level form of the module
+        docstring) or ``[C, n, n]``, targets ``T`` ``[C, n]`` and noise ``[C, n]`` of rows sorted by
+        class with ``counts`` rows per class."""
         if K.dim() == 2:
+            high, low = noise_levels(noise, counts)
             factors = _woodbury(K, high, low, T, counts)
             self.mean, self.alpha, self.inverse = factors.mean, factors.alpha, factors.A_inv
             self.blocks = [(c, rows, torch.cholesky_inverse(L_G)) for c, rows, L_G in factors.blocks]
         else:
-            own = _own_column(counts, T.shape[1], T.device)
-            L = stable_cholesky(K + torch.diag_embed(torch.where(own, low, high)))
+            L = stable_cholesky(K + torch.diag_embed(noise))
             self.mean = profiled_mean(L, T)
             self.inverse = torch.cholesky_inverse(L)                          # [C, n, n]
             self.alpha = (self.inverse @ (T - self.mean[:, None])[..., None])[..., 0]
@@ -252,17 +264,19 @@ class SparseStatistics:
     n: torch.Tensor
 
     @classmethod
-    def of_rows(cls, A: torch.Tensor, residual_var: torch.Tensor, targets: torch.Tensor, high: torch.Tensor,
-                low: torch.Tensor, y: torch.Tensor) -> SparseStatistics:
+    def of_rows(cls, A: torch.Tensor, residual_var: torch.Tensor, targets: torch.Tensor, noise: torch.Tensor,
+                y: torch.Tensor) -> SparseStatistics:
         """The statistics of a block of b rows: ``A`` = L^-1 K_uf ``[G, M, b]``, the conditional
-        variances k_ii - q_ii ``[G, b]``, targets ``[C, b]``, the noise ``high`` ``[b]`` in the other
-        classes' columns and ``low`` ``[b]`` in the own class's column, and class indices ``y``
-        ``[b]``. With one kernel (G = 1), A S_c^-1 A' is A diag(1/high) A' plus each class's own
-        rows' correction, 2 M^2 b flops in all instead of C M^2 b."""
+        variances k_ii - q_ii ``[G, b]``, targets ``[C, b]``, noise ``[C, b]`` and class indices ``y``
+        ``[b]``. With one kernel (G = 1) the noise is two-level (a row's own column and the
+        others', module docstring) and A S_c^-1 A' is A diag(1/high) A' plus each class's own rows'
+        correction, 2 M^2 b flops in all instead of C M^2 b."""
         C = targets.shape[0]
         own = torch.nn.functional.one_hot(y, C).T.bool()                  # [C, b]
-        inv = torch.where(own, low, high).reciprocal()                    # [C, b]: 1 / s_ci
+        inv = noise.reciprocal()                                          # [C, b]: 1 / s_ci
         if A.shape[0] == 1:
+            rows = torch.arange(len(y), device=y.device)
+            high, low = noise[(y + 1) % C, rows], noise[y, rows]
             phi = ((A[0] / high) @ A[0].T).expand(C, -1, -1).clone()
             extra = low.reciprocal() - high.reciprocal()
             for c in range(C):
@@ -307,4 +321,4 @@ class SparseStatistics:
 
 
 __all__ = ["ExactPosterior", "SparseStatistics", "batched_exact_log_evidence", "class_blocks", "class_order",
-           "exact_log_evidence", "profiled_mean"]
+           "exact_log_evidence", "noise_levels", "profiled_mean"]

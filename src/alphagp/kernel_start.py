@@ -176,7 +176,7 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
                      rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
                      max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
                      surrogate: str = "regression", alpha_eps: float = 0.01, noise_scale: float = 1.0,
-                     tolerance: float = TOLERANCE) -> KernelStart:
+                     tolerance: float = TOLERANCE, search_dtype: torch.dtype = torch.float64) -> KernelStart:
     """Type-II maximum likelihood of the surrogate (module docstring; ``surrogate`` one of
     :data:`SURROGATES`) on standardised features ``X`` ``[N, D]`` with class indices ``y_idx``
     ``[N]`` in ``range(n_classes)`` and optional positive row weights ``weight`` ``[N]``; at most
@@ -187,7 +187,9 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     transformed labels' mean variance per column as amplitude. L-BFGS-B stops when an iteration
     changes the objective by at most ``tolerance`` of its size or after ``max_iterations``; with
     ``max_seconds`` it stops at the first iteration that ends past it (``converged`` then says
-    ``False``), keeping the best point so far.
+    ``False``), keeping the best point so far. ``search_dtype``: the float type of the
+    evaluations (float32 halves the time of the Dirichlet surrogate's and ends at the same point
+    on the study's sets; BENCHMARKS.md).
 
     Raises ``FloatingPointError`` when the search ends at a non-finite value."""
     if surrogate not in SURROGATES:
@@ -203,12 +205,12 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     if dirichlet:                           # the Woodbury layout: rows sorted by class
         rows = rows[np.argsort(labels, kind="stable")]
         labels = np.asarray(y_idx)[rows]
-    Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64))
-    Y = torch.as_tensor(centred_one_hot(labels, n_classes))
+    Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64), dtype=search_dtype)
+    Y = torch.as_tensor(centred_one_hot(labels, n_classes), dtype=search_dtype)
     w = None
     if weight is not None:
         w = np.asarray(weight, dtype=np.float64)[rows]
-        w = torch.as_tensor(w / w.mean())
+        w = torch.as_tensor(w / w.mean(), dtype=search_dtype)
     groups = 1 if shared else n_classes
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
     if dirichlet:
@@ -226,13 +228,13 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     scale = float(len(rows) * n_classes)     # the objective per row and class: L-BFGS-B's tolerance is relative
 
     def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        theta = torch.as_tensor(flat.reshape(groups, width)).requires_grad_(True)
+        theta = torch.as_tensor(flat.reshape(groups, width), dtype=search_dtype).requires_grad_(True)
         if dirichlet:
             value = -dirichlet_log_marginal_likelihood(theta, Xs, y_t, n_classes, alpha_eps, noise_scale, w) / scale
         else:
             value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
         (grad,) = torch.autograd.grad(value, theta)
-        return float(value.detach()), grad.numpy().ravel()
+        return float(value.detach()), grad.double().numpy().ravel()
 
     def out_of_time(_point) -> None:
         if max_seconds is not None and time.perf_counter() - started > max_seconds:

@@ -93,7 +93,7 @@ def _classifier_plan(content: dict) -> dict:
         "epsilon": config.get("epsilon"), "method_params": params.get("method_params") or {},
         "optimize_inducing": bool(params.get("optimize_inducing") if learnt is None else learnt),
         "n_inducing": int(content["state"]["inducing_points"].shape[1]), "inducing_init": settings["inducing_init"],
-        "shared_hyperparameters": bool(params.get("shared_hyperparameters", False)),
+        "shared_hyperparameters": _shared(params.get("shared_hyperparameters", False), name),
         "kernel_params": plain(params.get("kernel_params") or {}),
         "optimize_hyperparameters": bool(params.get("optimize_hyperparameters", True)), "kernel_init": "fixed"}
     return content
@@ -128,3 +128,8 @@ def upgrade(content: dict) -> dict:
     for step in UPGRADES:
         content = step(content)
     return content
+
+
+def _shared(value, name: str) -> bool:
+    """``shared_hyperparameters`` as a plan holds it: ``"auto"`` resolved by method ``name``."""
+    return method_spec(name).cls.AUTO_SETTINGS.get("shared_hyperparameters", False) if value == "auto" else bool(value)

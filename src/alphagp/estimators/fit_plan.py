@@ -35,6 +35,9 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 EARLY_STOPPING_ROWS = 10_000
 #: the deep GPs' hidden width without ``n_hidden``: min(D, this) units
 HIDDEN_WIDTH = 30
+#: ``n_inducing="auto"``: inducing points per latent function (a method's ``AUTO_SETTINGS`` may say
+#: otherwise), clipped to the rows
+AUTO_INDUCING = 50
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
 
@@ -282,12 +285,15 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
     (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).
 
-    The ``"auto"`` settings: ``batch_size`` all rows, ``inducing_init`` random training rows (the
-    papers' start), ``early_stopping`` from :data:`EARLY_STOPPING_ROWS` rows where a stratified
-    share exists, ``n_inducing`` every row fitted up to the method's ``Capabilities.exact_rows``
-    (the exact posterior, whose inducing inputs are then the rows and never move), else its
-    ``Capabilities.auto_inducing`` (clipped to the rows fitted; a number the user gives is clipped
-    with a warning).
+    The ``"auto"`` settings, where the method's ``AUTO_SETTINGS`` name no value of their own:
+    ``batch_size`` all rows, ``inducing_init`` random training rows (the papers' start),
+    ``kernel_init`` the fixed start, ``shared_hyperparameters`` one kernel per class,
+    ``early_stopping`` from :data:`EARLY_STOPPING_ROWS` rows where a stratified share exists,
+    ``n_inducing`` every row fitted up to the method's ``Capabilities.exact_rows`` (the exact
+    posterior, whose inducing inputs are then the rows and never move), else :data:`AUTO_INDUCING`
+    (clipped to the rows fitted; a number the user gives is clipped with a warning). A
+    closed-form method (``Capabilities.closed_form``) takes one step where its kernel comes from
+    its own start or is held fixed.
 
     ``ValueError`` where the settings contradict the method (mini-batches for a batch-only method,
     an alpha the method does not take) or early stopping cannot hold rows out. Warns where
@@ -295,12 +301,13 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     """
     name = params["method"]
     capabilities = method_spec(name).cls.CAPABILITIES
+    auto = method_spec(name).cls.AUTO_SETTINGS
     early = False if stream else _early_stopping(params["early_stopping"], y_idx, stratify=True)
     fitted = len(fit_rows(y_idx, early, params["validation_fraction"], True, params["random_state"])[0])
     n_data = fitted if n_rows is None else int(n_rows)
     batch_size = None if params["batch_size"] == "auto" else params["batch_size"]
     mini = stream or uses_mini_batches(batch_size, n_data)
-    if mini and not capabilities.mini_batches:
+    if mini and not capabilities.mini_batches and not (stream and capabilities.closed_form):
         raise ValueError(f"method={name!r} is batch only: its objective is not a sum over data "
                          f"points, so it cannot use mini-batches; use batch_size=None or another method")
     damping = params["damping"]
@@ -320,27 +327,34 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     given = params["inducing_points"]
     m = params["n_inducing"]
     if m == "auto":
-        m = fitted if not mini and fitted <= capabilities.exact_rows else capabilities.auto_inducing
+        m = fitted if not mini and fitted <= capabilities.exact_rows else auto.get("n_inducing", AUTO_INDUCING)
     n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
     exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted
     if exact:
         learn = False           # the inducing inputs are the training rows
     kernel_params = params["kernel_params"] or {}
-    kernel_init = "fixed" if "lengthscale" in kernel_params else params["kernel_init"]
+    kernel_init = params["kernel_init"] if params["kernel_init"] != "auto" else auto.get("kernel_init", "fixed")
+    kernel_init = "fixed" if "lengthscale" in kernel_params else kernel_init
+    own_start = capabilities.closed_form and kernel_init == auto.get("kernel_init")
+    if own_start and params["optimize_inducing"] == "auto":
+        learn = False                           # the start learnt the kernel; the inducing inputs stay
     training = _training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
                          early_stopping=early, device=device, max_time=max_time)
-    if capabilities.closed_form and not params["optimize_hyperparameters"] and not learn:
-        training["max_iter"] = 1                # nothing to learn: one closed-form step is the posterior
+    learn_kernel = bool(params["optimize_hyperparameters"]) and not own_start     # the start was its type-II ML
+    if capabilities.closed_form and not learn_kernel and not learn:
+        training["max_iter"] = 1                # nothing (more) to learn: one closed-form step is the posterior
     return FitPlan(**training,
                    method=name, alpha=resolve_alpha(name, alpha), damping=damping, epsilon=params["epsilon"],
                    method_params=dict(params["method_params"] or {}), optimize_inducing=learn,
                    n_inducing=n_inducing,
-                   inducing_init="random" if params["inducing_init"] == "auto" else params["inducing_init"],
-                   shared_hyperparameters=(capabilities.shared_kernel if params["shared_hyperparameters"] == "auto"
+                   inducing_init=(auto.get("inducing_init", "random") if params["inducing_init"] == "auto"
+                                  else params["inducing_init"]),
+                   shared_hyperparameters=(auto.get("shared_hyperparameters", False)
+                                           if params["shared_hyperparameters"] == "auto"
                                            else bool(params["shared_hyperparameters"])),
                    kernel_params=plain(kernel_params),
-                   optimize_hyperparameters=bool(params["optimize_hyperparameters"]), kernel_init=kernel_init,
+                   optimize_hyperparameters=learn_kernel, kernel_init=kernel_init,
                    n_data_grows=stream and n_rows is None, exact=exact)
 
 

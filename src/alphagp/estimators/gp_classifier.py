@@ -117,8 +117,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         SVGP): K_uu, its factor and K_uf are computed once per step instead of C times, so a
         step with many features (MNIST) is several times cheaper; q stays one Gaussian per class.
         ``inducing_points`` of shape ``[C, M, D]`` keep one set per class with the shared kernel.
-        ``"auto"``: the method's choice (``Capabilities.shared_kernel``): shared for ``dirichlet``
-        (one factor serves every class), one per class for the other methods.
+        ``"auto"``: the method's choice (its ``AUTO_SETTINGS``): shared for ``dirichlet`` (one factor
+        serves every class), one per class for the other methods.
     inducing_init : {"random", "kmeans", "kmeans++"}
         Initial inducing inputs: random training points (the papers), the centres of k-means
         (scikit-learn's ``MiniBatchKMeans`` on at most 20,000 random rows; GPflow's recipe), or
@@ -129,14 +129,18 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays). Lengthscales
         refer to standardised features when ``standardize=True``. What is not given comes from
         ``kernel_init``.
-    kernel_init : {"fixed", "regression"}
+    kernel_init : {"auto", "fixed", "regression", "dirichlet"}
         Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
         noise 0.1 (the papers' start). ``"regression"``: the lengthscales that maximise the
         marginal likelihood of an exact GP regression of the centred one-hot labels on at most
         500 random training rows, found by L-BFGS-B in seconds (:mod:`alphagp.kernel_start`),
-        amplitude 1, noise 0.1; what it found is ``kernel_start_``. Neither wins on every set
-        (BENCHMARKS.md, "One strong fit"); ``method="auto"``'s candidates each name the start
-        that measured better for them, unless this is set explicitly.
+        amplitude 1, noise 0.1. ``"dirichlet"``: the kernel (lengthscales, amplitude) that
+        maximises the marginal likelihood of the Dirichlet-based GP classifier on at most 2,000
+        random training rows (the same search). What a start found is ``kernel_start_``.
+        ``"auto"``: the method's own start (``dirichlet`` starts from its own model, whose start
+        is then its kernel's type-II maximum likelihood; the others from the fixed start);
+        ``method="auto"``'s candidates each name the start that measured better for them, unless
+        this is set explicitly.
     optimize_hyperparameters : bool
         Learn the kernel hyper-parameters (like scikit-learn's ``optimizer=None`` when this and
         ``optimize_inducing`` are False: only the approximation is fitted).
@@ -263,7 +267,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
         "kernel_params": [dict, None],
-        "kernel_init": [StrOptions({"fixed", *SURROGATES})],
+        "kernel_init": [StrOptions({"auto", "fixed", *SURROGATES})],
         "optimize_hyperparameters": ["boolean"],
         "optimize_inducing": ["boolean", StrOptions({"auto"})],
         "distributed": ["boolean", StrOptions({"rows"})],
@@ -277,7 +281,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters="auto",
-                 inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="fixed",
+                 inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="auto",
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
@@ -387,6 +391,16 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
         self._fit_planned(plan, X, y_idx, weight, callbacks, stratify=True, start=start)
         return self
+
+    def _checkpoint_settings(self, model=None) -> dict:
+        """The base's settings with ``shared_hyperparameters`` and ``kernel_init`` as the plan
+        resolved them (checkpoints written before their ``"auto"`` recorded the values; the fixed
+        start, the value before ``kernel_init`` existed, is not recorded)."""
+        settings = {**super()._checkpoint_settings(model), "shared_hyperparameters": self.fit_plan_.shared_hyperparameters,
+                    "kernel_init": self.fit_plan_.kernel_init}
+        if settings["kernel_init"] == self.PARAMS_ADDED["kernel_init"]:
+            del settings["kernel_init"]
+        return settings
 
     def check_fit_size(self, n_rows: int, n_features: int, y) -> None:
         """A one-line ``ValueError`` where a fit of these parameters on ``n_rows`` rows of

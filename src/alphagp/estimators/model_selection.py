@@ -173,11 +173,20 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
             for surrogate in sorted(surrogates)}
 
 
+def start_of(params: dict, estimator) -> str:
+    """The kernel start a candidate of ``params`` takes: its ``kernel_init``, or the estimator's,
+    ``"auto"`` resolved by the candidate's method (its ``AUTO_SETTINGS``)."""
+    kernel_init = params.get("kernel_init", estimator.kernel_init)
+    if kernel_init != "auto":
+        return kernel_init
+    return method_spec(params.get("method", estimator.method)).cls.AUTO_SETTINGS.get("kernel_init", "fixed")
+
+
 def with_start(params: dict, estimator, starts: dict[str, KernelStart]) -> dict:
     """A candidate's ``params`` with its start's kernel (the lengthscales; the Dirichlet start's
     amplitude and noise too) as its initial kernel (the candidate's or the user's ``kernel_params``
     win), where the candidate starts from a surrogate of ``starts``; unchanged otherwise."""
-    start = starts.get(params.get("kernel_init", estimator.kernel_init))
+    start = starts.get(start_of(params, estimator))
     if start is None:
         return params
     given = params.get("kernel_params", estimator.kernel_params) or {}      # the candidate's own, or the user's
@@ -217,7 +226,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     start, budget = clock(), estimator.max_time
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
-    surrogates = {params.get("kernel_init", estimator.kernel_init) for _, params in choices} & set(SURROGATES)
+    surrogates = {start_of(params, estimator) for _, params in choices} & set(SURROGATES)
     limit = None if budget is None else BUDGET_SHARE * budget
     kernel = shared_kernel_starts(estimator, X, y_idx, surrogates, weight, limit)
     if estimator.verbose:

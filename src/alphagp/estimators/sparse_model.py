@@ -26,6 +26,7 @@ KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 DIRICHLET_START_ROWS = 2000
 DIRICHLET_START_EPS = 1e-3
 DIRICHLET_START_TOLERANCE = 1e-6
+DIRICHLET_START_DTYPE = torch.float32
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
 _FAR_SCALE = 100.0
@@ -173,7 +174,8 @@ def start_settings(surrogate: str, method_params) -> dict:
         return {"surrogate": surrogate}
     return {"surrogate": surrogate, "max_rows": DIRICHLET_START_ROWS,
             "alpha_eps": float(method_params.get("alpha_eps", DIRICHLET_START_EPS)),
-            "noise_scale": float(method_params.get("noise_scale", 1.0)), "tolerance": DIRICHLET_START_TOLERANCE}
+            "noise_scale": float(method_params.get("noise_scale", 1.0)), "tolerance": DIRICHLET_START_TOLERANCE,
+            "search_dtype": DIRICHLET_START_DTYPE}
 
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
@@ -189,7 +191,9 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     dtype = DTYPES[plan.dtype]
     latent = n_latent(plan.method, n_classes)
     Z = inducing_points
-    if Z is None:
+    if Z is None and plan.exact:                # conditioned on every row: the rows themselves
+        Z = np.asarray(Xs[np.arange(len(Xs))], dtype=np.float64)[None]
+    elif Z is None:
         Z = init_inducing_points(Xs, latent, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
     initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
     kernel = ARDKernel(latent, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,

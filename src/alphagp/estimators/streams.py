@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ..data.streaming import StandardizedRows
-from ..methods import method_spec
+from ..methods import METHODS, method_spec
 from ..threads import torch_threads
 from ..training import Trainer
 from . import model_selection, sparse_model
@@ -79,13 +79,19 @@ def step(est, X, y, weight=None) -> None:
     plan's size (the whole call as one batch without one), from the plan's rate where the plan
     stepped with Adam (else Adam's default), continuing the optimiser's state; N and the total
     weight as the module docstring says."""
-    if not method_spec(est.method_).cls.CAPABILITIES.streaming:
-        raise ValueError(f"the fitted method {est.method_!r} cannot continue on a stream; partial_fit takes "
-                         "sep, vi, apep, arpep, rpapep or augmented")
+    if not est.model_.capabilities.streaming:
+        names = ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.streaming)
+        exact = (" conditions on every training row (the exact posterior) and" if est.fit_plan_.exact else "")
+        raise ValueError(f"the fitted method {est.method_!r}{exact} cannot continue on a stream; partial_fit takes "
+                         f"{names}" + ("; fit with fewer inducing points than rows (n_inducing) to stream" if exact
+                                       else ""))
     plan, model = est.fit_plan_, est.model_
     y_idx = est._encode(y)                         # a label outside classes_: refused before anything changes
     rows, total = getattr(est, "_stream_seen", None) or (0, 0.0)
     rows, total = rows + len(y), total + (len(y) if weight is None else float(weight.sum()))
+    if model.capabilities.closed_form:
+        _absorb(est, X, y_idx, weight, (rows, total))
+        return
     if plan.n_data_grows:
         model.n_data = rows
     points = model.n_data
@@ -110,5 +116,25 @@ def step(est, X, y, weight=None) -> None:
         est.__dict__.pop(name, None)
     history = getattr(est, "history_", [])
     est.history_ = [*history, {**state.history[-1], "epoch": len(history) + 1}]
+    est.n_iter_ = len(est.history_)
+    est._set_diagnostics()
+
+
+def _absorb(est, X, y_idx, weight, seen) -> None:
+    """A closed-form method's call (``Capabilities.closed_form``): the rows join its sums
+    (``model.absorb``), no optimiser step; the kernel and inducing inputs stay as the stream's first
+    call set them."""
+    plan, model = est.fit_plan_, est.model_
+    dtype, device = DTYPES[plan.dtype], torch.device(plan.device)
+    with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
+        Xs = torch.as_tensor(StandardizedRows(X, est.mean_, est.scale_)[np.arange(len(y_idx))], dtype=dtype,
+                             device=device)
+        model.absorb(Xs, torch.as_tensor(y_idx, device=device),
+                     None if weight is None else torch.as_tensor(weight, dtype=dtype, device=device))
+    est._stream_seen = seen
+    for name in ("conformity_scores_", "conformity_classes_"):      # calibrated on the model before this call
+        est.__dict__.pop(name, None)
+    history = getattr(est, "history_", [])
+    est.history_ = [*history, {"epoch": len(history) + 1, "rows": len(y_idx), "train_seconds": 0.0}]
     est.n_iter_ = len(est.history_)
     est._set_diagnostics()

@@ -116,14 +116,11 @@ class Capabilities:
         time: stochastic EP, the gradient-fitted family and augmented VI.
     exact_rows
         ``n_inducing="auto"`` conditions on every training row up to this many rows (the
-        exact posterior; 0: never) and takes :attr:`auto_inducing` inducing points beyond.
-    auto_inducing
-        the inducing points per latent function of ``n_inducing="auto"``.
-    shared_kernel
-        ``shared_hyperparameters="auto"`` gives one kernel and one inducing set for all classes.
+        exact posterior; 0: never), and beyond takes the method's ``AUTO_SETTINGS`` count.
     closed_form
         one local update gives the posterior at the current hyper-parameters (a conjugate
-        model): a fit that learns nothing takes one step.
+        model): a fit that learns nothing takes one step, and so does a fit whose kernel start
+        is the method's own type-II maximum likelihood (its ``AUTO_SETTINGS["kernel_init"]``).
     """
 
     batch_optimizer: str = "sign-adaptive"
@@ -136,8 +133,6 @@ class Capabilities:
     sample_weight: bool = False
     streaming: bool = False
     exact_rows: int = 0
-    auto_inducing: int = 50
-    shared_kernel: bool = False
     closed_form: bool = False
 
 
@@ -194,6 +189,10 @@ class SparseGPMethod(WeightedRows, nn.Module):
     #: why the method takes no ``alpha``, ``epsilon`` or ``damping`` where it takes none (the
     #: factory's error when a user sets one); a constructor declares only the arguments it uses
     REFUSES: ClassVar[dict[str, str]] = {}
+    #: the values this method gives the estimator's ``"auto"`` settings (``kernel_init``,
+    #: ``inducing_init``, ``shared_hyperparameters``, ``n_inducing``); the planner's rule applies
+    #: to the settings not named (:func:`~alphagp.estimators.fit_plan.plan_fit`)
+    AUTO_SETTINGS: ClassVar[dict] = {}
 
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()

@@ -33,11 +33,13 @@ follows for any means.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from numbers import Real
 from typing import ClassVar
 
 import torch
-from ..conjugate import ExactPosterior, SparseStatistics, batched_exact_log_evidence, class_order, exact_log_evidence
+from ..conjugate import (ExactPosterior, SparseStatistics, batched_exact_log_evidence, class_order,
+                         exact_log_evidence, noise_levels)
 from ..constraints import Interval
 from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
@@ -68,8 +70,9 @@ class DirichletGP(SparseGPMethod):
         ``[G, M, D]`` (G = 1: one set for all classes with the shared kernel): with ``exact``, M is
         the number of training rows and the fit replaces them by the rows sorted by class.
     kernel
-        :class:`~alphagp.kernels.ARDKernel` for the C latent functions; its additive noise is a
-        homoscedastic noise on the latent functions learnt with the rest.
+        :class:`~alphagp.kernels.ARDKernel` for the C latent functions; its additive noise is an
+        observation noise on the transformed labels beside theirs (GPyTorch's
+        ``learn_additional_noise``), so the latent functions are noise-free (:meth:`predict_f`).
     likelihood
         the softmax likelihood of the predictions (the registry gives it).
     n_data
@@ -85,8 +88,14 @@ class DirichletGP(SparseGPMethod):
         condition on every training row (``M == N``); else Titsias' sparse bound.
     """
 
+    #: sparse: the rows' sums add over processes (data-parallel) and over a stream's calls
+    #: (:meth:`absorb`); exact: every row conditions every prediction (:attr:`capabilities`)
     CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, exact_rows=5000,
-                                auto_inducing=300, shared_kernel=True, closed_form=True)
+                                closed_form=True, data_parallel=True, streaming=True)
+    #: the kernel from its own start (type-II maximum likelihood on a subsample), one kernel and one
+    #: k-means inducing set for all classes, 300 inducing points beyond the exact rows
+    AUTO_SETTINGS: ClassVar[dict] = {"kernel_init": "dirichlet", "shared_hyperparameters": True,
+                                     "inducing_init": "kmeans", "n_inducing": 300}
     OWN_PARAMETERS: ClassVar[dict] = {"alpha_eps": [Interval(Real, 0, 1, closed="neither")],
                                       "noise_scale": [Interval(Real, 0, None, closed="neither")]}
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
@@ -119,12 +128,25 @@ class DirichletGP(SparseGPMethod):
             self._kernel_groups = G
         self._cache: tuple | None = None
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """The class's capabilities; the exact posterior neither splits its rows across processes
+        nor takes a stream's rows a call at a time (it conditions on every row at once)."""
+        capabilities = super().capabilities
+        return replace(capabilities, data_parallel=False, streaming=False) if self.exact else capabilities
+
     # ------------------------------------------------------------------ the model's pieces
-    def _noise(self, weight: torch.Tensor | None, n: int, ref: torch.Tensor):
-        """``(high, low)`` ``[n]``: a row's noise in the other classes' columns and its own, the
-        transformed labels' noise times ``noise_scale``, divided by the row's weight."""
-        w = torch.ones(n, dtype=ref.dtype, device=ref.device) if weight is None else weight
-        return self.noise_scale * self._labels["s_other"] / w, self.noise_scale * self._labels["s_own"] / w
+    def _noise(self, y: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+        """``[C, n]`` the noise of rows of class indices ``y`` ``[n]`` in every class's column: the
+        transformed labels' (times ``noise_scale``) plus the kernel's additive noise (an observation
+        noise learnt with the kernel, as GPyTorch's ``learn_additional_noise``), divided by the
+        row's weight ``weight`` ``[n]`` (or ``None``: 1), as the row repeated that many times."""
+        own = torch.nn.functional.one_hot(y, self.n_classes).T.bool()
+        dtype, device = self.inducing_points.dtype, y.device
+        labels = torch.where(own, torch.tensor(self._labels["s_own"], dtype=dtype, device=device),
+                             torch.tensor(self._labels["s_other"], dtype=dtype, device=device))
+        noise = self.noise_scale * labels + self.kernel.noise[:, None]
+        return noise if weight is None else noise / weight
 
     def _targets(self, y: torch.Tensor) -> torch.Tensor:
         """``[C, n]`` the transformed labels of class indices ``y`` ``[n]``."""
@@ -137,27 +159,22 @@ class DirichletGP(SparseGPMethod):
         return None if self.sample_weight is None else self.sample_weight[idx.to(self.sample_weight.device)]
 
     def _train_covariance(self, X: torch.Tensor) -> torch.Tensor:
-        """K(X, X) plus the kernel's additive noise: ``[n, n]`` (one kernel) or ``[C, n, n]``."""
+        """The noise-free K(X, X): ``[n, n]`` (one kernel) or ``[C, n, n]``."""
         K = self.kernel.cross(X, X, expand=False)
-        noise = self.kernel.noise
-        if K.shape[0] == 1:
-            return K[0] + torch.diag(noise.expand(X.shape[0]))
-        return K + torch.diag_embed(noise[:, None].expand(-1, X.shape[0]))
+        return K[0] if K.shape[0] == 1 else K
 
     # ------------------------------------------------------------------ the objective
     def _exact_objective(self, X, y, weight):
         """The exact log marginal likelihood and the rows sorted by class (order, counts)."""
         order, counts = class_order(y, self.n_classes)
         Xo, yo = X[order], y[order]
-        wo = None if weight is None else weight[order]
-        high, low = self._noise(wo, len(yo), Xo)
+        noise = self._noise(yo, None if weight is None else weight[order])
         T = self._targets(yo)
         K = self._train_covariance(Xo)
         if K.dim() == 2:
-            value = exact_log_evidence(K, high, low, T, counts)
+            value = exact_log_evidence(K, *noise_levels(noise, counts), T, counts)
         else:
-            own = torch.nn.functional.one_hot(yo, self.n_classes).T.bool()
-            value = batched_exact_log_evidence(K, torch.where(own, low, high), T)
+            value = batched_exact_log_evidence(K, noise, T)
         return value, order, counts
 
     def _sparse_statistics(self, X, y, weight) -> SparseStatistics:
@@ -173,11 +190,11 @@ class DirichletGP(SparseGPMethod):
             rows = slice(start, start + BLOCK_ROWS)
             Xb, yb = X[rows], y[rows]
             A = L_inv @ self.kernel.inducing_covariances(Z, Xb, expand=False)[1]          # [G, M, b]
-            residual_var = (self.kernel.diag(len(yb))[:A.shape[0]] - A.square().sum(1)).clamp_min(0.0)
-            high, low = self._noise(None if weight is None else weight[rows], len(yb), Xb)
-            part = SparseStatistics.of_rows(A, residual_var, self._targets(yb), high, low, yb)
+            residual_var = (self.kernel.prior_variance(Xb)[:A.shape[0]] - A.square().sum(1)).clamp_min(0.0)
+            noise = self._noise(yb, None if weight is None else weight[rows])
+            part = SparseStatistics.of_rows(A, residual_var, self._targets(yb), noise, yb)
             total = part if total is None else total + part
-        return total
+        return SparseStatistics(**{k: self.reducer.sum_rows(v) for k, v in total.tensors().items()})
 
     def _objective(self, X, y, idx):
         weight = self._rows_weight(idx)
@@ -191,7 +208,7 @@ class DirichletGP(SparseGPMethod):
         return self._objective(X, y, idx).total(self.n_data, idx.numel())
 
     def _require_all_rows(self, idx: torch.Tensor) -> None:
-        if idx.numel() != self.n_data:
+        if self.reducer.batch_size(idx.numel()) != self.n_data:
             raise ValueError("the Dirichlet GP is batch only: its marginal likelihood is not a sum over rows")
 
     def local_update(self, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor) -> ObjectiveTerms:
@@ -213,6 +230,20 @@ class DirichletGP(SparseGPMethod):
                     getattr(self, f"stat_{name}").copy_(tensor)
         self._cache = None
         return ObjectiveTerms.batch_only(value)
+
+    @torch.no_grad()
+    def absorb(self, X: torch.Tensor, y: torch.Tensor, weight: torch.Tensor | None = None) -> None:
+        """Add rows ``X`` ``[B, D]`` (standardised) with class indices ``y`` ``[B]`` and weights
+        ``weight`` ``[B]`` (or ``None``) to the sparse posterior at the current kernel and inducing
+        inputs (a stream's call, ``partial_fit``): their sums join the rows' sums, so the posterior
+        after every call is the one of all rows so far, as a fit on them with this kernel gives."""
+        if self.exact:
+            raise ValueError("the exact Dirichlet GP conditions on every row at once and cannot take rows a call at "
+                             "a time; fit it with fewer inducing points than rows (n_inducing) to stream")
+        stats = self._sparse_statistics(X, y, weight)
+        for name, tensor in stats.tensors().items():
+            getattr(self, f"stat_{name}").add_(tensor)
+        self._cache = None
 
     # ------------------------------------------------------------------ prediction
     @property
@@ -236,8 +267,8 @@ class DirichletGP(SparseGPMethod):
                 Z = self.inducing_points[0]
                 counts = self.class_counts.tolist()
                 y = torch.repeat_interleave(torch.arange(self.n_classes, device=Z.device), self.class_counts)
-                high, low = self._noise(self.row_weight, len(y), Z)
-                posterior = ExactPosterior(self._train_covariance(Z), high, low, self._targets(y), counts)
+                posterior = ExactPosterior(self._train_covariance(Z), self._targets(y), counts,
+                                           self._noise(y, self.row_weight))
                 mean = posterior.mean
             else:
                 stats = SparseStatistics(**{name: getattr(self, f"stat_{name}") for name in
@@ -249,17 +280,18 @@ class DirichletGP(SparseGPMethod):
 
     @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Marginal means and variances ``[N, C]`` of the latent functions at ``X`` (the kernel's
-        additive noise included, as the other methods give them)."""
+        """Marginal means and variances ``[N, C]`` of the latent functions at ``X``; the kernel's
+        additive noise is an observation noise here (class docstring), so it is not in them."""
         constant, posterior = self._posterior()
-        prior_var = self.kernel.diag(X.shape[0])
+        prior_var = self.kernel.prior_variance(X)
         if self.exact:
             Kxs = self.kernel.cross(self.inducing_points[0], X, expand=False)       # [G, n, b]
             mean, var = posterior.marginals(Kxs[0] if Kxs.shape[0] == 1 else Kxs, prior_var)
         else:
-            L, Psi, s = self._whitened_kernel(X)
+            _, Psi, _ = self._whitened_kernel(X)
             B, b = posterior
             mean, var, _ = projected_marginals(B, b, Psi)
-            mean, var = constant[:, None] + mean, s + var
+            residual = (prior_var - Psi.square().sum(1)).clamp_min(0.0)           # k** - q**, noise-free
+            mean, var = constant[:, None] + mean, residual + var
         return mean.T, var.clamp_min(MIN_VARIANCE).T
 
