@@ -17,6 +17,9 @@ against training seconds (evaluation not counted):
 * GPyTorch: its multi-class SVGP with the softmax likelihood, one inducing set per class (50
   k-means centres each), ARD kernels, Adam 0.01, 200 epochs of 128 rows (``peers/gpytorch_svgp.py``,
   in ``peers/.venv-gpytorch``);
+* alphagp's closed form alone, ``GPClassifier(method="dirichlet")`` at its defaults, and GPyTorch's
+  Dirichlet GP by its documented recipe (``peers/gpytorch_dirichlet.py``: exact up to 4,600
+  training rows, its SGPR with 500 k-means centres beyond), the same model side by side;
 * scikit-learn's ``GaussianProcessClassifier`` (one-vs-rest Laplace, an isotropic RBF kernel
   with its optimiser's restarts off) on sets of at most ``GPC_ROWS`` training rows;
 * ``LogisticRegression()`` and ``HistGradientBoostingClassifier()`` with their defaults.
@@ -153,6 +156,44 @@ def run_gpytorch(X_train, X_test, y_train, y_test, eval_every: int):
     return proba, curve[-1]["train_seconds"], {"curve": curve, "version": result["version"]}
 
 
+#: GPyTorch's Dirichlet GP runs exact up to this many training rows (a batch of C exact GPs: Satimage's 4,504
+#: rows fit), its SGPR with :data:`GPYTORCH_SGPR_INDUCING` k-means centres beyond
+GPYTORCH_EXACT_ROWS = 4_600
+GPYTORCH_SGPR_INDUCING = 500
+
+
+def run_gpytorch_dirichlet(X_train, X_test, y_train, y_test, eval_every: int):
+    """GPyTorch's Dirichlet GP by its documented recipe (``peers/gpytorch_dirichlet.py``): exact up to
+    :data:`GPYTORCH_EXACT_ROWS` rows, SGPR beyond; test NLL every ``eval_every`` of its 50 iterations."""
+    python = PEERS / ".venv-gpytorch" / "bin" / "python"
+    exact = len(X_train) <= GPYTORCH_EXACT_ROWS
+    M = 0 if exact else min(GPYTORCH_SGPR_INDUCING, len(X_train))
+    Z = np.zeros((1, X_train.shape[1])) if exact else KMeans(M, n_init=1, random_state=0).fit(X_train).cluster_centers_
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "problem.npz")
+        np.savez(path, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test, alpha_epsilon=0.01,
+                 iterations=50, learning_rate=0.1, eval_every=max(1, eval_every // 2), inducing=M, Z=Z)
+        out = subprocess.run([str(python), str(PEERS / "gpytorch_dirichlet.py"), path], check=True,
+                             stdout=subprocess.PIPE, text=True, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        proba = np.load(path + ".proba.npy")
+    curve = [{"train_seconds": r["train_seconds"], "test_nll": r["test_nll"]} for r in result["curve"]]
+    return proba, curve[-1]["train_seconds"], {"curve": curve, "version": result["version"], "inducing": M}
+
+
+def run_dirichlet(X_train, X_test, y_train, y_test, _eval_every):
+    """``GPClassifier(method="dirichlet")`` at its defaults (exact up to the method's exact rows,
+    sparse beyond; the kernel from its own start): one point of test NLL against seconds."""
+    clf = GPClassifier(method="dirichlet", n_jobs=1, random_state=0)
+    start = time.perf_counter()
+    clf.fit(X_train, y_train)
+    seconds = time.perf_counter() - start
+    proba = clf.predict_proba(X_test)
+    return proba, seconds, {"curve": [{"train_seconds": seconds, "test_nll": negative_log_likelihood(proba, y_test)}],
+                            "exact": clf.fit_plan_.exact, "n_inducing": clf.n_inducing_,
+                            "kernel_start": clf.kernel_start_.to_plain()}
+
+
 def run_sklearn(make):
     def run(X_train, X_test, y_train, _y_test, _eval_every):
         model = make()
@@ -185,6 +226,7 @@ def catboost():
 
 
 RUNS = {"alphagp GPClassifier()": run_alphagp, "alphagp GPClassifier(max_time=GPflow's)": run_alphagp_in_gpflow_time,
+        "alphagp GPClassifier(method='dirichlet')": run_dirichlet, "GPyTorch Dirichlet GP": run_gpytorch_dirichlet,
         "GPflow SVGP": run_gpflow, "GPyTorch SVGP": run_gpytorch, "scikit-learn GPC": run_sklearn(gpc),
         "LogisticRegression": run_sklearn(logistic), "HistGradientBoosting": run_sklearn(boosting),
         "CatBoost": run_sklearn(catboost)}

@@ -48,10 +48,13 @@ def _sets(rows) -> dict:
 
 
 def _choose(info: dict, members, margin: float | None):
-    """What a portfolio of ``members`` (in order) chooses on one set: ``(name, NLL, seconds)``, the
+    """What a portfolio of ``members`` (in order; a member ``(name, min_rows, max_rows)`` runs at
+    ``min_rows <= N < max_rows`` only) chooses on one set: ``(name, NLL, seconds)``, the
     seconds those of its fits (racing at ``margin``; ``None``: every fit) and of the starts its
     members need (a candidate named ``*_dirichlet`` or ``dirichlet_*`` the Dirichlet start, ``*_regression``
     the regression's)."""
+    members = [m if isinstance(m, str) else m[0] for m in members
+               if isinstance(m, str) or (m[1] <= info["n"] and (m[2] is None or info["n"] < m[2]))]
     present = [c for c in members if c in info["candidates"] and np.isfinite(info["candidates"][c][2])]
     if not present:
         return None
@@ -103,8 +106,23 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
         "closed form (6) + rpapep_fixed + pep_regression": cf6 + ("rpapep_fixed", "pep_regression"),
         "closed form (6) + sep_regression + pep_regression": cf6 + ("sep_regression", "pep_regression"),
         "closed form (6) + the EP family from its kernel": cf6 + FROM_DIRICHLET,
+        "the new default: closed form (6) + sep_regression (below 1,000 and from 2,000 rows) + pep_regression "
+        "(below 1,000)": cf6 + (("sep_regression", 0, 1000), ("sep_regression", 2000, None), ("pep_regression", 0, 1000)),
         "every candidate": cf + FROM_DIRICHLET + TODAY,
     }
+    print("| grid point (alpha_eps, noise scale) | NLL over the set's best grid point (geometric mean) | best on |\n"
+          "|---|---|---|")
+    points = grid()
+    ratios = {p: [] for p in points}
+    for info in sets.values():
+        best = min(info["candidates"][p][2] for p in points)
+        for p in points:
+            ratios[p].append(info["candidates"][p][2] / best)
+    for p in sorted(points, key=lambda p: np.mean(np.log(ratios[p]))):
+        eps, scale = p.split("_")[1:]
+        print(f"| {eps}, {scale} | {np.exp(np.mean(np.log(ratios[p]))):.4f} | "
+              f"{sum(r == 1.0 for r in ratios[p])} of {len(sets)} |")
+    print()
     margin = float(margin)
     print("| portfolio | NLL over the best (geometric mean) | best on | seconds, every fit | seconds, racing "
           f"({margin:.0%}) |\n|---|---|---|---|---|")

@@ -210,13 +210,17 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     w = None
     if weight is not None:
         w = np.asarray(weight, dtype=np.float64)[rows]
-        w = torch.as_tensor(w / w.mean(), dtype=search_dtype)
+        # the regression learns its noise, which takes the weights' scale; the Dirichlet noise is known
+        w = torch.as_tensor(w if dirichlet else w / w.mean(), dtype=search_dtype)
     groups = 1 if shared else n_classes
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
     if dirichlet:
         from .methods.dirichlet import transformed_labels
         gap = transformed_labels(alpha_eps)
-        variance = (gap["t_own"] - gap["t_other"]) ** 2 * float(Y.var(0).mean())   # the targets' variance
+        share = np.bincount(labels, weights=None if w is None else w.double().numpy(), minlength=n_classes)
+        share = share / share.sum()
+        variance = (gap["t_own"] - gap["t_other"]) ** 2 * float((share * (1 - share)).mean())   # the targets'
+        variance = variance or 1.0
         start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale))])
         y_t = torch.as_tensor(labels, dtype=torch.long)
     else:
@@ -225,7 +229,8 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     bounds = _bounds(d, with_noise=not dirichlet)
     width = len(bounds)
     start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
-    scale = float(len(rows) * n_classes)     # the objective per row and class: L-BFGS-B's tolerance is relative
+    # the objective per row (per unit of weight: an integer weight is the row repeated) and class
+    scale = float((len(rows) if weight is None else np.asarray(weight, dtype=np.float64)[rows].sum()) * n_classes)
 
     def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
         theta = torch.as_tensor(flat.reshape(groups, width), dtype=search_dtype).requires_grad_(True)

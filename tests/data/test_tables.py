@@ -98,8 +98,8 @@ def test_a_column_without_values_and_a_table_refused_without_the_option(penguins
 @pytest.mark.parametrize("method", ["auto", "pep"])
 def test_a_fitted_table_model_round_trips_through_its_file(penguins, tmp_path, method):
     X, y = penguins
-    clf = GPClassifier(method=method, categorical_features="from_dtype", n_inducing=10, max_iter=20,
-                       random_state=0).fit(X, y)
+    brief = {} if method == "auto" else {"n_inducing": 10, "max_iter": 20}     # the default as it is
+    clf = GPClassifier(method=method, categorical_features="from_dtype", random_state=0, **brief).fit(X, y)
     assert clf.n_features_in_ == 7 and list(clf.feature_names_in_) == list(X.columns)
     assert clf.evaluate(X, y)["error"] < 0.05
     clf.save(tmp_path / "m.safetensors")

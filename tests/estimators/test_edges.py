@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from alphagp import DeepGPClassifier, GPClassifier, serialization
+from alphagp.methods import METHODS
 from alphagp.serialization import ModelFileError
 
 from conftest import rewrite_model_header
@@ -183,7 +184,7 @@ def test_the_reliability_plot_names_the_chosen_method_and_keeps_its_legend_insid
     monkeypatch.setattr(plotting, "plot_reliability", lambda curves, path, title: titles.append(title))
     assert cli.main(["evaluate", "--model", str(model), "--data", str(data), "--target", "label",
                      "--plot", str(tmp_path / "r.png")]) == 0
-    assert titles and not titles[0].startswith("auto") and titles[0].split()[0] in ("sep", "vi", "pep")
+    assert titles and not titles[0].startswith("auto") and titles[0].split()[0] in METHODS
     monkeypatch.undo()
     clf = GPClassifier.load(model)
     fig = plotting.plot_reliability(reliability_curve(*predicted_probabilities(clf, X, y)))

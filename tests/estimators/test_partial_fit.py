@@ -30,8 +30,8 @@ def test_a_method_streams_when_its_state_does_not_grow_with_the_rows(method):
     exactly for those (scikit-learn's available_if)."""
     from alphagp.methods.base import SparseGPMethod
     cls = METHODS[method].cls
-    if cls.CAPABILITIES.streaming:
-        assert cls.CAPABILITIES.mini_batches and cls.TRAINING_STATE == ()
+    if cls.CAPABILITIES.streaming:        # Adam steps on mini-batches, or a closed form's sums (its absorb)
+        assert (cls.CAPABILITIES.mini_batches or hasattr(cls, "absorb")) and cls.TRAINING_STATE == ()
         assert cls.after_fit is SparseGPMethod.after_fit
     assert hasattr(GPClassifier(method=method), "partial_fit") == cls.CAPABILITIES.streaming
 
@@ -41,8 +41,9 @@ def test_the_default_and_the_main_methods_stream():
     assert hasattr(GPClassifier(), "partial_fit") and not hasattr(GPClassifier(method="ep"), "partial_fit")
 
 
-@pytest.mark.parametrize("method", STREAMING)
+@pytest.mark.parametrize("method", [m for m in STREAMING if METHODS[m].cls.CAPABILITIES.mini_batches])
 def test_partial_fit_over_an_epochs_batches_is_that_epoch_of_fit(iris, method, monkeypatch):
+    """A stream of Adam steps (the closed form's sums: tests/methods/test_dirichlet.py)."""
     X, y = iris
     kw = dict(method=method, batch_size=25, standardize=False, inducing_points=X[:8], early_stopping=False,
               random_state=0)
@@ -83,10 +84,12 @@ def test_a_saved_stream_continues_as_the_unsaved_one(iris, tmp_path):
     assert np.abs(fresh_optimizer.predict_proba(X) - clf.predict_proba(X)).max() > 1e-8
 
 
-def test_auto_streams_with_sep(iris):
+def test_auto_streams_with_the_closed_form(iris):
+    """method="auto" streams with the portfolio's first streaming candidate, the sparse Dirichlet GP
+    (each call's rows join its sums)."""
     X, y = iris
     clf = GPClassifier(random_state=0).partial_fit(X, y, classes=[0, 1, 2])
-    assert (clf.method_, clf.batch_size_, clf.early_stopping_) == ("sep", 128, False)
+    assert (clf.method_, clf.fit_plan_.exact, clf.early_stopping_) == ("dirichlet", False, False)
 
 
 def test_bad_stream_input_is_a_clear_error(iris):

@@ -23,7 +23,7 @@ from .fit_plan import DTYPES, FitPlan
 KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
 #: the Dirichlet start: rows, alpha_eps (where the fit's method_params give none) and L-BFGS-B's
 #: relative tolerance (measured: BENCHMARKS.md, "A GP classifier in closed form")
-DIRICHLET_START_ROWS = 2000
+DIRICHLET_START_ROWS = 1000
 DIRICHLET_START_EPS = 1e-3
 DIRICHLET_START_TOLERANCE = 1e-6
 DIRICHLET_START_DTYPE = torch.float32

@@ -125,6 +125,8 @@ def _absorb(est, X, y_idx, weight, seen) -> None:
     (``model.absorb``), no optimiser step; the kernel and inducing inputs stay as the stream's first
     call set them."""
     plan, model = est.fit_plan_, est.model_
+    if plan.n_data_grows:
+        model.n_data = seen[0]
     dtype, device = DTYPES[plan.dtype], torch.device(plan.device)
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = torch.as_tensor(StandardizedRows(X, est.mean_, est.scale_)[np.arange(len(y_idx))], dtype=dtype,
