@@ -295,6 +295,12 @@ class SparseStatistics:
     def __add__(self, other: SparseStatistics) -> SparseStatistics:
         return SparseStatistics(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
+    def add_(self, other: SparseStatistics) -> SparseStatistics:
+        """Add ``other``'s sums into these (in place, differentiably); returns ``self``."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name).add_(getattr(other, f.name)))
+        return self
+
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 

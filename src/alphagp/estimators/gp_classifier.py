@@ -40,37 +40,43 @@ _FEATURE_COPIES = 4
 
 
 class GPClassifier(ClassifierMixin, GPEstimatorBase):
-    """Sparse multi-class Gaussian-process classifier: EP, power EP, and the alpha-divergence family.
+    """Multi-class Gaussian-process classifier: the Dirichlet-based GP in closed form, EP, power EP,
+    and the alpha-divergence family.
 
     One latent function per class with an ARD squared-exponential kernel (amplitude, one
-    lengthscale per feature, additive noise) and M inducing points per class. The arg-max
-    labelling rule gives the likelihood: the EP paper's Heaviside likelihood with the
-    product-of-Phi approximation (``ep``, ``sep``; Villacampa-Calvo & Hernandez-Lobato, ICML
-    2017) or the robust-max likelihood with labelling-error probability ``epsilon`` (the other
-    methods; alpha paper eq. 2).
+    lengthscale per feature, additive noise) and M inducing points per class (the closed form:
+    every training row while they fit, exactly). The likelihood is the method's: the Dirichlet
+    GP's transformed labels with a softmax predictive (``dirichlet``; Milios et al., NeurIPS
+    2018), the EP paper's Heaviside likelihood with the product-of-Phi approximation (``ep``,
+    ``sep``; Villacampa-Calvo & Hernandez-Lobato, ICML 2017) or the robust-max likelihood with
+    labelling-error probability ``epsilon`` (most other methods; alpha paper eq. 2).
 
     Parameters
     ----------
     method : "auto" or str, one of ``alphagp methods``
-        ``"auto"`` (the default) is validated model selection: every candidate of a portfolio
-        (stochastic EP and sparse VI on mini-batches of 128 with k-means inducing inputs and
-        validated early stopping; refined-prior approximate power EP and power EP at alpha = 0.5
-        in batch mode below 2,000 rows; all but rpapep start from the lengthscales of a
-        regression of the labels, fitted once) is scored by its held-out NLL on the
-        training rows, by stratified ``cv``-fold cross-validation below 2,000 rows (candidates
-        clearly behind the best after a fold are dropped) and on one stratified
-        ``validation_fraction`` split from there on, and the best is fitted on all rows
-        (:mod:`~alphagp.estimators.model_selection`). Parameters set explicitly override the
-        candidates' values; ``max_time`` bounds the whole selection. ``cv_results_`` and
-        ``candidate_`` say what was tried and what won. A registered name fits that method:
+        ``"auto"`` (the default) is validated model selection: every candidate of a portfolio is
+        scored by its held-out NLL on the training rows, by stratified ``cv``-fold cross-validation
+        below 2,000 rows (candidates clearly behind the best after a fold are dropped) and on one
+        stratified ``validation_fraction`` split from there on, and the best is fitted on all rows
+        (:mod:`~alphagp.estimators.model_selection`). The portfolio puts the closed form first: the
+        Dirichlet-based GP classifier (``dirichlet``) at six settings (``alpha_eps`` 1e-2, 1e-3,
+        1e-4; the paper's noise or a tenth of it), its kernel learnt once by the marginal
+        likelihood on at most 1,000 rows and shared by all six; then stochastic EP (mini-batches
+        of 128, validated early stopping) below 1,000 rows and from 2,000 on, and power EP at
+        alpha = 0.5 below 1,000 rows, both from the lengthscales of a regression of the labels.
+        Parameters set explicitly override the candidates' values; ``max_time`` bounds the whole
+        selection. ``cv_results_`` and ``candidate_`` say what was tried and what won. A
+        registered name fits that method:
 
         {methods}
 
         The EP methods (ep, sep, rep, pep, gfitc) refine q by damped closed-form
         updates; apep, arpep, rpapep and the vi methods fit q by gradients (with Adam, in batch
         training too).
-    n_inducing : int
+    n_inducing : int or "auto"
         Inducing points per class, clipped to the number of training rows with a warning.
+        ``"auto"``: 50, or for ``dirichlet`` every training row up to 5,000 (the exact posterior)
+        and 1,000 beyond (the method's ``AUTO_SETTINGS`` and ``Capabilities.exact_rows``).
     alpha : float in (0, 1], "auto" or None
         Power of the alpha-divergence; 1 is EP. ``None``: the method's default (1 for ep, sep
         and rep; 0.5 for pep, apep, arpep and rpapep, the alpha paper's recommendation). ``rep``
