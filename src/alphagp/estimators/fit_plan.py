@@ -302,7 +302,14 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     name = params["method"]
     capabilities = method_spec(name).cls.CAPABILITIES
     auto = method_spec(name).cls.AUTO_SETTINGS
-    early = False if stream else _early_stopping(params["early_stopping"], y_idx, stratify=True)
+    kernel_params = params["kernel_params"] or {}
+    kernel_init = params["kernel_init"] if params["kernel_init"] != "auto" else auto.get("kernel_init", "fixed")
+    kernel_init = "fixed" if "lengthscale" in kernel_params else kernel_init
+    own_start = capabilities.closed_form and kernel_init == auto.get("kernel_init")
+    # a closed form from its own start takes one step: "auto" holds no rows out to stop it on
+    one_step = own_start and params["optimize_inducing"] is not True
+    early = False if stream or (one_step and params["early_stopping"] == "auto") else \
+        _early_stopping(params["early_stopping"], y_idx, stratify=True)
     fitted = len(fit_rows(y_idx, early, params["validation_fraction"], True, params["random_state"])[0])
     n_data = fitted if n_rows is None else int(n_rows)
     batch_size = None if params["batch_size"] == "auto" else params["batch_size"]
@@ -333,10 +340,6 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted
     if exact:
         learn = False           # the inducing inputs are the training rows
-    kernel_params = params["kernel_params"] or {}
-    kernel_init = params["kernel_init"] if params["kernel_init"] != "auto" else auto.get("kernel_init", "fixed")
-    kernel_init = "fixed" if "lengthscale" in kernel_params else kernel_init
-    own_start = capabilities.closed_form and kernel_init == auto.get("kernel_init")
     if own_start and params["optimize_inducing"] == "auto":
         learn = False                           # the start learnt the kernel; the inducing inputs stay
     training = _training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
