@@ -129,7 +129,19 @@ CLOSED_FORM = (
       for name, (params, rows) in _ISSUE_44.items()),
     *(c for c in KERNEL_START if c.name in ("rpapep_fixed", "sep_regression", "vi_regression", "pep_regression")),
 )
-PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START, "closed_form": CLOSED_FORM}
+#: issue 67, item 3 on small data: EP and power EP on the exact GP (inducing inputs at every training
+#: row; a count above the rows is clipped to them) from the closed form's kernel and from the
+#: regression's, beside the closed form at its default and the sparse PEP of the default
+EVERY_ROW = 10**6
+EP_EXACT = (
+    Candidate("dirichlet_0.001_1", {"method": "dirichlet", "kernel_init": "dirichlet",
+                                    "method_params": {"alpha_eps": 1e-3, "noise_scale": 1.0}}),
+    Candidate("pep_regression", {"method": "pep", "kernel_init": "regression"}),
+    *(Candidate(f"{method}_exact_{start}", {"method": method, "kernel_init": start, "n_inducing": EVERY_ROW})
+      for method in ("ep", "pep") for start in ("dirichlet", "regression")),
+)
+PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START, "closed_form": CLOSED_FORM,
+              "ep_exact": EP_EXACT}
 
 
 def main() -> None:
