@@ -33,6 +33,7 @@ SLOW = frozenset((
     "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[auto]",
     "tests/estimators/test_ordinal.py::test_scikit_learn_check_estimator",
     "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[ep]",
+    "tests/estimators/test_estimator.py::test_scikit_learn_check_estimator[dirichlet]",
     "tests/estimators/test_model_files.py::test_loading_while_another_process_saves_gives_one_whole_model",
     "tests/estimators/test_properties.py::test_random_small_problems_give_normalised_probabilities",
     "tests/methods/test_alpha_family.py::test_apep_with_one_data_point_equals_pep",

@@ -280,7 +280,7 @@ EP_CLASS_WEIGHT_CHAOS = {"check_class_weight_classifiers":
                          "per-point EP with weights 1000 against 1e-4 over 1,000 iterations is chaotic in rounding"}
 
 
-@pytest.mark.parametrize("method", ["ep", "auto"])
+@pytest.mark.parametrize("method", ["ep", "auto", "dirichlet"])
 def test_scikit_learn_check_estimator(method):
     from sklearn.utils.estimator_checks import check_estimator
 
