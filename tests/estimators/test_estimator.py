@@ -214,14 +214,18 @@ def test_bad_parameters_get_a_clear_error_at_fit(thyroid, params, message):
 
 
 def test_alpha_auto_with_a_class_smaller_than_the_folds_says_so(thyroid):
+    """A one-row class leaves no held-out rows: the first alpha is fitted, with a warning naming
+    it; a class of two rows takes two folds, as method="auto" does."""
     X, y = thyroid
     y = y.copy()
     y[0] = 9                                            # a one-row class
-    with pytest.raises(ValueError, match=r"cv=3 .* class 9 has 1; lower cv"):
-        GPClassifier(alpha="auto", **{**FAST, "method": "pep"}).fit(X, y)
+    with pytest.warns(UserWarning, match=r"a class has a single row.*pep\(alpha=0.5\)"):
+        clf = GPClassifier(alpha="auto", alpha_grid=[0.5, 1.0], **{**FAST, "method": "pep", "max_iter": 2}).fit(X, y)
+    assert clf.selection_scheme_ == "none" and clf.alpha_ == 0.5
     two = np.flatnonzero(y == 1)[:1]
-    y[two] = 9                                          # two rows: cv=2 fits
-    GPClassifier(alpha="auto", cv=2, alpha_grid=[0.5, 1.0], **{**FAST, "method": "pep", "max_iter": 2}).fit(X, y)
+    y[two] = 9                                          # two rows: two folds
+    clf = GPClassifier(alpha="auto", alpha_grid=[0.5, 1.0], **{**FAST, "method": "pep", "max_iter": 2}).fit(X, y)
+    assert clf.selection_scheme_ == "cv" and len([k for k in clf.cv_results_ if k.startswith("split")]) == 2
 
 
 def test_float32_failures_with_unscaled_features_name_the_likely_cause(thyroid):

@@ -93,3 +93,20 @@ def test_a_vi_file_before_the_likelihood_registry(data, tmp_path):
         content["method"]["config"]["likelihood"] = "softmax"
     with pytest.raises(ModelFileError, match="the file names 'softmax'"):
         _old_file(clf, tmp_path, another_likelihood)
+
+
+def test_a_file_with_alpha_scores_keeps_them_as_the_selections_record(data, tmp_path):
+    """Files before alpha="auto" joined the one selection (issue 68) kept its mean held-out
+    log-likelihood per alpha in "alpha_scores": they load with the same scores as ``cv_results_``
+    (negated: NLL), the chosen alpha ranked first, and predict as before."""
+    X, y = data
+    clf = GPClassifier(method="pep", alpha=0.5, n_inducing=4, max_iter=3, random_state=0).fit(X, y)
+
+    def before(content):
+        content["alpha_scores"] = {"0.25": -0.41, "0.5": -0.37, "1.0": -0.52}
+        content["selection"] = None
+    old = _old_file(clf, tmp_path, before)
+    np.testing.assert_array_equal(old.predict_proba(X), clf.predict_proba(X))
+    assert old.cv_results_["candidate"] == ["pep(alpha=0.25)", "pep(alpha=0.5)", "pep(alpha=1)"]
+    assert old.cv_results_["mean_test_nll"] == [0.41, 0.37, 0.52] and old.cv_results_["rank_test_nll"] == [2, 1, 3]
+    assert old.candidate_ == "pep(alpha=0.5)" and not hasattr(old, "alpha_scores_")

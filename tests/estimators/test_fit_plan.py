@@ -73,22 +73,25 @@ def test_the_plan_is_immutable_all_the_way_down():
 
 @pytest.mark.parametrize("name", list(METHODS))
 def test_the_registry_answers_which_arguments_a_method_takes_as_building_it_does(name):
-    """``takes`` (no model built) against building the method with the same arguments."""
+    """``takes`` (no model built) against building the method with the same arguments, and
+    ``free_alpha`` (alpha="auto"'s candidates) against building it at two alphas."""
     import torch
 
     from alphagp.kernels import ARDKernel
-    from alphagp.methods import build_method, n_latent, takes
-    for given in ({"alpha": 0.5}, {"alpha": 1.0}, {"alpha": "auto"}, {"epsilon": 0.01}, {"damping": 0.3},
-                  {"alpha": 0.5, "epsilon": 0.01}):
-        built = {**given, "alpha": 0.5} if given.get("alpha") == "auto" else given
+    from alphagp.methods import build_method, free_alpha, n_latent, takes
+
+    def builds(**given) -> bool:
         try:
             G = n_latent(name, 2)
             build_method(name, torch.zeros(G, 1, 1, dtype=torch.float64), ARDKernel(G, 1), n_data=1, n_classes=2,
-                         **built)
-            ok = True
+                         **given)
         except ValueError:
-            ok = False
-        assert takes(name, **given) == ok, given
+            return False
+        return True
+
+    for given in ({"alpha": 0.5}, {"alpha": 1.0}, {"epsilon": 0.01}, {"damping": 0.3}, {"alpha": 0.5, "epsilon": 0.01}):
+        assert takes(name, **given) == builds(**given), given
+    assert free_alpha(name) == (builds(alpha=0.5) and builds(alpha=1.0))
 
 
 def test_selection_fits_clones_and_never_changes_the_users_parameters(monkeypatch):

@@ -333,3 +333,30 @@ def test_the_inducing_clip_is_said_once_of_the_rows_given_and_not_for_auto():
         said = [w for w in caught if "is larger than the" in str(w.message)]
         assert len(said) == expected and clf.n_inducing_ <= 58
         assert all("58 training rows" in str(w.message) for w in said)
+
+
+@pytest.mark.parametrize("method", ["pep", "auto"])
+def test_alpha_auto_trains_within_max_time(monkeypatch, method):
+    """alpha="auto" is candidates of the one selection (issue 68): the alpha grid's fits, alone or
+    every free-alpha candidate's under method="auto", and the final fit share the one budget, so
+    the whole fit trains for at most max_time (a fake clock advanced by each fit's whole share)."""
+    X, y = _problem()
+    clock, shares = FakeClock(), []
+
+    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+        shares.append((params["method"], params["alpha"], max_time))
+        clock.now += max_time
+        self.validation_scores_, self.best_iteration_ = [0.5], 1
+        return self
+
+    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), 1 / 3))
+    monkeypatch.setattr(model_selection.time, "perf_counter", clock)
+    clf = GPClassifier(method=method, alpha="auto", alpha_grid=[0.25, 0.5, 1.0], cv=2, max_time=40.0,
+                       random_state=0).fit(X, y)
+    grid = {a for _, a, _ in shares}
+    assert grid == {0.25, 0.5, 1.0} and clf.selection_scheme_ == "cv"
+    assert sum(t for _, _, t in shares) <= 40.0 * (1 + 1e-9) and clock.now <= 40.0 * (1 + 1e-9)
+    methods = {m for m, _, _ in shares}
+    assert methods == ({"pep"} if method == "pep" else {"sep", "pep"})       # the free-alpha candidates
+    assert len(shares) == 3 * len(methods) * 2 + 1                         # every (alpha, fold), then the refit

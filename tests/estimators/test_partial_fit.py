@@ -137,7 +137,7 @@ def test_a_stream_takes_an_explicit_alpha_and_refuses_auto(iris):
     X, y = iris
     clf = GPClassifier(method="sep", alpha=0.5, n_inducing=5).partial_fit(X, y, classes=[0, 1, 2])
     assert clf.alpha_ == 0.5 == clf.model_.alpha
-    with pytest.raises(ValueError, match="alpha='auto' cross-validates on all training rows"):
+    with pytest.raises(ValueError, match="alpha='auto' chooses alpha on held-out training rows"):
         GPClassifier(method="sep", alpha="auto").partial_fit(X, y, classes=[0, 1, 2])
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from alphagp import GPClassifier
+from alphagp.estimators import model_selection
 from alphagp.kernels import ARDKernel
 from alphagp.methods import METHODS, build_method, n_latent
 from alphagp.testing import dense_reference as ref
@@ -231,19 +232,29 @@ def test_resume_reproduces_the_uninterrupted_fit(thyroid, tmp_path, name, batch_
 
 
 def test_alpha_auto_picks_the_best_cross_validated_log_likelihood(thyroid, tmp_path):
+    """alpha="auto" is the one selection engine's: each alpha of the grid a candidate, scored on
+    the engine's folds (independently refitted here), the best refitted and its scores kept in
+    ``cv_results_`` and in model files."""
     from sklearn.model_selection import StratifiedKFold
     X, y = thyroid
     params = dict(method="pep", n_inducing=6, max_iter=15, random_state=0)
     clf = GPClassifier(alpha="auto", alpha_grid=[0.1, 1.0], cv=2, **params).fit(X, y)
-    expected = {}
-    for a in (0.1, 1.0):   # the same folds, scored independently
-        folds = StratifiedKFold(2, shuffle=True, random_state=0).split(X, y)
-        expected[a] = np.mean([-GPClassifier(alpha=a, **params).fit(X[tr], y[tr]).evaluate(X[te], y[te])["nll"]
-                               for tr, te in folds])
-    assert clf.alpha_scores_ == pytest.approx(expected)
-    assert clf.alpha_ == max(expected, key=expected.get) == clf.model_.alpha
+    seed = int(np.random.default_rng(0).integers(2**31 - 1))
+    folds = {a: [GPClassifier(**{**params, "alpha": a, "random_state": seed}).fit(X[tr], y[tr])
+                 .evaluate(X[te], y[te])["nll"] for tr, te in StratifiedKFold(2, shuffle=True, random_state=seed)
+                 .split(X, y)] for a in (0.1, 1.0)}          # the same folds, scored independently
+    results = clf.cv_results_
+    assert results["candidate"] == ["pep(alpha=0.1)", "pep(alpha=1)"] and clf.selection_scheme_ == "cv"
+    np.testing.assert_allclose(results["split0_test_nll"], [folds[0.1][0], folds[1.0][0]], rtol=1e-9)
+    raced = model_selection.behind(folds[1.0][:1], folds[0.1])          # the engine's racing, replayed
+    np.testing.assert_allclose(results["mean_test_nll"], [np.mean(folds[0.1]), np.nan if raced else np.mean(folds[1.0])],
+                               rtol=1e-9)
+    expected = {0.1: np.mean(folds[0.1]), **({} if raced else {1.0: np.mean(folds[1.0])})}
+    assert clf.alpha_ == min(expected, key=expected.get) == clf.model_.alpha
+    assert clf.candidate_ == f"pep(alpha={clf.alpha_:g})"
     clf.save(tmp_path / "m")
-    assert GPClassifier.load(tmp_path / "m").alpha_scores_ == pytest.approx(expected)
+    np.testing.assert_array_equal(GPClassifier.load(tmp_path / "m").cv_results_["mean_test_nll"],
+                                  results["mean_test_nll"])
     with pytest.raises(ValueError, match="alpha -> 0 limit"):
         GPClassifier(method="vi", alpha="auto", alpha_grid=[0.5], cv=2, n_inducing=4, max_iter=2).fit(X, y)
 

@@ -119,8 +119,31 @@ def _deep_plan(content: dict) -> dict:
 
 
 #: applied in this order to every file an estimator reads
+def _alpha_scores_as_selection(content: dict) -> dict:
+    """Files before ``alpha="auto"`` became candidates of the one selection kept its mean held-out
+    log-likelihood per alpha in ``alpha_scores``: the same scores as the selection's record
+    (``cv_results_``: each alpha a candidate, its mean held-out NLL the negated score, the chosen
+    one ranked first; the per-fold scores and seconds were not kept)."""
+    scores = content.pop("alpha_scores", None)
+    if not scores or content.get("selection"):
+        return content
+    method = content["method"]["name"]
+    alphas = sorted(scores, key=float)
+    nll = [-float(scores[a]) for a in alphas]
+    order = sorted(range(len(alphas)), key=lambda i: nll[i])
+    rank = [0] * len(alphas)
+    for r, i in enumerate(order, start=1):
+        rank[i] = r
+    names = [f"{method}(alpha={float(a):g})" for a in alphas]
+    content["selection"] = {"candidate": names[order[0]], "scheme": "cv", "cv_results": {
+        "candidate": names, "params": [{"method": method, "alpha": float(a)} for a in alphas],
+        "mean_test_nll": nll, "std_test_nll": [float("nan")] * len(alphas),
+        "mean_fit_time": [float("nan")] * len(alphas), "rank_test_nll": rank}}
+    return content
+
+
 UPGRADES = (_mean_and_scale, _early_stopping_record, _resolved_settings, _registered_likelihood, _classifier_plan,
-            _deep_plan)
+            _deep_plan, _alpha_scores_as_selection)
 
 
 def upgrade(content: dict) -> dict:

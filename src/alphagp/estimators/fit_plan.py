@@ -8,8 +8,8 @@ them) against the data's size and the registry (the method's
 plan. The model is built from it, the trainer is set up from it, the progress line prints it,
 the fitted ``*_`` attributes are read from it, and the model file keeps it; the fitted
 estimator exposes it as ``fit_plan_``. Nothing downstream decides again: a reader follows
-``alpha`` from the constructor to the method through the planner alone (``alpha="auto"``'s
-cross-validation runs before, and hands its chosen value to it). A new setting is a field of
+``alpha`` from the constructor to the method through the planner alone (``alpha="auto"`` is
+candidates of the selection, each with a number). A new setting is a field of
 the plan, decided in its planner.
 """
 
@@ -280,7 +280,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
              n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
     """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
     them; ``method`` a registered name) for a fit on rows of class indices ``y_idx`` ``[N]`` with
-    power ``alpha`` (the constructor's, or the value ``alpha="auto"`` chose; ``None``: the
+    power ``alpha`` (the constructor's, or a candidate's of ``alpha="auto"``; ``None``: the
     method's default) into a :class:`FitPlan` on ``device``. ``stream``: a ``partial_fit``
     stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
     (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).

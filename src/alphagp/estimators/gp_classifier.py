@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin, _fit_context, clone
+from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -20,7 +20,6 @@ from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
 from . import model_selection, sparse_model, streams
-from .alpha_selection import select_alpha
 from .base import GPEstimatorBase, check_rows_match
 from .fit_plan import DTYPES, FitPlan, plan_fit
 
@@ -80,10 +79,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     alpha : float in (0, 1], "auto" or None
         Power of the alpha-divergence; 1 is EP. ``None``: the method's default (1 for ep, sep
         and rep; 0.5 for pep, apep, arpep and rpapep, the alpha paper's recommendation). ``rep``
-        and ``gfitc`` accept only 1 and ``vi`` (alpha -> 0) none. ``"auto"``: the value of
-        ``alpha_grid`` with the best mean held-out log-likelihood in stratified ``cv``-fold
-        cross-validation on the training data (the deep-GP paper's advice); the model is then
-        refitted on all of it. The scores are in ``alpha_scores_``, the choice in ``alpha_``.
+        and ``gfitc`` accept only 1 and ``vi`` (alpha -> 0) none. ``"auto"``: each value of
+        ``alpha_grid`` is a candidate of the same validated selection as ``method="auto"``
+        (held-out NLL on ``cv`` stratified folds below 2,000 rows, one split above, racing, one
+        ``max_time`` for all), and the best is refitted on all rows (the deep-GP paper's advice);
+        with ``method="auto"``, every candidate that takes a free alpha is tried at every value.
+        The scores are in ``cv_results_``, the choice in ``alpha_`` and ``candidate_``.
     alpha_grid : array-like or None
         Candidates for ``alpha="auto"`` (default: 0.001, 0.25, 0.5, 0.75, 1).
     cv : int
@@ -223,7 +224,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     fit_plan_ : :class:`~alphagp.estimators.fit_plan.FitPlan`, every setting the fit ran with, resolved
         once from the parameters (method, alpha, damping, batches, optimiser and rate, inducing).
     alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
-    alpha_scores_ : dict alpha -> mean held-out log-likelihood per point (``alpha="auto"`` only).
     history_ : list of per-epoch dicts (objective, train_seconds, validation score, ...).
     cv_results_ : dict (``method="auto"`` only), scikit-learn's shape: one entry per candidate in
         each of ``candidate``, ``params``, ``mean_test_nll``, ``std_test_nll``, ``split<k>_test_nll``,
@@ -375,7 +375,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
         for name in _SELECTION_ATTRIBUTES:         # a refit keeps none of an earlier selection
             self.__dict__.pop(name, None)
-        if self.method == "auto":
+        if self.method == "auto" or self.alpha == "auto":
             return model_selection.fit_selected(self, X, y, y_idx, callbacks, weight)
         return self._fit_params(self.get_params(), X, y, y_idx, weight, callbacks)
 
@@ -387,10 +387,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         build, train. The path of ``fit``, of the selection's candidates and of its final fit.
         ``start``: kernel starts fitted already by surrogate (the selection's), used where the plan
         starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""
-        alpha = params["alpha"]
-        if alpha == "auto":
-            alpha, self.alpha_scores_ = select_alpha(clone(self).set_params(**params), X, y, weight)
-        plan = plan_fit(params, y_idx, alpha=alpha, device=str(self._device()), max_time=max_time)
+        plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
         sparse_model.check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
         self._apply_plan(plan)
         if self.verbose:

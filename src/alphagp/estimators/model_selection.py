@@ -44,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.base import clone
@@ -53,7 +53,7 @@ from ..data.held_out import class_counts, held_out_rows
 from ..data.streaming import StandardizedRows, column_mean_std
 from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
-from ..methods import method_spec, takes
+from ..methods import free_alpha, method_spec, resolve_alpha, takes
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
@@ -116,6 +116,8 @@ START_FEATURES = 64
 RACE_MARGIN = 0.10
 #: the estimator parameters a method may refuse (the registry decides: :func:`~alphagp.methods.takes`)
 _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
+#: the values of ``alpha="auto"`` when ``alpha_grid`` is not given
+DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 
 
 def explicit_parameters(estimator) -> dict:
@@ -125,23 +127,49 @@ def explicit_parameters(estimator) -> dict:
 
 
 def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = False) -> list[tuple[Candidate, dict]]:
-    """``[(candidate, params)]``: the candidates of ``portfolio`` (default :data:`PORTFOLIO`)
-    that suit ``n_rows`` training rows and the user's explicit settings (``weighted``: sample
-    weights, which only some methods take), each with the estimator parameters it is fitted with
-    (its own values where the user kept the default)."""
+    """``[(candidate, params)]``: the candidates that suit ``n_rows`` training rows and the user's
+    explicit settings (``weighted``: sample weights, which only some methods take), each with the
+    estimator parameters it is fitted with (its own values where the user kept the default).
+
+    The candidates are ``portfolio``'s (default: :data:`PORTFOLIO` with ``method="auto"``, else the
+    one method the user named); with ``alpha="auto"`` each one whose method takes a free alpha
+    becomes one candidate per value of the alpha grid (:func:`alpha_grid`), named
+    ``"<candidate>(alpha=<value>)"``, and the others are left out: the alpha grid is scored, raced
+    and budgeted like any other candidates."""
     explicit = explicit_parameters(estimator)
+    if portfolio is None:
+        portfolio = PORTFOLIO if estimator.method == "auto" else (Candidate(estimator.method,
+                                                                            {"method": estimator.method}),)
+    auto_alpha = explicit.get("alpha") == "auto"
+    if auto_alpha and estimator.method != "auto" and not free_alpha(estimator.method):
+        resolve_alpha(estimator.method, 0.5)                     # the method's reason, as a ValueError
     chosen = []
     mini = isinstance(explicit.get("batch_size"), int) and uses_mini_batches(explicit["batch_size"], n_rows)
-    given = {k: explicit[k] for k in _METHOD_ARGUMENTS if k in explicit}
-    for candidate in PORTFOLIO if portfolio is None else portfolio:
+    given = {k: explicit[k] for k in _METHOD_ARGUMENTS if k in explicit and not (k == "alpha" and auto_alpha)}
+    for candidate in portfolio:
         method = candidate.params["method"]
         capabilities = method_spec(method).cls.CAPABILITIES
-        if (not candidate.suits(n_rows) or not takes(method, **given)
+        if (not candidate.suits(n_rows) or not takes(method, **given) or (auto_alpha and not free_alpha(method))
                 or (mini and not capabilities.mini_batches) or (weighted and not capabilities.sample_weight)):
             continue
         own = {k: v for k, v in candidate.params.items() if k not in explicit}
-        chosen.append((candidate, {**own, "checkpoint": None, "verbose": False}))
+        params = {**own, "checkpoint": None, "verbose": False}
+        if not auto_alpha:
+            chosen.append((candidate, params))
+            continue
+        for a in alpha_grid(estimator):
+            chosen.append((replace(candidate, name=f"{candidate.name}(alpha={a:g})",
+                                   params={**candidate.params, "alpha": a}), {**params, "alpha": a}))
     return chosen
+
+
+def alpha_grid(estimator) -> list[float]:
+    """The values ``alpha="auto"`` chooses from: ``alpha_grid``, or :data:`DEFAULT_ALPHA_GRID`;
+    a ``ValueError`` for an empty grid or a value outside (0, 1]."""
+    grid = [float(a) for a in (DEFAULT_ALPHA_GRID if estimator.alpha_grid is None else estimator.alpha_grid)]
+    if not grid or not all(0.0 < a <= 1.0 for a in grid):
+        raise ValueError(f"alpha_grid must hold values in (0, 1], got {grid}")
+    return grid
 
 
 def _same(a, b) -> bool:
@@ -229,18 +257,20 @@ def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
 
 
 def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
-           clock=time.perf_counter, weight=None, race: bool = True) -> Selection:
+           clock=None, weight=None, race: bool = True) -> Selection:
     """Score the candidates (module docstring) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class
     indices ``y_idx``) and return the :class:`Selection`. No row outside ``X`` is read.
     ``keep_split_fit``: on one split, the winner's fit will be kept as the final one, so the
     budget holds no share for a final fit there. ``weight`` ``[N]`` (sample times class weights):
     every fit takes its rows' weights and every held-out score is their weighted mean NLL.
-    ``race=False`` scores every candidate on every fold (the studies that choose the portfolio)."""
+    ``race=False`` scores every candidate on every fold (the studies that choose the portfolio).
+    ``clock``: the time source of the budget (default ``time.perf_counter``; tests pass a fake one)."""
+    clock = clock or time.perf_counter
     n = len(y)
     seed = int(np.random.default_rng(estimator.random_state).integers(2**31 - 1))
     choices = candidates_for(estimator, n, portfolio, weighted=weight is not None)
     if not choices:
-        raise ValueError("method='auto' found no candidate method that takes the settings given "
+        raise ValueError(f"{_what(estimator)} found no candidate method that takes the settings given "
                          f"(alpha={estimator.alpha!r}, epsilon={estimator.epsilon!r}, damping={estimator.damping!r}); "
                          "choose a method")
     scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed)
@@ -252,7 +282,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     kernel = shared_kernel_starts(estimator, X, y_idx, surrogates, weight, limit)
     if estimator.verbose:
         for start in kernel.values():
-            print(f"method='auto': kernel start: {describe_start(start)}", flush=True)
+            print(f"{_what(estimator)}: kernel start: {describe_start(start)}", flush=True)
     if scheme == "none":
         candidate, params = choices[0]
         params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
@@ -307,14 +337,14 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
         if estimator.verbose:
             mean = f"{np.mean(own_scores):.4f}" if own_scores else "not scored (budget spent)"
             note = f", dropped: behind {choices[leader][0].name} by more than {RACE_MARGIN:.0%}" if raced else ""
-            print(f"method='auto': {candidate.name}: held-out NLL {mean} "
+            print(f"{_what(estimator)}: {candidate.name}: held-out NLL {mean} "
                   f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s{note})",
                   flush=True)
     if not any(scores) and not failures:
-        raise ValueError(f"method='auto': max_time={budget!r} s was spent before any candidate could be scored; "
+        raise ValueError(f"{_what(estimator)}: max_time={budget!r} s was spent before any candidate could be scored; "
                          "give it more time, or name a method")
     if not any(scores):
-        raise FloatingPointError("method='auto': every candidate failed numerically: " + "; ".join(failures))
+        raise FloatingPointError(f"{_what(estimator)}: every candidate failed numerically: " + "; ".join(failures))
     results = _results([c for c, _ in choices], [with_start({**p, "random_state": seed}, estimator, kernel)
                                                  for _, p in choices], scores, seconds)
     best = results["rank_test_nll"].index(1)
@@ -324,18 +354,24 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                      fitted[best], kernel)
 
 
-def fit_selected(estimator, X, y, y_idx, callbacks, weight=None):
-    """``method="auto"``'s fit of ``estimator``: the candidate of the portfolio with the best
-    held-out NLL (:func:`select`), fitted on all of ``X`` ``[N, D]``, ``y`` (class indices
-    ``y_idx``; rows weighted by ``weight`` ``[N]``, class weights included, where given): the
-    winner's parameters over the user's become the final fit's plan (the user's parameters are
-    never changed), or on one split the winner's fit is the final one (unless callbacks or a
-    checkpoint ask for a fit of their own). Returns ``estimator``."""
-    start = time.perf_counter()
+def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
+    """The fit of an ``estimator`` that selects (``method="auto"``, ``alpha="auto"``): the candidate
+    with the best held-out NLL (:func:`select`), fitted on all of ``X`` ``[N, D]``, ``y`` (class
+    indices ``y_idx``; rows weighted by ``weight`` ``[N]``, class weights included, where given):
+    the winner's parameters over the user's become the final fit's plan (the user's parameters
+    are never changed), or on one split the winner's fit is the final one (unless callbacks or a
+    checkpoint ask for a fit of their own); the final fit gets the time ``max_time`` has left.
+    Where no held-out rows exist (a class of one row) the first candidate is fitted, with a
+    warning. ``clock``: as :func:`select`'s. Returns ``estimator``."""
+    clock = clock or time.perf_counter
+    start = clock()
     reuse = not callbacks and not estimator.checkpoint
-    selection = select(estimator, X, y, y_idx, keep_split_fit=reuse, weight=weight)
+    selection = select(estimator, X, y, y_idx, keep_split_fit=reuse, weight=weight, clock=clock)
+    if selection.scheme == "none":
+        warnings.warn(f"no held-out rows to choose on (a class has a single row): fitted the first candidate, "
+                      f"{selection.candidate.name}, without a selection", UserWarning, stacklevel=4)
     if estimator.verbose:
-        print(f"method='auto' chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
+        print(f"{_what(estimator)} chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
               + ", ".join(f"{k}={selection.params.get(k, v)!r}" for k, v in selection.candidate.params.items()),
               flush=True)
     if selection.fitted is not None and reuse:
@@ -344,13 +380,18 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None):
                 setattr(estimator, name, value)
     else:
         budget = estimator.max_time
-        remaining = None if budget is None else max(budget - (time.perf_counter() - start), 1e-6)
+        remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
         with _clip_said():
             estimator._fit_params({**estimator.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
                                   start=selection.kernel_starts, max_time=remaining)
     estimator.cv_results_ = selection.cv_results
     estimator.candidate_, estimator.selection_scheme_ = selection.candidate.name, selection.scheme
     return estimator
+
+
+def _what(estimator) -> str:
+    """What the progress lines call the selection: ``method='auto'``, ``alpha='auto'`` or both."""
+    return ", ".join(f"{k}='auto'" for k in ("method", "alpha") if getattr(estimator, k) == "auto")
 
 
 @contextlib.contextmanager

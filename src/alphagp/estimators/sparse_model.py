@@ -135,17 +135,17 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
 
 
 def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
-    """:func:`check_model_size` for a fit of ``est``'s parameters (``method="auto"``: its first
+    """:func:`check_model_size` for a fit of ``est``'s parameters (a selection: its first
     candidate for ``n_rows``) on ``n_rows`` rows of ``n_features`` features with labels ``y``,
     before the rows are read whole."""
     from . import model_selection
     from .fit_plan import plan_fit
     classes, y_idx = encode_labels(np.asarray(y))
     params = est.get_params()
-    if est.method == "auto":
+    if est.method == "auto" or est.alpha == "auto":      # a selection: its first candidate
         params.update(model_selection.candidates_for(est, n_rows)[0][1])
     params["early_stopping"] = False                   # the held-out share does not change the size
-    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=None if est.alpha == "auto" else est.alpha)
+    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=params["alpha"])
     check_model_size(plan, n_rows, n_features, len(classes))
 
 
@@ -227,7 +227,6 @@ def file_content(est, include_training_state: bool) -> dict:
                        "training_state": include_training_state},
             "state": state, "fit_plan": est.fit_plan_.to_plain(),
             "kernel_start": None if getattr(est, "kernel_start_", None) is None else est.kernel_start_.to_plain(),
-            "alpha_scores": {str(k): v for k, v in getattr(est, "alpha_scores_", {}).items()},
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
                            "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),
             **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
@@ -241,15 +240,13 @@ def file_content(est, include_training_state: bool) -> dict:
 
 def restore(est, content: dict) -> None:
     """The fitted attributes a model file's ``content`` keeps beside the model (after its state is
-    loaded): the plan and what it decides, the kernel start, alpha's and the selection's scores,
+    loaded): the plan and what it decides, the kernel start, the selection's scores,
     the conformity scores, a stream's optimiser state and the table encoding (checked against the
     input columns)."""
     est.model_.to(est._device())
     est._apply_plan(FitPlan.from_plain(content["fit_plan"]))      # older files' upgraded to one
     start = content.get("kernel_start")                # files before the kernel start have none
     est.kernel_start_ = None if start is None else KernelStart.from_plain(start)
-    if content.get("alpha_scores"):
-        est.alpha_scores_ = {float(k): v for k, v in content["alpha_scores"].items()}
     if content.get("conformity_scores") is not None:
         est.conformity_scores_ = content["conformity_scores"].numpy()
         if not np.all(np.isfinite(est.conformity_scores_)) or np.any(np.abs(est.conformity_scores_ - 0.5) > 0.5):

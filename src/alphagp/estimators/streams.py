@@ -37,8 +37,8 @@ def start(est, X, y, classes, n_rows) -> None:
     if len(est.classes_) < 2:
         raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {est.classes_.tolist()}")
     if est.alpha == "auto":
-        raise ValueError("alpha='auto' cross-validates on all training rows, which a stream does not give; "
-                         "give partial_fit a value of alpha (or None, the method's default)")
+        raise ValueError("alpha='auto' chooses alpha on held-out training rows, which a stream does not give "
+                         "before it starts; give partial_fit a value of alpha (or None, the method's default)")
     if n_rows is not None and (not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool)
                                or n_rows < len(y)):
         raise ValueError(f"n_rows must be an integer at least the first call's {len(y)} rows, got {n_rows!r}")

@@ -281,16 +281,18 @@ def _checked_config(name: str, config: dict) -> dict:
     return config
 
 
+def free_alpha(name: str) -> bool:
+    """Whether method ``name`` runs with an alpha the user may choose (``alpha="auto"``'s grid): it has
+    one and its name does not fix it (``rep``, ``gfitc`` fix 1; ``vi`` has none)."""
+    spec = method_spec(name)
+    return _has_alpha(spec) and "alpha" not in spec.fixed
+
+
 def takes(name: str, **arguments) -> bool:
     """Whether method ``name`` takes ``arguments`` (``alpha``, ``epsilon``, ``damping``; ``None``
-    values are left out, and ``alpha="auto"`` asks whether it takes a free alpha), by the registry's
-    rules alone, as :func:`build_method` would check them: nothing is built."""
+    values are left out), by the registry's rules alone, as :func:`build_method` would check them:
+    nothing is built."""
     config = {k: v for k, v in arguments.items() if v is not None}
-    if config.get("alpha") == "auto":
-        spec = method_spec(name)
-        if not _has_alpha(spec) or "alpha" in spec.fixed:
-            return False
-        del config["alpha"]
     try:
         _checked_config(name, config)
     except ValueError:
@@ -336,6 +338,7 @@ __all__ = [
     "build_method",
     "check_method_params",
     "constructor_parameters",
+    "free_alpha",
     "method_bullets",
     "method_config",
     "method_parameters",
