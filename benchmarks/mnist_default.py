@@ -23,7 +23,6 @@ from alphagp.data import load_mnist
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
-
 #: the plans this script runs (``--plan``): the default, the closed form alone, and issue 58's single
 #: large-data SEP candidate (its recipe: 200 inducing points per class, batches of 1,000, Adam from
 #: 0.02 on a cosine over the budget) from the fixed start, the measurement issue 58 left open

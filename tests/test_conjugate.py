@@ -13,8 +13,13 @@ import torch
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
-from alphagp.conjugate import (ExactPosterior, SparseStatistics, batched_exact_log_evidence, class_order,
-                               exact_log_evidence)
+from alphagp.conjugate import (
+    ExactPosterior,
+    SparseStatistics,
+    batched_exact_log_evidence,
+    class_order,
+    exact_log_evidence,
+)
 from alphagp.kernel_start import dirichlet_log_marginal_likelihood, fit_kernel_start
 from alphagp.methods.dirichlet import transformed_labels
 
@@ -42,7 +47,7 @@ def _problem(n, C, D=3, seed=0, counts=None):
 
 @pytest.mark.parametrize("n, C, counts", [(40, 3, None), (30, 2, None), (25, 4, [1, 0, 14, 10]), (12, 5, None)])
 def test_the_woodbury_evidence_and_its_gradient_equal_dense_factors(n, C, counts):
-    X, y, counts, high, low, T, own = _problem(n, C, counts=counts)
+    X, _, counts, high, low, T, own = _problem(n, C, counts=counts)
     ls = torch.full((X.shape[1],), 1.3, dtype=torch.float64, requires_grad=True)
     high.requires_grad_(True), low.requires_grad_(True), T.requires_grad_(True)
     inputs = [ls, high, low, T]
@@ -54,7 +59,7 @@ def test_the_woodbury_evidence_and_its_gradient_equal_dense_factors(n, C, counts
 
 
 def test_the_closed_form_backward_passes_gradcheck():
-    X, y, counts, high, low, T, own = _problem(9, 3, seed=3)
+    X, _, counts, high, low, T, _ = _problem(9, 3, seed=3)
     K = _kernel(X, torch.full((3,), 1.1, dtype=torch.float64)).requires_grad_(True)
     high.requires_grad_(True), low.requires_grad_(True), T.requires_grad_(True)
     # K enters symmetrically: check it through a symmetric parametrisation of its perturbations
@@ -65,7 +70,7 @@ def test_the_closed_form_backward_passes_gradcheck():
 def test_the_evidence_equals_scikit_learns_per_column_at_the_profiled_means():
     """Each column is scikit-learn's GP regression of its targets minus the profiled mean with the
     column's noise as ``alpha``; the sum of their log marginal likelihoods is ours."""
-    X, y, counts, high, low, T, own = _problem(35, 3, seed=1)
+    X, _, counts, high, low, T, own = _problem(35, 3, seed=1)
     amplitude, lengthscale = 1.7, 0.9
     K = _kernel(X, torch.full((3,), lengthscale, dtype=torch.float64), amplitude)
     ours = float(exact_log_evidence(K, high, low, T, counts))
@@ -80,7 +85,7 @@ def test_the_evidence_equals_scikit_learns_per_column_at_the_profiled_means():
 
 
 def test_the_profiled_means_maximise_the_evidence():
-    X, y, counts, high, low, T, own = _problem(30, 3, seed=2)
+    X, _, counts, high, low, T, own = _problem(30, 3, seed=2)
     K = _kernel(X, torch.full((3,), 1.0, dtype=torch.float64))
     means = ExactPosterior(K, T, counts, torch.where(own, low, high)).mean
     noise = torch.where(own, low, high)
@@ -151,7 +156,7 @@ def _sparse_statistics(X, Z, lengthscale, T, high, low, y, blocks=1):
 
 
 def test_titsias_bound_with_the_rows_as_inducing_inputs_is_the_exact_evidence():
-    X, y, counts, high, low, T, own = _problem(30, 3, seed=4)
+    X, y, counts, high, low, T, _ = _problem(30, 3, seed=4)
     ls = torch.full((3,), 1.2, dtype=torch.float64)
     exact = float(exact_log_evidence(_kernel(X, ls) + 1e-10 * torch.eye(30, dtype=torch.float64), high, low, T,
                                      counts))
@@ -160,7 +165,7 @@ def test_titsias_bound_with_the_rows_as_inducing_inputs_is_the_exact_evidence():
 
 
 def test_titsias_bound_lies_below_the_evidence_and_sums_over_blocks():
-    X, y, counts, high, low, T, own = _problem(50, 3, seed=5)
+    X, y, counts, high, low, T, _ = _problem(50, 3, seed=5)
     ls = torch.full((3,), 1.0, dtype=torch.float64)
     exact = float(exact_log_evidence(_kernel(X, ls), high, low, T, counts))
     whole = _sparse_statistics(X, X[::5], ls, T, high, low, y)
@@ -172,7 +177,7 @@ def test_titsias_bound_lies_below_the_evidence_and_sums_over_blocks():
 
 
 def test_the_exact_posterior_is_scikit_learns_per_column():
-    X, y, counts, high, low, T, own = _problem(30, 3, seed=6)
+    X, _, counts, high, low, T, own = _problem(30, 3, seed=6)
     ls = 0.8
     K = _kernel(X, torch.full((3,), ls, dtype=torch.float64))
     posterior = ExactPosterior(K, T, counts, torch.where(own, low, high))

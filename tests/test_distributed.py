@@ -15,8 +15,8 @@ import torch.multiprocessing as mp
 from sklearn.datasets import make_classification
 
 from alphagp import GPClassifier
-from alphagp.methods import METHODS
 from alphagp.distributed import Reducer, class_blocks_for
+from alphagp.methods import METHODS
 from alphagp.testing import methods_with
 
 WORLD = 2

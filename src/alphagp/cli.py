@@ -170,8 +170,8 @@ def _defaults() -> tuple[dict, dict]:
 
 def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     """The model and training flags; each help names the default the estimator uses."""
-    from .estimators.model_selection import DEFAULT_ALPHA_GRID
     from .estimators.fit_plan import HIDDEN_WIDTH
+    from .estimators.model_selection import DEFAULT_ALPHA_GRID
     from .likelihoods.robust_max import DEFAULT_EPSILON
     from .methods import METHODS
     gp, deep = _defaults()

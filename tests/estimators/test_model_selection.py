@@ -114,7 +114,7 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         shares.append(max_time)
         clock.now += max_time * overrun
         return self
@@ -203,7 +203,7 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
     X, y = _problem(200)
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         shares.append(max_time)
         clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [1.0], 1
@@ -261,7 +261,7 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     def name(params):
         return "flat" if params["max_iter"] == 2 else params["method"]
 
-    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         fits.append(name(params))
         self._scripted = script[name(params)]
         return self
@@ -291,7 +291,7 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
     X, y = _problem(200)
     clock, fits = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         fits.append((params["method"], params["n_inducing"], params["batch_size"], max_time))
         clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [0.5], 1
@@ -343,7 +343,7 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         shares.append((params["method"], params["alpha"], max_time))
         clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [0.5], 1

@@ -5,6 +5,8 @@ predictive."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -132,7 +134,7 @@ def test_the_kernel_learnt_by_the_trainer_from_the_fixed_start_raises_the_margin
     X, y = data
     clf = GPClassifier(method="dirichlet", kernel_init="fixed", max_iter=30, random_state=0).fit(X, y)
     objective = [h["objective"] for h in clf.history_]
-    assert clf.n_iter_ > 1 and all(b >= a - 1e-9 * abs(a) for a, b in zip(objective, objective[1:]))
+    assert clf.n_iter_ > 1 and all(b >= a - 1e-9 * abs(a) for a, b in itertools.pairwise(objective))
     assert objective[-1] > objective[0]
 
 

@@ -3,6 +3,8 @@ line search's handling of failed evaluations."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import torch
 
@@ -39,7 +41,7 @@ def test_lbfgs_finds_the_minimum_of_rosenbrocks_function():
     x, losses, optimizer = _run(lambda x: _closure(x, rosenbrock), [-1.2, 1.0])
     assert optimizer.converged
     np.testing.assert_allclose(x.numpy(), [1.0, 1.0], atol=1e-3)
-    assert all(b <= a for a, b in zip(losses, losses[1:]))          # the Armijo condition never lets it rise
+    assert all(b <= a for a, b in itertools.pairwise(losses))          # the Armijo condition never lets it rise
 
 
 def test_lbfgs_solves_a_quadratic_in_about_its_dimension_steps():

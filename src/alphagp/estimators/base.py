@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, is_classifier
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from .. import serialization
 from ..constraints import Interval, StrOptions
@@ -27,55 +27,7 @@ from ..threads import torch_threads
 from ..training import Trainer, TrainingState
 from . import file_upgrades
 from .fit_plan import DTYPES, TrainingPlan, fit_rows
-
-
-def non_numeric_columns(X) -> str | None:
-    """What makes a DataFrame's columns unusable as numbers (``None`` where all are numeric, and
-    for arrays): each such column named with its dtype, or with the missing values (``pd.NA``,
-    ``None``) an object column of numbers holds."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(dtypes, "items"):
-        return None
-    import pandas as pd
-    problems = []
-    for column, dtype in dtypes.items():
-        if pd.api.types.is_numeric_dtype(dtype):
-            continue
-        values = X[column]
-        if dtype == object:
-            numbers = pd.to_numeric(values, errors="coerce")
-            text = values[numbers.isna() & values.notna()]
-            if len(text) == 0 and not values.isna().any():
-                continue                                          # numbers stored as objects
-            if len(text) == 0:
-                problems.append(f"column {column!r} holds missing values ({values.isna().sum()} of "
-                                f"{len(values)}, e.g. {values[values.isna()].iloc[0]!r})")
-                continue
-            problems.append(f"column {column!r} holds text (e.g. {text.iloc[0]!r})")
-        else:
-            problems.append(f"column {column!r} has dtype {dtype}")
-    if not problems:
-        return None
-    return ("; ".join(problems[:5]) + (f" and {len(problems) - 5} more" if len(problems) > 5 else "")
-            + ": encode such columns as numbers, impute missing values, or drop them")
-
-
-def non_finite_cells(X, chunk: int = 65536) -> str:
-    """Where ``X`` ``[N, D]`` holds NaN or infinity: the columns (names where ``X`` has them) and
-    the first row, read ``chunk`` rows at a time."""
-    names = list(X.columns) if hasattr(X, "columns") else None
-    values = X.to_numpy(dtype=np.float64, na_value=np.nan) if names is not None else X
-    columns, first_row = np.zeros(values.shape[1], dtype=bool), None
-    for start in range(0, len(values), chunk):
-        bad = ~np.isfinite(np.asarray(values[start:start + chunk], dtype=np.float64))
-        if first_row is None and bad.any():
-            first_row = start + int(np.flatnonzero(bad.any(1))[0])
-        columns |= bad.any(0)
-    where = np.flatnonzero(columns)
-    labels = [repr(names[j]) if names is not None else str(j) for j in where[:10]]
-    more = f" and {len(where) - 10} more" if len(where) > 10 else ""
-    kind = "columns" if len(where) > 1 else "column"
-    return f"NaN or infinity in {kind} {', '.join(labels)}{more} (first in row {first_row})"
+from .inputs import EstimatorInputs
 
 
 @contextlib.contextmanager
@@ -91,18 +43,6 @@ def explain_numerical_failure(dtype: str, standardize: bool):
                  "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
                  if not standardize else "float32: try dtype='float64'")
         raise type(err)(f"{err} Likely cause: {cause}.") from err
-
-
-#: the most the rows' weights may sum to: a weight w raises a row's likelihood to the power w (w
-#: copies of the row), and float64 counts whole rows exactly up to about 9e15; measured, a single
-#: weight of 1e17 among ones still fits and 1e20 does not (issue 60)
-MAX_TOTAL_WEIGHT = 1e15
-
-
-def check_rows_match(X, y) -> None:
-    """A one-line ``ValueError`` unless ``X`` and ``y`` have as many rows."""
-    if len(X) != len(y):
-        raise ValueError(f"X has {len(X)} rows but y has {len(y)} values; give one target per row")
 
 
 #: scikit-learn's estimator checks that the alphagp estimators fail by design, with the reason
@@ -128,7 +68,7 @@ class HeldOutRows:
         return self.estimator._held_out_score(self.X, self.y, self.weight)
 
 
-class GPEstimatorBase(BaseEstimator):
+class GPEstimatorBase(EstimatorInputs, BaseEstimator):
     """Shared machinery of the estimators. A subclass sets ``MODEL_KIND`` (its model files' kind)
     and ``SCHEDULE_PARAMS`` (the parameters a resumed checkpoint may change: the schedule and how
     a fit is run), ``PARAMS_ADDED`` where it has parameters newer than its checkpoints, and implements the file hooks :meth:`_file_content`, :meth:`_model_from_file`
@@ -172,154 +112,13 @@ class GPEstimatorBase(BaseEstimator):
                              f"(torch {torch.__version__}); use device='cpu'")
         return device
 
-    def _validate(self, X, y="no_validation", reset=False, **checks):
-        """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with
-        one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
-        categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
-        ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
-        name = type(self).__name__
-        if y is not None and not (isinstance(y, str) and y == "no_validation") and is_classifier(self):
-            from ..labels import describe_rows, missing_labels
-            missing = missing_labels(y)
-            if len(missing):
-                raise ValueError(f"{name} needs a label for every row: y is missing {len(missing)} "
-                                 f"({describe_rows(missing)}, counted from 0); drop those rows or give them a label")
-        if getattr(self, "categorical_features", None) is not None:
-            return self._validate_table(X, y, reset)
-        problem = non_numeric_columns(X)
-        if problem:
-            hint = ("; categorical_features='from_dtype' one-hot encodes such columns"
-                    if "categorical_features" in self.get_params() else "")
-            raise ValueError(f"{name} needs numeric features: {problem}{hint}")
-        if checks.get("y_numeric"):
-            try:
-                np.asarray(y, dtype=np.float64)
-            except (ValueError, TypeError) as err:
-                raise ValueError(f"{name} needs numeric targets: {err}") from None
-        try:
-            return validate_data(self, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True, **checks)
-        except (ValueError, TypeError) as err:
-            text = str(err)
-            if "NaN" in text or "infinity" in text:
-                raise ValueError(f"{name} needs finite features: X has {non_finite_cells(X)}; impute them "
-                                 "(e.g. sklearn.impute.SimpleImputer) or drop those rows") from None
-            if "could not convert" in text:
-                raise ValueError(f"{name} needs numeric features: {text}") from None
-            raise
 
-    def _validate_table(self, X, y="no_validation", reset=False):
-        """:meth:`_validate` for a mixed-type table (``categorical_features="from_dtype"``): ``X`` a
-        DataFrame whose columns ``fit`` records (``feature_names_in_``, ``n_features_in_``) and
-        encodes (``table_encoding_``, :mod:`alphagp.data.tables`); returns the encoded float64
-        features ``[N, width]`` (and ``y``)."""
-        import pandas as pd
-        from sklearn.utils import check_consistent_length, column_or_1d
-        from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
 
-        from ..data.tables import TableEncoding
-        name = type(self).__name__
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(f"{name}(categorical_features='from_dtype') needs a pandas DataFrame, whose dtypes say "
-                             f"which columns are categorical; got {type(X).__name__}")
-        if not reset:
-            check_is_fitted(self, "table_encoding_")
-        _check_feature_names(self, X, reset=reset)
-        _check_n_features(self, X, reset=reset)
-        if reset:
-            self.table_encoding_ = TableEncoding.fit(X)
-        if len(X) == 0:
-            raise ValueError(f"{name} needs at least one row; X has none")
-        try:
-            features = check_array(self.table_encoding_.transform(X), dtype=np.float64, ensure_all_finite=True)
-        except ValueError as err:
-            raise ValueError(f"{name} needs finite numeric features: {err}") from None
-        if isinstance(y, str) and y == "no_validation":
-            return features
-        y = column_or_1d(y)
-        check_consistent_length(features, y)
-        return features, y
 
-    def _table_content(self) -> dict:
-        """The table encoding's part of a model file (``{}`` without one)."""
-        encoding = getattr(self, "table_encoding_", None)
-        return {} if encoding is None else {"table_encoding": encoding.to_plain()}
 
-    def _restore_table(self, content: dict) -> None:
-        """``table_encoding_`` from a model file's ``content`` where it has one, checked against the
-        model's input columns."""
-        if content.get("table_encoding") is None:
-            return
-        from ..data.tables import TableEncoding
-        self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
-        if [c["name"] for c in self.table_encoding_.columns] != [str(n) for n in self.feature_names_in_]:
-            raise ValueError("the table encoding's columns are not the model's input columns")
 
-    def _input_width(self) -> int:
-        """The number of features the model sees: the table encoding's where there is one."""
-        encoding = getattr(self, "table_encoding_", None)
-        return self.n_features_in_ if encoding is None else encoding.width
 
-    # ------------------------------------------------------------------ sample weights
-    def _fit_weights(self, sample_weight, X, y, classes=None) -> np.ndarray | None:
-        """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
-        finite, not all 0) times the class weights of ``class_weight`` where the estimator has one
-        (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given.
-        ``classes``: the labels a ``class_weight`` dict may name (default: those of ``y``; a
-        stream's calls name all of its classes). Raises ``ValueError`` for a method that takes
-        no weights, for a ``class_weight`` naming another class or giving one a weight that is not
-        a finite non-negative number, and for weights summing to more than
-        :data:`MAX_TOTAL_WEIGHT` (named by the largest)."""
-        class_weight = getattr(self, "class_weight", None)
-        if sample_weight is None and class_weight is None:
-            return None
-        from sklearn.utils.class_weight import compute_sample_weight
-        from sklearn.utils.validation import _check_sample_weight
-        others = self._weighted_alternatives()
-        if others is not None:
-            raise ValueError(f"method={self.method!r} takes no sample weights (sample_weight, class_weight); "
-                             f"the methods that do: {others}")
-        weight = (np.ones(len(y)) if sample_weight is None else
-                  _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
-        if isinstance(class_weight, dict):
-            known = set((np.unique(y) if classes is None else classes).tolist())
-            unseen = [c for c in class_weight if c not in known]
-            if unseen:
-                raise ValueError(f"class_weight names classes not in y: {unseen}; the classes are {sorted(known)}")
-            bad = {c: w for c, w in class_weight.items()
-                   if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not 0 <= w < np.inf}
-            if bad:
-                raise ValueError(f"class_weight must give each class a finite non-negative number; got {bad}")
-            weight *= np.array([float(class_weight.get(label, 1.0)) for label in np.asarray(y).tolist()])
-        elif class_weight is not None:
-            weight *= compute_sample_weight(class_weight, y)
-        total = float(weight.sum())
-        if not total <= MAX_TOTAL_WEIGHT:
-            row = int(np.argmax(weight))
-            raise ValueError(f"the rows' weights (sample_weight times class_weight) sum to {total:.3g}, more than "
-                             f"{MAX_TOTAL_WEIGHT:.0e}: a weight counts as repeated rows, and row {row}'s "
-                             f"{weight[row]:.3g} would count as more rows than a fit can represent; scale the "
-                             "weights down (which also lowers how many rows they stand for)")
-        return weight
 
-    def _positive_weight_rows(self, X, y, weight):
-        """``(X, y, weight)`` without the rows of weight 0 (such a row is left out, exactly: the
-        standardisation, the inducing inputs and the held-out splits never see it). Raises
-        ``ValueError`` when a class of a classifier keeps no row."""
-        if weight is None or (weight > 0).all():
-            return X, y, weight
-        kept = weight > 0
-        if is_classifier(self):
-            lost = np.setdiff1d(np.unique(y), y[kept])
-            if len(lost):
-                raise ValueError(f"every row of class {lost.tolist()} has weight 0 (sample_weight times class_weight); "
-                                 "give them a positive weight or leave the class out of y")
-        rows = np.flatnonzero(kept)
-        return np.asarray(X[rows]), y[rows], weight[rows]
-
-    def _weighted_alternatives(self) -> str | None:
-        """``None`` where the method this fit uses takes sample weights (the deep GPs always do),
-        else the names of the methods that do (for the error message)."""
-        return None
 
     # ------------------------------------------------------------------ validation set
     def _held_out(self, X, y, plan: TrainingPlan, stratify: bool, weight: np.ndarray | None = None):

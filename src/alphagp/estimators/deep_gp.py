@@ -25,8 +25,9 @@ from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
-from .base import GPEstimatorBase, check_rows_match
+from .base import GPEstimatorBase
 from .fit_plan import DTYPES, DeepFitPlan, plan_deep_fit
+from .inputs import check_rows_match
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"

@@ -20,8 +20,9 @@ from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
 from . import model_selection, sparse_model, streams
-from .base import GPEstimatorBase, check_rows_match
+from .base import GPEstimatorBase
 from .fit_plan import DTYPES, FitPlan, plan_fit
+from .inputs import check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -377,13 +378,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             self.__dict__.pop(name, None)
         if self.method == "auto" or self.alpha == "auto":
             return model_selection.fit_selected(self, X, y, y_idx, callbacks, weight)
-        return self._fit_params(self.get_params(), X, y, y_idx, weight, callbacks)
+        return self._fit_params(self.get_params(), X, y_idx, weight, callbacks)
 
-    def _fit_params(self, params: dict, X, y, y_idx, weight=None, callbacks=None,
+    def _fit_params(self, params: dict, X, y_idx, weight=None, callbacks=None,
                     start: dict[str, KernelStart] | None = None, max_time: float | None = None):
         """Fit parameters ``params`` (``get_params()`` with a candidate's values over them; an explicit
-        method) on validated rows ``X`` ``[N, D]`` with labels ``y`` and class indices ``y_idx``
-        ``[N]`` (of ``classes_``, set already) and weights ``weight`` ``[N]`` (or ``None``): plan,
+        method) on validated rows ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` (of
+        ``classes_``, set already) and weights ``weight`` ``[N]`` (or ``None``): plan,
         build, train. The path of ``fit``, of the selection's candidates and of its final fit.
         ``start``: kernel starts fitted already by surrogate (the selection's), used where the plan
         starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""

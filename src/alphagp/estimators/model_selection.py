@@ -313,7 +313,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 with _clip_said():
                     model._fit_params({**estimator.get_params(),
                                        **_feasible(params, y_idx[rows], estimator.validation_fraction)},
-                                      X[rows], y[rows], y_idx[rows], None if weight is None else weight[rows],
+                                      X[rows], y_idx[rows], None if weight is None else weight[rows],
                                       start=kernel, max_time=share)
                 if scheme == "cv":
                     own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test],
@@ -382,7 +382,7 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
         budget = estimator.max_time
         remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
         with _clip_said():
-            estimator._fit_params({**estimator.get_params(), **selection.params}, X, y, y_idx, weight, callbacks,
+            estimator._fit_params({**estimator.get_params(), **selection.params}, X, y_idx, weight, callbacks,
                                   start=selection.kernel_starts, max_time=remaining)
     estimator.cv_results_ = selection.cv_results
     estimator.candidate_, estimator.selection_scheme_ = selection.candidate.name, selection.scheme

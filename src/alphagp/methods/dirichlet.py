@@ -38,8 +38,16 @@ from numbers import Real
 from typing import ClassVar
 
 import torch
-from ..conjugate import (ExactPosterior, SparsePosterior, SparseStatistics, batched_exact_log_evidence, class_order,
-                         exact_log_evidence, noise_levels)
+
+from ..conjugate import (
+    ExactPosterior,
+    SparsePosterior,
+    SparseStatistics,
+    batched_exact_log_evidence,
+    class_order,
+    exact_log_evidence,
+    noise_levels,
+)
 from ..constraints import Interval
 from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
