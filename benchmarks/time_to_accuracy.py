@@ -52,7 +52,7 @@ from sklearn.metrics import pairwise_distances
 from alphagp import GPClassifier
 from alphagp.data import load_mnist
 from alphagp.data.streaming import column_mean_std
-from alphagp.estimators import sparse_model
+from alphagp.estimators import build
 from alphagp.inducing import init_inducing_points
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args, split
@@ -137,12 +137,12 @@ def log_kernel_parameters(active: bool):
     if not active:
         yield
         return
-    original = sparse_model.ARDKernel
-    sparse_model.ARDKernel = functools.partial(original, positive="log")
+    original = build.ARDKernel
+    build.ARDKernel = functools.partial(original, positive="log")
     try:
         yield
     finally:
-        sparse_model.ARDKernel = original
+        build.ARDKernel = original
 
 
 def run_peer(library: str, p: dict, args) -> tuple[list[dict], dict]:

@@ -15,19 +15,16 @@ from typing import ClassVar
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
-from .. import serialization
 from ..constraints import Interval, StrOptions
 from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
 from ..distributed import broadcast_state, ensure_process_group
-from ..labels import plain
 from ..numerics import CholeskyError
 from ..threads import torch_threads
 from ..training import Trainer, TrainingState
-from . import file_upgrades
 from .fit_plan import DTYPES, TrainingPlan, fit_rows
 from .inputs import EstimatorInputs
+from .model_file import EstimatorFiles
 
 
 @contextlib.contextmanager
@@ -68,7 +65,7 @@ class HeldOutRows:
         return self.estimator._held_out_score(self.X, self.y, self.weight)
 
 
-class GPEstimatorBase(EstimatorInputs, BaseEstimator):
+class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
     """Shared machinery of the estimators. A subclass sets ``MODEL_KIND`` (its model files' kind)
     and ``SCHEDULE_PARAMS`` (the parameters a resumed checkpoint may change: the schedule and how
     a fit is run), ``PARAMS_ADDED`` where it has parameters newer than its checkpoints, and implements the file hooks :meth:`_file_content`, :meth:`_model_from_file`
@@ -171,23 +168,7 @@ class GPEstimatorBase(EstimatorInputs, BaseEstimator):
             settings["sample_weight_sha256"] = hashlib.sha256(weight.detach().cpu().numpy().tobytes()).hexdigest()
         return settings
 
-    def _plain_params(self) -> dict:
-        """The parameters as JSON-ready data; a ``class_weight`` dict as ``[[label, weight], ...]``
-        (JSON's keys are strings, labels need not be; :meth:`_params_from_plain` undoes it)."""
-        params = self.get_params()
-        class_weight = params.pop("class_weight", None)
-        params = plain(params)
-        if "class_weight" in self.get_params():
-            params["class_weight"] = ([[plain(label), float(w)] for label, w in class_weight.items()]
-                                      if isinstance(class_weight, dict) else class_weight)
-        return params
 
-    @staticmethod
-    def _params_from_plain(params: dict) -> dict:
-        """The estimator parameters of :meth:`_plain_params`'s data."""
-        if isinstance(params.get("class_weight"), list):
-            return {**params, "class_weight": {label: w for label, w in params["class_weight"]}}
-        return params
 
     def _fit_planned(self, plan: TrainingPlan, X, y, weight: np.ndarray | None, callbacks, *, stratify: bool,
                      **build) -> None:
@@ -260,80 +241,10 @@ class GPEstimatorBase(EstimatorInputs, BaseEstimator):
             with torch_threads(self.n_jobs), torch.no_grad():
                 yield rows, torch.as_tensor(Xs[rows], dtype=dtype, device=device)
 
-    # ------------------------------------------------------------------ files
-    def _file_content(self, **options) -> dict:
-        """What the subclass adds to its model file (the model's configuration and state);
-        ``options`` are its ``save`` method's."""
-        raise NotImplementedError
 
-    def _model_from_file(self, content: dict):
-        """The subclass's model rebuilt from the file's ``content`` with placeholder values, and
-        the state dict to load into it: ``(model, state)``."""
-        raise NotImplementedError
 
-    def _restore(self, content: dict) -> None:
-        """Set the fitted attributes the subclass keeps in its model file (after the model's state)."""
 
-    def _write(self, path, **options) -> None:
-        """Write the fitted estimator to ``path`` (``options`` go to :meth:`_file_content`)."""
-        check_is_fitted(self, "model_")
-        serialization.write(path, self.MODEL_KIND, {
-            "params": self._plain_params(), "n_features_in": int(self.n_features_in_),
-            "feature_names_in": plain(getattr(self, "feature_names_in_", None)),
-            "mean": torch.as_tensor(self.mean_), "scale": torch.as_tensor(self.scale_),
-            "history": self.history_, "n_iter": int(self.n_iter_), "validation_scores": self.validation_scores_,
-            "best_iteration": self.best_iteration_, **self._file_content(**options)})
 
-    @classmethod
-    def _read(cls, path, content: dict | None = None, **params):
-        """An estimator from a file written by :meth:`_write` (or from its ``content`` as
-        :func:`~alphagp.serialization.read` returned it, the file read once), its parameters updated
-        by ``params``. Raises :class:`~alphagp.serialization.ModelFileError` for another kind of
-        file, a damaged one, or one whose model cannot be rebuilt."""
-        if content is None:
-            content = serialization.read(path, cls.MODEL_KIND)
-        try:
-            content = file_upgrades.upgrade(content)
-            est = cls(**{**cls._params_from_plain(content["params"]), **params})
-            est._validate_params()          # a file's parameters obey the constraints a fit's do
-            est.n_features_in_ = int(content["n_features_in"])
-            if content["feature_names_in"] is not None:
-                est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
-            est.mean_, est.scale_ = content["mean"].numpy(), content["scale"].numpy()
-            est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
-            est.validation_scores_, est.best_iteration_ = content["validation_scores"], content["best_iteration"]
-            with serialization.allocation_limit(content["__file_bytes__"], path):
-                model, state = est._model_from_file(content)
-            model.load_state_dict(state)
-            est.model_ = model
-            est._restore(content)
-            problems = est._file_problems()
-        except serialization.ModelFileError:
-            raise
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as err:
-            raise serialization.ModelFileError(f"{path} holds a {cls.__name__} that cannot be rebuilt: {err}") from err
-        if problems:
-            raise serialization.ModelFileError(f"{path} holds a {cls.__name__} whose header does not fit its tensors "
-                                               f"(damaged or edited): " + "; ".join(problems))
-        return est
 
-    def _file_problems(self) -> list[str]:
-        """What in a loaded file's header contradicts its tensors: the dtype, the feature count
-        (against the standardisation and the model's inputs) and the subclass's own checks
-        (:meth:`_model_problems`)."""
-        dtypes = {str(t.dtype).removeprefix("torch.") for t in self.model_.state_dict().values()
-                  if t.is_floating_point()}
-        problems = [f"dtype {self.dtype!r} over tensors of {sorted(dtypes)}"] if dtypes != {self.dtype} else []
-        sizes = {"n_features_in": self._input_width(), "the standardisation's mean": len(self.mean_),
-                 "the standardisation's scale": len(self.scale_), "the model's inputs": self._model_features()}
-        if len(set(sizes.values())) > 1:
-            problems.append("feature counts differ: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
-        return problems + self._model_problems()
 
-    def _model_features(self) -> int:
-        """The input dimension of the fitted model's tensors."""
-        raise NotImplementedError
 
-    def _model_problems(self) -> list[str]:
-        """The subclass's checks of a loaded file's header against its model (class count, ...)."""
-        return []

@@ -19,9 +19,9 @@ from ..methods import METHODS, method_bullets, method_spec, n_latent
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
-from . import model_selection, sparse_model, streams
+from . import build, model_file, model_selection, streams
 from .base import GPEstimatorBase
-from .fit_plan import DTYPES, FitPlan, plan_fit
+from .fit_plan import DTYPES, FitPlan, check_fit_size, check_model_size, check_parameters, plan_fit
 from .inputs import check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"
@@ -373,7 +373,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
-        sparse_model.check_parameters(self, X.shape[1], len(self.classes_))
+        check_parameters(self, X.shape[1], len(self.classes_))
         for name in _SELECTION_ATTRIBUTES:         # a refit keeps none of an earlier selection
             self.__dict__.pop(name, None)
         if self.method == "auto" or self.alpha == "auto":
@@ -389,7 +389,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``start``: kernel starts fitted already by surrogate (the selection's), used where the plan
         starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""
         plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
-        sparse_model.check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
+        check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
         self._apply_plan(plan)
         if self.verbose:
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
@@ -411,7 +411,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``n_features`` features with labels ``y`` would pass half of this machine's memory
         (``method="auto"``: its first candidate for those rows), before the rows are read whole (the
         command line asks it of a sparse LIBSVM file before making it dense)."""
-        sparse_model.check_fit_size(self, n_rows, n_features, y)
+        check_fit_size(self, n_rows, n_features, y)
 
     def _apply_plan(self, plan: FitPlan) -> None:
         """The fitted attributes that record the plan's decisions (``fit_plan_`` itself among them)."""
@@ -425,11 +425,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.kernel_start_ = None
         if plan.kernel_init in SURROGATES:
             given = (start or {}).get(plan.kernel_init)
-            self.kernel_start_ = given if given is not None else sparse_model.kernel_start(plan, Xs, y, C, weight)
+            self.kernel_start_ = given if given is not None else build.kernel_start(plan, Xs, y, C, weight)
             if self.verbose and start is None:
                 print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
-        return sparse_model.build_model(plan, X, Xs, C, rng,
-                                        sparse_model.user_inducing_points(self, X.shape[1], n_latent(plan.method, C),
+        return build.build_model(plan, X, Xs, C, rng,
+                                 build.user_inducing_points(self, X.shape[1], n_latent(plan.method, C),
                                                                           plan.shared_hyperparameters),
                                         self.kernel_start_)
 
@@ -622,7 +622,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self._write(path, include_training_state=bool(include_training_state))
 
     def _file_content(self, include_training_state: bool = False) -> dict:
-        return sparse_model.file_content(self, include_training_state)
+        return model_file.file_content(self, include_training_state)
 
     @classmethod
     def load(cls, path, device=None) -> GPClassifier:
@@ -635,7 +635,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return cls._read(path, **({} if device is None else {"device": plain(device)}))
 
     def _model_from_file(self, content: dict):
-        return sparse_model.model_from_file(self, content)
+        return model_file.model_from_file(self, content)
 
     def _model_features(self) -> int:
         return int(self.model_.inducing_points.shape[-1])
@@ -649,7 +649,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             [] if plan.n_inducing == M else [f"a plan of {plan.n_inducing} inducing points over a model of {M}"])
 
     def _restore(self, content: dict) -> None:
-        sparse_model.restore(self, content)
+        model_file.restore(self, content)
 
 
 GPClassifier.__doc__ = GPClassifier.__doc__.replace("{methods}", method_bullets())

@@ -57,7 +57,7 @@ from ..methods import free_alpha, method_spec, resolve_alpha, takes
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
-from .sparse_model import start_settings
+from .build import start_settings
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     """The kernel starts of the candidates, one per surrogate of ``surrogates`` (module
     docstring), for rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]``
     (or ``None``), standardised as a fit would, each fitted with the surrogate's default settings
-    (:func:`~alphagp.estimators.sparse_model.start_settings`); none where the ``kernel_params``
+    (:func:`~alphagp.estimators.build.start_settings`); none where the ``kernel_params``
     give the lengthscales already. With ``max_seconds``, the searches share it."""
     if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
         return {}

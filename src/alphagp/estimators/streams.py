@@ -19,9 +19,9 @@ from ..data.streaming import StandardizedRows
 from ..methods import METHODS, method_spec
 from ..threads import torch_threads
 from ..training import Trainer
-from . import model_selection, sparse_model
+from . import model_selection
 from .base import explain_numerical_failure
-from .fit_plan import DTYPES, default_learning_rate, plan_fit
+from .fit_plan import DTYPES, check_model_size, check_parameters, default_learning_rate, plan_fit
 
 #: what a new stream forgets of an earlier fit
 _FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "conformity_classes_",
@@ -49,10 +49,10 @@ def start(est, X, y, classes, n_rows) -> None:
                          if method_spec(c.params["method"]).cls.CAPABILITIES.streaming)
         explicit = model_selection.explicit_parameters(est)
         params.update({k: v for k, v in candidate.params.items() if k not in explicit})
-    sparse_model.check_parameters(est, X.shape[1], len(est.classes_))
+    check_parameters(est, X.shape[1], len(est.classes_))
     plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True,
                     n_rows=None if n_rows is None else int(n_rows))
-    sparse_model.check_model_size(plan, len(y), X.shape[1], len(est.classes_))     # a call's rows are in memory
+    check_model_size(plan, len(y), X.shape[1], len(est.classes_))     # a call's rows are in memory
     est._apply_plan(plan)
     for name in _FORGOTTEN:
         est.__dict__.pop(name, None)

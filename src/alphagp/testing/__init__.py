@@ -69,7 +69,7 @@ def contract_problem(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: the :class:`~alphagp.methods.base.Capabilities` fields the estimator reads from a method's
-#: class before building it (``estimators/sparse_model.py``): they may not depend on its arguments
+#: class before building it (``estimators/fit_plan.py``): they may not depend on its arguments
 CAPABILITIES_BEFORE_BUILD = ("mini_batches", "damping", "inducing_on_mini_batches")
 
 

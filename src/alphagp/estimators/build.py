@@ -1,0 +1,128 @@
+"""The build stage of a :class:`~alphagp.GPClassifier` fit: the model from its plan (:mod:`.fit_plan`).
+
+The kernel start of the plan (a surrogate's type-II maximum likelihood, :mod:`alphagp.kernel_start`),
+the kernel for the method's latent functions, the inducing inputs (the user's, or chosen from the
+standardised rows by the plan's ``inducing_init``; the training rows themselves for an exact
+posterior) and the registered method with its arguments from the plan. Nothing here branches on a
+method's name: the registry and the method's :class:`~alphagp.methods.Capabilities` decide.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+
+from ..inducing import init_inducing_points
+from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, fit_kernel_start
+from ..kernels import ARDKernel
+from ..methods import build_method, n_latent
+from .fit_plan import DTYPES, FitPlan
+
+#: the Dirichlet start: rows, alpha_eps (where the fit's method_params give none) and L-BFGS-B's
+#: relative tolerance (measured: BENCHMARKS.md, "A GP classifier in closed form")
+DIRICHLET_START_ROWS = 1000
+
+DIRICHLET_START_EPS = 1e-3
+
+DIRICHLET_START_TOLERANCE = 1e-6
+
+DIRICHLET_START_DTYPE = torch.float32
+
+# Feature scale against the kernel's: warn when the typical distance between two points is this
+# many lengthscales (or this fraction of one) with ``standardize=False``.
+_FAR_SCALE = 100.0
+
+# ---------------------------------------------------------------------- the model
+def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
+    """Warn when unstandardised features put typical points very many (or a tiny fraction of)
+    lengthscales apart: the kernel matrix is then near the identity (or all ones) and the fit
+    learns little."""
+    rows = np.unique(np.linspace(0, len(X) - 1, min(len(X), 10_000)).astype(np.int64))
+    var = np.asarray(X[rows], dtype=np.float64).var(0)
+    ls2 = kernel.lengthscale.detach().double().square().numpy()            # [G, D]
+    distance = float(np.sqrt(np.median(2.0 * (var / ls2).sum(-1))))
+    if not 1.0 / _FAR_SCALE <= distance <= _FAR_SCALE:
+        warnings.warn(f"with standardize=False, two typical training points lie {distance:.3g} initial "
+                      "lengthscales apart; the kernel sees the data at the wrong scale and the fit may "
+                      "learn little. Use standardize=True or set kernel_params['lengthscale'] to the "
+                      "features' scale", UserWarning, stacklevel=5)
+
+def user_inducing_points(est, n_features: int, n_classes: int, shared: bool) -> np.ndarray | None:
+    """``est.inducing_points`` checked and standardised, ``[G or 1, M, D]`` for the ``n_classes``
+    = G latent functions of the method (``shared``: one kernel for all, the plan's
+    ``shared_hyperparameters``), or ``None`` where the rows give them (``inducing_init``)."""
+    if est.inducing_points is None:
+        return None
+    C, d = n_classes, n_features
+    Z = np.asarray(est.inducing_points, dtype=np.float64)
+    if Z.ndim == 2:
+        Z = Z[None] if shared else np.broadcast_to(Z, (C, *Z.shape))
+    if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 < C and not shared):
+        raise ValueError(f"inducing_points must have shape [M, {d}] or [{C}, M, {d}], got {Z.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("inducing_points contain NaN or inf")
+    return (Z - est.mean_) / est.scale_
+
+def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
+    """The plan's kernel start (``plan.kernel_init``, a surrogate of
+    :data:`~alphagp.kernel_start.SURROGATES`): the surrogate's type-II maximum likelihood
+    (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all classes) on the
+    standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and weights ``weight``
+    ``[N]`` (or ``None``), its rows drawn with the plan's ``random_state``; ``None`` for the fixed
+    start. The Dirichlet start takes the fit's ``alpha_eps`` and ``noise_scale`` where its
+    ``method_params`` give them. With the plan's ``max_time``, the search takes at most
+    :data:`~alphagp.kernel_start.BUDGET_SHARE` of it."""
+    if plan.kernel_init not in SURROGATES:
+        return None
+    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
+                            rng=np.random.default_rng(plan.random_state),
+                            max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time,
+                            **start_settings(plan.kernel_init, plan.method_params))
+
+def start_settings(surrogate: str, method_params) -> dict:
+    """The :func:`~alphagp.kernel_start.fit_kernel_start` arguments of a start by ``surrogate``: its
+    rows, and the Dirichlet surrogate's ``alpha_eps`` and ``noise_scale`` (``method_params``' where
+    they give them)."""
+    if surrogate != "dirichlet":
+        return {"surrogate": surrogate}
+    return {"surrogate": surrogate, "max_rows": DIRICHLET_START_ROWS,
+            "alpha_eps": float(method_params.get("alpha_eps", DIRICHLET_START_EPS)),
+            "noise_scale": float(method_params.get("noise_scale", 1.0)), "tolerance": DIRICHLET_START_TOLERANCE,
+            "search_dtype": DIRICHLET_START_DTYPE}
+
+def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
+                start: KernelStart | None = None):
+    """The model of ``plan``: a kernel for the method's latent functions (one per class, or the
+    likelihood's fixed count: :func:`~alphagp.methods.n_latent`), the inducing inputs
+    (``inducing_points``, standardised ``[G, M, D]``, or ``plan.n_inducing`` chosen from the
+    standardised rows ``Xs`` by ``plan.inducing_init``) and the registered method (its alpha,
+    damping, epsilon and own arguments, N = ``plan.n_data``), on the plan's device. ``X``: the
+    unstandardised rows (for the warning about an unstandardised kernel scale). The kernel starts
+    from ``start``'s lengthscales (:func:`kernel_start`), where the user gave none; a likelihood
+    with parameters of its own (the ordinal cut points) learns them with the kernel."""
+    dtype = DTYPES[plan.dtype]
+    latent = n_latent(plan.method, n_classes)
+    Z = inducing_points
+    if Z is None and plan.exact:                # conditioned on every row: the rows themselves
+        Z = np.asarray(Xs[np.arange(len(Xs))], dtype=np.float64)[None]
+    elif Z is None:
+        Z = init_inducing_points(Xs, latent, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
+    initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
+    kernel = ARDKernel(latent, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,
+                       **{k: np.asarray(v, dtype=np.float64) for k, v in initial.items()})
+    if not plan.standardize:
+        _warn_if_far_from_kernel_scale(X, kernel)
+    kernel.requires_grad_(plan.optimize_hyperparameters)
+    model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
+                         epsilon=plan.epsilon, damping=plan.damping, n_classes=n_classes, exact=plan.exact,
+                         **plan.method_params)
+    for parameter in likelihood_parameters(model):
+        parameter.requires_grad_(plan.optimize_hyperparameters)
+    model.inducing_points.requires_grad_(plan.optimize_inducing)
+    return model.to(torch.device(plan.device))
+
+def likelihood_parameters(model) -> list:
+    """The parameters of ``model``'s likelihood (the ordinal cut points; none for the others)."""
+    return [p for name, p in model.named_parameters() if name.startswith("likelihood.")]
