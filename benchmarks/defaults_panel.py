@@ -48,6 +48,7 @@ from threadpoolctl import threadpool_limits
 
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark, load_mnist
+from alphagp.estimators.fit_plan import fitted_settings
 from alphagp.estimators.model_selection import CV_ROWS
 from alphagp.metrics import all_metrics, negative_log_likelihood
 from alphagp.training import MetricsRecorder
@@ -105,7 +106,7 @@ def run_alphagp(X_train, X_test, y_train, y_test, eval_every: int, max_time: flo
              or [{"train_seconds": seconds, "test_nll": negative_log_likelihood(proba, y_test)}])
     results = getattr(clf, "cv_results_", {})
     return proba, seconds, {
-        "curve": curve, "chose": clf._settings(), "candidate": getattr(clf, "candidate_", None),
+        "curve": curve, "chose": fitted_settings(clf), "candidate": getattr(clf, "candidate_", None),
         "scheme": getattr(clf, "selection_scheme_", None), "best_iteration": clf.best_iteration_, "max_time": max_time,
         "cv": {k: results[k] for k in ("candidate", "mean_test_nll", "std_test_nll", "mean_fit_time") if k in results}}
 
