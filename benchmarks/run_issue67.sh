@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 done_file=results/.issue67_done
 touch "$done_file"
-step() { grep -qx "$1" "$done_file" || { shift; "$@" && echo "$1" >> "$done_file"; }; }
+step() { local name=$1; shift; grep -qx "$name" "$done_file" || { "$@" && echo "$name" >> "$done_file"; }; }
 S="glass new_thyroid wine crabs sonar ionosphere svmguide2 breast_cancer australian pima vehicle vowel banknote waveform_21 satimage digits"
 step study python defaults_study.py --threads 1 --portfolio closed_form --output defaults_closed_form.jsonl --datasets $S
 step panel python defaults_panel.py --threads 1 --skip-done --output defaults_panel_67.jsonl \
