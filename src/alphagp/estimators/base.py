@@ -22,6 +22,7 @@ from ..distributed import broadcast_state, ensure_process_group
 from ..numerics import CholeskyError
 from ..threads import torch_threads
 from ..training import Trainer, TrainingState
+from . import fitted
 from .fit_plan import DTYPES, TrainingPlan, fit_rows
 from .inputs import EstimatorInputs
 from .model_file import EstimatorFiles
@@ -94,6 +95,8 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
     #: parameters added after checkpoints existed, each with the value that gives the fits of before
     #: it: a checkpoint records such a parameter only at another value, so older checkpoints resume
     PARAMS_ADDED: ClassVar[dict] = {}
+    #: the plan's decisions a subclass shows as fitted attributes ``<name>_`` (:func:`.fitted.record_plan`)
+    PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ checks
     def _device(self) -> torch.device:
@@ -145,7 +148,7 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
         ``[N, D]``, read lazily, so a memory-map stays on disk."""
         d = X.shape[1]
         mean, scale = column_mean_std(X, weight=weight) if standardize else (np.zeros(d), np.ones(d))
-        self.mean_, self.scale_ = mean, np.where(scale > 0, scale, 1.0)
+        fitted.record_standardisation(self, mean, np.where(scale > 0, scale, 1.0))
         return StandardizedRows(X, self.mean_, self.scale_)
 
     def _share_start(self, model, seed: int) -> int:
@@ -181,7 +184,8 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
         with torch_threads(self.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
             Xs = self._standardize(X_fit, plan.standardize, w_fit)
             rng = np.random.default_rng(plan.random_state)
-            self.model_ = self._build_model(plan, X_fit, Xs, y_fit, w_fit, rng, **build)
+            model, built = self._build_model(plan, X_fit, Xs, y_fit, w_fit, rng, **build)
+            fitted.record_model(self, model, **built)
             seed = int(rng.integers(2**31 - 1))
             if self.distributed:  # the first process's random start and batch order for all
                 seed = self._share_start(self.model_, seed)
@@ -196,9 +200,10 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
 
     def _build_model(self, plan: TrainingPlan, X, Xs, y, weight: np.ndarray | None, rng: np.random.Generator,
                      **build):
-        """The family's model of ``plan`` for the fitted rows ``X`` ``[N, D]`` (``Xs`` standardised,
-        ``y`` the targets, ``weight`` theirs or ``None``), drawn from ``rng``; may set fitted
-        attributes that come from the build."""
+        """``(model, built)``: the family's model of ``plan`` for the fitted rows ``X`` ``[N, D]``
+        (``Xs`` standardised, ``y`` the targets, ``weight`` theirs or ``None``), drawn from ``rng``,
+        and what the build made beside it (``{"kernel_start": ...}``: fitted attributes
+        :func:`.fitted.record_model` sets)."""
         raise NotImplementedError
 
     def _seed_model(self, seed: int) -> None:
@@ -222,9 +227,7 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
                           distributed=self.distributed, validation=validation, max_time=plan.max_time,
                           n_points=model.n_weighted)
         state = trainer.fit(X, y)
-        self.history_, self.n_iter_ = state.history, state.epoch
-        self.validation_scores_ = list(state.validation_scores) if validation is not None else None
-        self.best_iteration_ = state.best_epoch if validation is not None else None
+        fitted.record_trainer_state(self, state, validation)
         return state
 
     # ------------------------------------------------------------------ prediction in chunks

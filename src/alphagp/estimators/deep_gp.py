@@ -25,6 +25,7 @@ from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
+from . import fitted
 from .base import GPEstimatorBase
 from .fit_plan import DTYPES, DeepFitPlan, plan_deep_fit
 from .inputs import check_rows_match
@@ -205,8 +206,9 @@ class _DeepGPBase(GPEstimatorBase):
         X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
         targets, n_outputs, likelihood = self._prepare_targets(y, weight)
         stratify = isinstance(self, ClassifierMixin)
-        plan = self.fit_plan_ = plan_deep_fit(self.get_params(), targets, n_features=X.shape[1], likelihood=likelihood,
-                                              n_outputs=n_outputs, stratify=stratify, device=str(self._device()))
+        plan = plan_deep_fit(self.get_params(), targets, n_features=X.shape[1], likelihood=likelihood,
+                             n_outputs=n_outputs, stratify=stratify, device=str(self._device()))
+        fitted.record_plan(self, plan)
         if self.verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
         self._fit_planned(plan, X, targets, weight, callbacks, stratify=stratify)
@@ -217,13 +219,13 @@ class _DeepGPBase(GPEstimatorBase):
                                 output_noise=self.LIKELIHOOD_NOISE, first_kernel=plan.first_layer_kernel,
                                 hidden_mean_scale=plan.hidden_mean_scale, dtype=DTYPES[plan.dtype])
         return DeepGP(layers, plan.likelihood, plan.n_data, alpha=plan.alpha, n_samples=plan.n_samples,
-                      n_predict_samples=self.n_predict_samples).to(torch.device(plan.device))
+                      n_predict_samples=self.n_predict_samples).to(torch.device(plan.device)), {}
 
     def _seed_model(self, seed: int) -> None:
         self.model_.seed = seed
 
     def _finish_fit(self, _Xs, _y, _validation) -> None:
-        self.diagnostics_ = self.model_.diagnostics()
+        fitted.record_diagnostics(self)
 
     def _checkpoint_settings(self, model=None) -> dict:
         return {"estimator": type(self).__name__, **super()._checkpoint_settings(model)}
@@ -301,7 +303,7 @@ class _DeepGPBase(GPEstimatorBase):
 
     def _restore(self, content: dict) -> None:
         self.model_.to(self._device())
-        self.fit_plan_ = DeepFitPlan.from_plain(content["fit_plan"])     # older files' upgraded to one
+        fitted.record_plan(self, DeepFitPlan.from_plain(content["fit_plan"]))     # older files' upgraded to one
         self._restore_table(content)
 
     def _model_features(self) -> int:
@@ -332,8 +334,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         if y.ndim != 1:
             raise ValueError(f"y must be one-dimensional (one target), got shape {list(y.shape)}")
         mean, scale = column_mean_std(y, weight=weight)
-        self.y_mean_, scale = float(mean), float(scale)
-        self.y_scale_ = scale if scale > 0 else 1.0
+        fitted.record_target_scale(self, float(mean), float(scale) if float(scale) > 0 else 1.0)
         return (y - self.y_mean_) / self.y_scale_, 1, "gaussian"
 
     def _target_content(self) -> dict:
@@ -341,7 +342,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
 
     def _restore(self, content: dict) -> None:
         super()._restore(content)
-        self.y_mean_, self.y_scale_ = float(content["y_mean"]), float(content["y_scale"])
+        fitted.record_target_scale(self, content["y_mean"], content["y_scale"])
 
     def predict(self, X, return_std: bool = False):
         """Predictive mean ``[n]`` (and standard deviation with ``return_std``) of y: the moments of the
@@ -417,7 +418,8 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         self.class_weight = class_weight
 
     def _prepare_targets(self, y, _weight=None):
-        self.classes_, y_idx = encode_labels(y)
+        classes, y_idx = encode_labels(y)
+        fitted.record_classes(self, classes)
         C = len(self.classes_)
         if C < 2:
             raise ValueError(f"DeepGPClassifier needs at least 2 classes in y; got only one class, "
@@ -429,7 +431,7 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def _restore(self, content: dict) -> None:
         super()._restore(content)
-        self.classes_ = classes_from_plain(content["classes"])
+        fitted.record_classes(self, classes_from_plain(content["classes"]))
 
     def _model_problems(self) -> list[str]:
         C, outputs = len(self.classes_), int(self.model_.layers[-1].shape[0])

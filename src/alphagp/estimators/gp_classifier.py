@@ -19,7 +19,7 @@ from ..methods import METHODS, method_bullets, method_spec, n_latent
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
-from . import build, model_file, model_selection, streams
+from . import build, fitted, model_file, model_selection, streams
 from .base import GPEstimatorBase
 from .fit_plan import DTYPES, FitPlan, check_fit_size, check_model_size, check_parameters, plan_fit
 from .inputs import check_rows_match
@@ -33,8 +33,6 @@ def _streams(est) -> bool:
     return est.method == "auto" or (est.method in METHODS and METHODS[est.method].cls.CAPABILITIES.streaming)
 
 
-#: the attributes of ``method="auto"``'s selection (a refit keeps none of an earlier one)
-_SELECTION_ATTRIBUTES = ("cv_results_", "candidate_", "selection_scheme_")
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
 
@@ -282,6 +280,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     }
 
     MODEL_KIND = MODEL_KIND
+    #: the plan's decisions shown as fitted attributes (``method_``, ..., :func:`.fitted.record_plan`)
+    PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ("method", "n_inducing", "batch_size", "inducing_init",
+                                                  "early_stopping", "optimize_inducing", "alpha")
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
     PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed"}
 
@@ -369,13 +370,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """
         X, y = self._validate(X, y, reset=True)
         X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
-        self.classes_, y_idx = self._fit_targets(y)
+        classes, y_idx = self._fit_targets(y)
+        fitted.record_classes(self, classes)
         if len(self.classes_) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
                              f"{self.classes_.tolist()}")
         check_parameters(self, X.shape[1], len(self.classes_))
-        for name in _SELECTION_ATTRIBUTES:         # a refit keeps none of an earlier selection
-            self.__dict__.pop(name, None)
+        fitted.forget(self, fitted.SELECTION)      # a refit keeps none of an earlier selection
         if self.method == "auto" or self.alpha == "auto":
             return model_selection.fit_selected(self, X, y, y_idx, callbacks, weight)
         return self._fit_params(self.get_params(), X, y_idx, weight, callbacks)
@@ -390,7 +391,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""
         plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
         check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
-        self._apply_plan(plan)
+        fitted.record_plan(self, plan)
         if self.verbose:
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
         self._fit_planned(plan, X, y_idx, weight, callbacks, stratify=True, start=start)
@@ -413,34 +414,21 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         command line asks it of a sparse LIBSVM file before making it dense)."""
         check_fit_size(self, n_rows, n_features, y)
 
-    def _apply_plan(self, plan: FitPlan) -> None:
-        """The fitted attributes that record the plan's decisions (``fit_plan_`` itself among them)."""
-        self.fit_plan_ = plan
-        self.method_, self.n_inducing_, self.batch_size_ = plan.method, plan.n_inducing, plan.batch_size
-        self.inducing_init_, self.early_stopping_ = plan.inducing_init, plan.early_stopping
-        self.optimize_inducing_, self.alpha_ = plan.optimize_inducing, plan.alpha
-
     def _build_model(self, plan: FitPlan, X, Xs, y, weight, rng, start: dict[str, KernelStart] | None = None):
         C = len(self.classes_)
-        self.kernel_start_ = None
+        kernel_start = None
         if plan.kernel_init in SURROGATES:
             given = (start or {}).get(plan.kernel_init)
-            self.kernel_start_ = given if given is not None else build.kernel_start(plan, Xs, y, C, weight)
+            kernel_start = given if given is not None else build.kernel_start(plan, Xs, y, C, weight)
             if self.verbose and start is None:
-                print(f"GPClassifier kernel start: {describe_start(self.kernel_start_)}", flush=True)
-        return build.build_model(plan, X, Xs, C, rng,
-                                 build.user_inducing_points(self, X.shape[1], n_latent(plan.method, C),
-                                                                          plan.shared_hyperparameters),
-                                        self.kernel_start_)
+                print(f"GPClassifier kernel start: {describe_start(kernel_start)}", flush=True)
+        inducing = build.user_inducing_points(self, X.shape[1], n_latent(plan.method, C), plan.shared_hyperparameters)
+        return build.build_model(plan, X, Xs, C, rng, inducing, kernel_start), {"kernel_start": kernel_start}
 
     def _finish_fit(self, Xs, y, validation) -> None:
         self.model_.after_fit(Xs, y)
-        self._set_diagnostics()
-        for name in ("conformity_scores_", "conformity_classes_"):
-            self.__dict__.pop(name, None)
-        if validation is not None:      # the held-out rows give prediction sets without more data
-            self.conformity_scores_ = conformity_scores(self._proba(validation.X), validation.y)
-            self.conformity_classes_ = np.asarray(validation.y, dtype=np.int64)
+        fitted.record_diagnostics(self)
+        fitted.record_held_out_conformity(self, validation)
 
     # ------------------------------------------------------------------ streams
     @available_if(_streams)
@@ -484,11 +472,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if self.method == "auto" or method_spec(self.method).cls.CAPABILITIES.sample_weight:
             return None         # the portfolio's candidates all take weights (model_selection leaves out any that not)
         return ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight)
-
-    def _set_diagnostics(self) -> None:
-        self.diagnostics_ = self.model_.diagnostics()
-        self.n_skipped_updates_ = self.diagnostics_["n_skipped_updates"]
-        self.n_improper_cavities_ = self.diagnostics_["n_improper_cavities"]
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:
@@ -557,9 +540,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         check_is_fitted(self, "model_")
         X = self._validate(X)
         check_rows_match(X, y)
-        y_idx = self._encode(y)
-        self.conformity_scores_ = conformity_scores(self._proba(X), y_idx)
-        self.conformity_classes_ = np.asarray(y_idx, dtype=np.int64)
+        y_idx = np.asarray(self._encode(y), dtype=np.int64)
+        fitted.record_conformity(self, conformity_scores(self._proba(X), y_idx), y_idx)
         return self
 
     def predict_set(self, X, confidence_level: float = 0.9, conditional: str | None = None) -> np.ndarray:

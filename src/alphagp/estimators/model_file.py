@@ -11,7 +11,6 @@ model rebuilt from the file's plan.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
@@ -21,7 +20,7 @@ from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
 from ..methods import build_method, method_config, n_latent
 from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
-from . import file_upgrades
+from . import file_upgrades, fitted
 from .fit_plan import FitPlan
 
 
@@ -83,16 +82,14 @@ class EstimatorFiles:
             content = file_upgrades.upgrade(content)
             est = cls(**{**cls._params_from_plain(content["params"]), **params})
             est._validate_params()          # a file's parameters obey the constraints a fit's do
-            est.n_features_in_ = int(content["n_features_in"])
-            if content["feature_names_in"] is not None:
-                est.feature_names_in_ = np.array(content["feature_names_in"], dtype=object)
-            est.mean_, est.scale_ = content["mean"].numpy(), content["scale"].numpy()
-            est.history_, est.n_iter_ = content["history"], int(content["n_iter"])
-            est.validation_scores_, est.best_iteration_ = content["validation_scores"], content["best_iteration"]
+            fitted.record_input(est, content["n_features_in"], content["feature_names_in"])
+            fitted.record_standardisation(est, content["mean"].numpy(), content["scale"].numpy())
+            fitted.record_training(est, content["history"], content["n_iter"], content["validation_scores"],
+                                   content["best_iteration"])
             with serialization.allocation_limit(content["__file_bytes__"], path):
                 model, state = est._model_from_file(content)
             model.load_state_dict(state)
-            est.model_ = model
+            fitted.record_model(est, model)
             est._restore(content)
             problems = est._file_problems()
         except serialization.ModelFileError:
@@ -155,32 +152,24 @@ def restore(est, content: dict) -> None:
     the conformity scores, a stream's optimiser state and the table encoding (checked against the
     input columns)."""
     est.model_.to(est._device())
-    est._apply_plan(FitPlan.from_plain(content["fit_plan"]))      # older files' upgraded to one
+    fitted.record_plan(est, FitPlan.from_plain(content["fit_plan"]))      # older files' upgraded to one
     start = content.get("kernel_start")                # files before the kernel start have none
-    est.kernel_start_ = None if start is None else KernelStart.from_plain(start)
-    if content.get("conformity_scores") is not None:
-        est.conformity_scores_ = content["conformity_scores"].numpy()
-        if not np.all(np.isfinite(est.conformity_scores_)) or np.any(np.abs(est.conformity_scores_ - 0.5) > 0.5):
-            raise ValueError("the conformity scores are not numbers in [0, 1]")
-    if content.get("conformity_classes") is not None:     # files before the Mondrian sets have none
-        est.conformity_classes_ = content["conformity_classes"].numpy()
-        if (est.conformity_classes_.shape != est.conformity_scores_.shape
-                or not np.all((est.conformity_classes_ >= 0) & (est.conformity_classes_ < len(est.classes_)))):
-            raise ValueError("the calibration rows' classes do not fit their scores and the model's classes")
+    fitted.record_model(est, est.model_, kernel_start=None if start is None else KernelStart.from_plain(start))
+    scores, classes = content.get("conformity_scores"), content.get("conformity_classes")
+    fitted.record_conformity(est, None if scores is None else scores.numpy(), None if classes is None else classes.numpy())
     est._stream_optimizer = optimizer_from_plain(content.get("stream_optimizer"))
     seen = content.get("stream_seen")                  # a stream's rows and weight so far (files before: none)
     est._stream_seen = None if seen is None else (int(seen[0]), float(seen[1]))
     est._restore_table(content)
     if content.get("selection"):                       # method="auto" (files before it have none)
         selection = content["selection"]
-        est.candidate_, est.selection_scheme_ = str(selection["candidate"]), str(selection["scheme"])
-        est.cv_results_ = dict(selection["cv_results"])
-    est._set_diagnostics()
+        fitted.record_selection(est, str(selection["candidate"]), str(selection["scheme"]), selection["cv_results"])
+    fitted.record_diagnostics(est)
 
 
 def model_from_file(est, content: dict):
     """``(model, state)``: the method rebuilt from a file's ``content`` (sets ``est.classes_``)."""
-    est.classes_ = classes_from_plain(content["classes"])
+    fitted.record_classes(est, classes_from_plain(content["classes"]))
     state, method = content["state"], content["method"]
     Z = state["inducing_points"]
     kernel = ARDKernel(n_latent(method["name"], len(est.classes_)), Z.shape[2],

@@ -57,6 +57,7 @@ from ..methods import free_alpha, method_spec, resolve_alpha, takes
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
+from . import fitted
 from .build import start_settings
 
 
@@ -375,17 +376,14 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
               + ", ".join(f"{k}={selection.params.get(k, v)!r}" for k, v in selection.candidate.params.items()),
               flush=True)
     if selection.fitted is not None and reuse:
-        for name, value in vars(selection.fitted).items():
-            if name.endswith("_") and not name.startswith("_") and name not in _INPUT_ATTRIBUTES:
-                setattr(estimator, name, value)
+        fitted.record_fit_of(estimator, selection.fitted, keep=_INPUT_ATTRIBUTES)
     else:
         budget = estimator.max_time
         remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
         with _clip_said():
             estimator._fit_params({**estimator.get_params(), **selection.params}, X, y_idx, weight, callbacks,
                                   start=selection.kernel_starts, max_time=remaining)
-    estimator.cv_results_ = selection.cv_results
-    estimator.candidate_, estimator.selection_scheme_ = selection.candidate.name, selection.scheme
+    fitted.record_selection(estimator, selection.candidate.name, selection.scheme, selection.cv_results)
     return estimator
 
 

@@ -19,7 +19,7 @@ from ..data.streaming import StandardizedRows
 from ..methods import METHODS, method_spec
 from ..threads import torch_threads
 from ..training import Trainer
-from . import model_selection
+from . import fitted, model_selection
 from .base import explain_numerical_failure
 from .fit_plan import DTYPES, check_model_size, check_parameters, default_learning_rate, plan_fit
 
@@ -33,7 +33,7 @@ def start(est, X, y, classes, n_rows) -> None:
     plan of the stream (``method="auto"``: the portfolio's first candidate that streams, SEP),
     the standardisation and the model from the validated rows ``X`` ``[B, D]`` with labels ``y``
     ``[B]``; ``n_rows`` is the stream's N (``None``: the rows the calls bring, module docstring)."""
-    est.classes_ = est._stream_classes(classes)
+    fitted.record_classes(est, est._stream_classes(classes))
     if len(est.classes_) < 2:
         raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {est.classes_.tolist()}")
     if est.alpha == "auto":
@@ -53,13 +53,13 @@ def start(est, X, y, classes, n_rows) -> None:
     plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True,
                     n_rows=None if n_rows is None else int(n_rows))
     check_model_size(plan, len(y), X.shape[1], len(est.classes_))     # a call's rows are in memory
-    est._apply_plan(plan)
-    for name in _FORGOTTEN:
-        est.__dict__.pop(name, None)
+    fitted.record_plan(est, plan)
+    fitted.forget(est, _FORGOTTEN)
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = est._standardize(X, plan.standardize)
-        est.model_ = est._build_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state))
-    est.validation_scores_, est.best_iteration_ = None, None
+        model, built = est._build_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state))
+        fitted.record_model(est, model, **built)
+    fitted.record_training(est, [], 0)
 
 
 def weights(est, sample_weight, X, y, classes) -> np.ndarray | None:
@@ -111,13 +111,8 @@ def step(est, X, y, weight=None) -> None:
     finally:
         model.set_sample_weight(None)      # the weights belong to this call
     est._stream_optimizer = trainer.optimizer.state_dict()
-    est._stream_seen = (rows, total)
-    for name in ("conformity_scores_", "conformity_classes_"):      # calibrated on the model before this call
-        est.__dict__.pop(name, None)
-    history = getattr(est, "history_", [])
-    est.history_ = [*history, {**state.history[-1], "epoch": len(history) + 1}]
-    est.n_iter_ = len(est.history_)
-    est._set_diagnostics()
+    fitted.record_stream_call(est, state.history[-1], (rows, total))
+    fitted.record_diagnostics(est)
 
 
 def _absorb(est, X, y_idx, weight, seen) -> None:
@@ -133,10 +128,5 @@ def _absorb(est, X, y_idx, weight, seen) -> None:
                              device=device)
         model.absorb(Xs, torch.as_tensor(y_idx, device=device),
                      None if weight is None else torch.as_tensor(weight, dtype=dtype, device=device))
-    est._stream_seen = seen
-    for name in ("conformity_scores_", "conformity_classes_"):      # calibrated on the model before this call
-        est.__dict__.pop(name, None)
-    history = getattr(est, "history_", [])
-    est.history_ = [*history, {"epoch": len(history) + 1, "rows": len(y_idx), "train_seconds": 0.0}]
-    est.n_iter_ = len(est.history_)
-    est._set_diagnostics()
+    fitted.record_stream_call(est, {"rows": len(y_idx), "train_seconds": 0.0}, seen)
+    fitted.record_diagnostics(est)
