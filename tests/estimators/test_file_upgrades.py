@@ -14,10 +14,14 @@ from conftest import rewrite_model_header
 
 
 def _old_file(clf, tmp_path, edit):
+    """The file ``clf`` saves, as an older version wrote it: format 1, no checksum, the method's
+    arguments also in the method's config (every version before issue 68), then ``edit``."""
+    from alphagp.methods import method_config
     clf.save(tmp_path / "new.safetensors")
 
     def as_before(meta):
         meta["format_version"] = 1
+        meta["content"]["method"]["config"] = method_config(clf.method_, clf.model_)
         edit(meta["content"])
     (tmp_path / "old.safetensors").write_bytes(
         rewrite_model_header((tmp_path / "new.safetensors").read_bytes(), as_before, keep_checksum=False))

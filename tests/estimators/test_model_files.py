@@ -266,7 +266,7 @@ def test_a_crafted_file_declaring_a_huge_model_is_refused_before_allocating(thyr
     good = tmp_path / "model.safetensors"
     GPClassifier(**{**FAST, "method": "ep"}).fit(X, y).save(good, include_training_state=True)
     edits = {"classes dtype": lambda c: c["classes"].update(dtype="<U100000000"),
-             "ep n_data": lambda c: c["method"]["config"].update(n_data=10**8)}     # [N, C, M] sites: 19 GiB
+             "ep n_data": lambda c: c["fit_plan"].update(n_data=10**8)}     # [N, C, M] sites: 19 GiB
     crafted = tmp_path / "crafted.safetensors"
     _crafted(good, crafted, edits[what])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -300,6 +300,7 @@ def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
     used; they load as they predicted, and a likelihood other than the method's is refused."""
     import warnings
 
+    from alphagp.methods import method_config
     from alphagp.serialization import UncheckedModelFileWarning
     X, y = thyroid
     for method, likelihood, extra in (("vi", "robust_max", {"n_mc_samples": 50, "seed": 0}),
@@ -308,9 +309,10 @@ def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
         clf.save(tmp_path / "new.safetensors")
         raw = (tmp_path / "new.safetensors").read_bytes()
 
-        def older(meta, likelihood=likelihood, extra=extra):
+        def older(meta, likelihood=likelihood, extra=extra, clf=clf):
             meta["format_version"] = 1
-            meta["content"]["method"]["config"].update(likelihood=likelihood, **extra)
+            meta["content"]["method"]["config"] = {**method_config(clf.method_, clf.model_), "likelihood": likelihood,
+                                                   **extra}
         (tmp_path / "old.safetensors").write_bytes(rewrite_model_header(raw, older, keep_checksum=False))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UncheckedModelFileWarning)
@@ -319,7 +321,7 @@ def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
 
     def wrong(meta):
         meta["format_version"] = 1
-        meta["content"]["method"]["config"]["likelihood"] = "robust_max"
+        meta["content"]["method"]["config"] = {**method_config(clf.method_, clf.model_), "likelihood": "robust_max"}
     (tmp_path / "wrong.safetensors").write_bytes(rewrite_model_header(raw, wrong, keep_checksum=False))
     with pytest.raises(ModelFileError, match="has the 'softmax' likelihood; the file names 'robust_max'"), \
             warnings.catch_warnings():

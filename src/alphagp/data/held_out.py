@@ -31,16 +31,40 @@ def class_counts(y_idx) -> np.ndarray:
     return counts
 
 
-def held_out_rows(y_idx, fraction: float, stratify: bool, random_state=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(fit_rows, held_rows)``, sorted row indices of the ``N = len(y_idx)`` rows: the
-    ``ceil(fraction * N)`` held-out rows (stratified by the class indices ``y_idx`` when
-    ``stratify``), and the rest. Raises ``ValueError`` where scikit-learn's split would (a class
-    with one row, fewer rows on a side than classes, an empty side)."""
+def held_out_problem(y_idx, fraction: float, stratify: bool) -> str | None:
+    """Why ``fraction`` of the rows of class indices ``y_idx`` ``[N]`` cannot be held out (stratified
+    by class where ``stratify``), or ``None`` where they can: the one answer to "can rows be held
+    out?" (early stopping's "auto", the selection's split and its candidates, :func:`held_out_rows`).
+    Where scikit-learn's split would fail: an empty side, a class with one row, fewer rows on a
+    side than classes."""
     n = len(y_idx)
     n_held = math.ceil(fraction * n)
     n_fit = n - n_held
     if n_fit <= 0 or n_held <= 0:
-        raise ValueError(f"holding out {fraction} of {n} rows leaves {n_fit} to fit and {n_held} held out")
+        return f"holding out {fraction} of {n} rows leaves {n_fit} to fit and {n_held} held out"
+    if not stratify:
+        return None
+    counts = class_counts(y_idx)
+    present = np.flatnonzero(counts)
+    counts = counts[present]
+    if counts.min() < 2:
+        return f"the least populated classes have only 1 row (classes {present[counts < 2].tolist()}); each needs 2"
+    if min(n_fit, n_held) < len(present):
+        return f"{n_fit} rows to fit and {n_held} held out cannot each hold all {len(present)} classes"
+    return None
+
+
+def held_out_rows(y_idx, fraction: float, stratify: bool, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(fit_rows, held_rows)``, sorted row indices of the ``N = len(y_idx)`` rows: the
+    ``ceil(fraction * N)`` held-out rows (stratified by the class indices ``y_idx`` when
+    ``stratify``), and the rest. Raises ``ValueError`` with :func:`held_out_problem`'s reason where
+    they cannot be held out."""
+    problem = held_out_problem(y_idx, fraction, stratify)
+    if problem:
+        raise ValueError(problem)
+    n = len(y_idx)
+    n_held = math.ceil(fraction * n)
+    n_fit = n - n_held
     rng = check_random_state(random_state)
     held = np.zeros(n, dtype=bool)
     if not stratify:
@@ -49,11 +73,6 @@ def held_out_rows(y_idx, fraction: float, stratify: bool, random_state=None) -> 
     counts = class_counts(y_idx)
     present = np.flatnonzero(counts)
     counts = counts[present]
-    if counts.min() < 2:
-        raise ValueError(f"the least populated classes have only 1 row (classes {present[counts < 2].tolist()}); "
-                         "each needs 2")
-    if min(n_fit, n_held) < len(present):
-        raise ValueError(f"{n_fit} rows to fit and {n_held} held out cannot each hold all {len(present)} classes")
     fit_per_class = _approximate_mode(counts, n_fit, rng)
     held_per_class = _approximate_mode(counts - fit_per_class, n_held, rng)
     for c, count, fit_c, held_c in zip(present, counts, fit_per_class, held_per_class):

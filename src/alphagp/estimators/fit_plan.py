@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from ..constraints import InvalidParameterError
-from ..data.held_out import class_counts, held_out_rows
+from ..data.held_out import held_out_problem, held_out_rows
 from ..labels import encode_labels, plain
 from ..methods import METHODS, check_method_params, method_spec, resolve_alpha
 from ..training import uses_mini_batches
@@ -81,15 +81,6 @@ def _thawed(value):
     if isinstance(value, tuple):
         return [_thawed(v) for v in value]
     return plain(value)
-
-
-def can_hold_out(y, stratify: bool) -> bool:
-    """Whether a validation share of the rows with targets ``y`` can be held out: stratified, every
-    class needs two rows (one on each side)."""
-    if not stratify:
-        return True
-    counts = class_counts(y)
-    return bool(counts[counts > 0].min() >= 2)
 
 
 #: the plan's decisions that a fitted GPClassifier shows as ``<name>_`` attributes, in the order the
@@ -230,11 +221,11 @@ class FitPlan(TrainingPlan):
                 f"{self.learning_rate:g}, inducing inputs {learn}, kernel start {self.kernel_init}{stopping}")
 
 
-def _early_stopping(setting, y, stratify: bool) -> bool:
+def _early_stopping(setting, y, stratify: bool, fraction: float) -> bool:
     """``early_stopping`` resolved: ``"auto"`` holds out from :data:`EARLY_STOPPING_ROWS` rows where
-    :func:`can_hold_out`."""
+    the rows can be held out (:func:`~alphagp.data.held_out.held_out_problem`)."""
     if setting == "auto":
-        return len(y) >= EARLY_STOPPING_ROWS and can_hold_out(y, stratify)
+        return len(y) >= EARLY_STOPPING_ROWS and held_out_problem(y, fraction, stratify) is None
     return bool(setting)
 
 
@@ -277,6 +268,25 @@ def clip_inducing(m: int, n: int, warn: bool = True) -> int:
     return m
 
 
+def kernel_start_of(params: Mapping) -> str:
+    """Where the initial kernel of a fit of ``params`` (``get_params()``, a candidate's over them)
+    comes from: the one rule of the kernel start. ``kernel_init``, ``"auto"`` resolved by the method
+    (its ``AUTO_SETTINGS``); the fixed start where ``kernel_params`` give the lengthscales."""
+    if "lengthscale" in (params["kernel_params"] or {}):
+        return "fixed"
+    if params["kernel_init"] != "auto":
+        return params["kernel_init"]
+    return method_spec(params["method"]).cls.AUTO_SETTINGS.get("kernel_init", "fixed")
+
+
+def is_own_start(params: Mapping) -> bool:
+    """Whether a fit of ``params`` starts a closed-form method from its own model (the Dirichlet GP
+    from the Dirichlet start): that start is the type-II maximum likelihood of its kernel, so the
+    fit takes one closed-form step and moves nothing."""
+    cls = method_spec(params["method"]).cls
+    return cls.CAPABILITIES.closed_form and kernel_start_of(params) == cls.AUTO_SETTINGS.get("kernel_init")
+
+
 def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | None = None, stream: bool = False,
              n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
     """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
@@ -304,13 +314,12 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     capabilities = method_spec(name).cls.CAPABILITIES
     auto = method_spec(name).cls.AUTO_SETTINGS
     kernel_params = params["kernel_params"] or {}
-    kernel_init = params["kernel_init"] if params["kernel_init"] != "auto" else auto.get("kernel_init", "fixed")
-    kernel_init = "fixed" if "lengthscale" in kernel_params else kernel_init
-    own_start = capabilities.closed_form and kernel_init == auto.get("kernel_init")
+    kernel_init = kernel_start_of(params)
+    own_start = is_own_start(params)
     # a closed form from its own start takes one step: "auto" holds no rows out to stop it on
     one_step = own_start and params["optimize_inducing"] is not True
     early = False if stream or (one_step and params["early_stopping"] == "auto") else \
-        _early_stopping(params["early_stopping"], y_idx, stratify=True)
+        _early_stopping(params["early_stopping"], y_idx, True, params["validation_fraction"])
     fitted = len(fit_rows(y_idx, early, params["validation_fraction"], True, params["random_state"])[0])
     n_data = fitted if n_rows is None else int(n_rows)
     batch_size = None if params["batch_size"] == "auto" else params["batch_size"]
@@ -407,7 +416,7 @@ def plan_deep_fit(params: Mapping, y, *, n_features: int, likelihood: str, n_out
     ``early_stopping="auto"`` holds out from :data:`EARLY_STOPPING_ROWS` rows (where a stratified
     share exists), the inducing points are clipped to the rows fitted, and the hidden width is
     ``n_hidden`` or min(D, 30)."""
-    early = _early_stopping(params["early_stopping"], y, stratify)
+    early = _early_stopping(params["early_stopping"], y, stratify, params["validation_fraction"])
     fitted = len(fit_rows(y, early, params["validation_fraction"], stratify, params["random_state"])[0])
     batch_size = params["batch_size"]
     hidden = params["n_hidden"] if params["n_hidden"] is not None else min(n_features, HIDDEN_WIDTH)

@@ -28,9 +28,9 @@ MODEL_KIND = "alphagp.GPClassifier"
 
 
 def _streams(est) -> bool:
-    """Whether ``partial_fit`` is offered: ``method="auto"`` (it streams with ``sep``) or a method
-    whose ``Capabilities.streaming`` is true (scikit-learn's ``available_if``)."""
-    return est.method == "auto" or (est.method in METHODS and METHODS[est.method].cls.CAPABILITIES.streaming)
+    """Whether ``partial_fit`` is offered (scikit-learn's ``available_if``): the estimator's method
+    streams (:func:`.streams.streams_with`)."""
+    return streams.streams_with(est.method)
 
 
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)

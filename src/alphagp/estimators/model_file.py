@@ -18,7 +18,7 @@ from .. import serialization
 from ..kernel_start import KernelStart
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
-from ..methods import build_method, method_config, n_latent
+from ..methods import build_method, n_latent
 from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from . import file_upgrades, fitted
 from .fit_plan import FitPlan
@@ -125,14 +125,14 @@ class EstimatorFiles:
 
 # ---------------------------------------------------------------------- the model file
 def file_content(est, include_training_state: bool) -> dict:
-    """The classifier's part of its model file: classes, the method's name and arguments, its state
-    (without the per-point training state unless asked), and fitted choices."""
+    """The classifier's part of its model file: classes, the method's name, its state (without the
+    per-point training state unless asked), the plan (the method's arguments: files before this
+    one kept a second copy of them, the method's config, now unread) and fitted choices."""
     state = est.model_.state_dict()
     if not include_training_state:
         state = {k: v for k, v in state.items() if k not in est.model_.TRAINING_STATE}
     return {"classes": classes_to_plain(est.classes_),
-            "method": {"name": est.method_, "config": method_config(est.method_, est.model_),
-                       "training_state": include_training_state},
+            "method": {"name": est.method_, "training_state": include_training_state},
             "state": state, "fit_plan": est.fit_plan_.to_plain(),
             "kernel_start": None if getattr(est, "kernel_start_", None) is None else est.kernel_start_.to_plain(),
             "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
@@ -168,11 +168,17 @@ def restore(est, content: dict) -> None:
 
 
 def model_from_file(est, content: dict):
-    """``(model, state)``: the method rebuilt from a file's ``content`` (sets ``est.classes_``)."""
+    """``(model, state)``: the method rebuilt from a file's plan (the one record of its arguments:
+    method, alpha, damping, epsilon, its own parameters, N, exact or sparse; a stream's N is the
+    rows it has seen) and its state's shapes (sets ``est.classes_``)."""
     fitted.record_classes(est, classes_from_plain(content["classes"]))
-    state, method = content["state"], content["method"]
+    state, plan = content["state"], FitPlan.from_plain(content["fit_plan"])
     Z = state["inducing_points"]
-    kernel = ARDKernel(n_latent(method["name"], len(est.classes_)), Z.shape[2],
-                       shared=bool(content["fit_plan"]["shared_hyperparameters"]), dtype=Z.dtype)
-    return build_method(method["name"], Z, kernel, site_storage=method["training_state"],
-                        n_classes=len(est.classes_), **method["config"]), state
+    C = len(est.classes_)
+    seen = content.get("stream_seen")
+    n_data = int(seen[0]) if plan.n_data_grows and seen is not None else plan.n_data
+    kernel = ARDKernel(n_latent(plan.method, C), Z.shape[2], shared=plan.shared_hyperparameters, dtype=Z.dtype)
+    model = build_method(plan.method, Z, kernel, n_data=n_data, alpha=plan.alpha, epsilon=plan.epsilon,
+                         damping=plan.damping, exact=plan.exact, n_classes=C,
+                         site_storage=content["method"]["training_state"], **plan.method_params)
+    return model, state

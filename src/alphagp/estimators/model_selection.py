@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.base import clone
 
-from ..data.held_out import class_counts, held_out_rows
+from ..data.held_out import class_counts, held_out_problem
 from ..data.streaming import StandardizedRows, column_mean_std
 from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
@@ -59,6 +59,7 @@ from ..numerics import CholeskyError
 from ..training import uses_mini_batches
 from . import fitted
 from .build import start_settings
+from .fit_plan import is_own_start, kernel_start_of
 
 
 @dataclass(frozen=True)
@@ -214,28 +215,18 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
             for surrogate in sorted(surrogates)}
 
 
-def start_of(params: dict, estimator) -> str:
-    """The kernel start a candidate of ``params`` takes: its ``kernel_init``, or the estimator's,
-    ``"auto"`` resolved by the candidate's method (its ``AUTO_SETTINGS``)."""
-    kernel_init = params.get("kernel_init", estimator.kernel_init)
-    if kernel_init != "auto":
-        return kernel_init
-    return method_spec(params.get("method", estimator.method)).cls.AUTO_SETTINGS.get("kernel_init", "fixed")
-
-
 def with_start(params: dict, estimator, starts: dict[str, KernelStart]) -> dict:
     """A candidate's ``params`` with its start's kernel (the lengthscales; the Dirichlet start's
     amplitude and noise too) as its initial kernel (the candidate's or the user's ``kernel_params``
     win), where the candidate starts from a surrogate of ``starts``, and held there where the start
     is the closed-form method's own search (so the params fit what the selection fitted); unchanged
     otherwise."""
-    surrogate = start_of(params, estimator)
-    start = starts.get(surrogate)
+    merged = {**estimator.get_params(), **params}
+    start = starts.get(kernel_start_of(merged))
     if start is None:
         return params
-    given = params.get("kernel_params", estimator.kernel_params) or {}      # the candidate's own, or the user's
-    spec = method_spec(params.get("method", estimator.method))
-    own = spec.cls.CAPABILITIES.closed_form and spec.cls.AUTO_SETTINGS.get("kernel_init") == surrogate
+    given = merged["kernel_params"] or {}                                     # the candidate's own, or the user's
+    own = is_own_start(merged)
     held = {"optimize_hyperparameters": False, **({"optimize_inducing": False}
                                                   if params.get("optimize_inducing", estimator.optimize_inducing) == "auto"
                                                   else {})}
@@ -252,7 +243,7 @@ def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
     if smallest < 2:
         return "none", None
     if n_rows >= CV_ROWS:
-        return ("split" if _feasible({"early_stopping": True}, y_idx, fraction)["early_stopping"] else "none"), None
+        return ("split" if held_out_problem(y_idx, fraction, stratify=True) is None else "none"), None
     k = min(cv, smallest)
     return "cv", list(StratifiedKFold(k, shuffle=True, random_state=seed).split(np.zeros(n_rows), y_idx))
 
@@ -278,7 +269,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     start, budget = clock(), estimator.max_time
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
-    surrogates = {start_of(params, estimator) for _, params in choices} & set(SURROGATES)
+    surrogates = {kernel_start_of({**estimator.get_params(), **params}) for _, params in choices} & set(SURROGATES)
     limit = None if budget is None else BUDGET_SHARE * budget
     kernel = shared_kernel_starts(estimator, X, y_idx, surrogates, weight, limit)
     if estimator.verbose:
@@ -422,13 +413,9 @@ def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
     """``params`` for a fit on rows of class indices ``y_idx``: a candidate's validated early
     stopping is left out where those rows cannot give a stratified held-out share (a class of
     one row, or fewer held-out rows than classes: tiny data or a small fold)."""
-    if params.get("early_stopping") is not True:
+    if params.get("early_stopping") is not True or held_out_problem(y_idx, fraction, stratify=True) is None:
         return params
-    try:
-        held_out_rows(y_idx, fraction, stratify=True, random_state=0)
-    except ValueError:
-        return {**params, "early_stopping": False}
-    return params
+    return {**params, "early_stopping": False}
 
 
 def _results(candidates, params, scores, seconds) -> dict:

@@ -28,6 +28,24 @@ _FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scor
               "_stream_optimizer", "_stream_seen")
 
 
+def streams_with(method: str) -> bool:
+    """Whether method ``method`` can take a stream's rows (its ``Capabilities.streaming``; ``"auto"``:
+    the portfolio has a candidate that can): the one answer to "does it stream?" (``partial_fit``'s
+    availability, the stream's candidate, the refusal's list). A fitted model's own answer can
+    be narrower (an exact Dirichlet GP's: its ``capabilities``)."""
+    if method == "auto":
+        return any(streams_with(c.params["method"]) for c in model_selection.PORTFOLIO)
+    try:
+        return method_spec(method).cls.CAPABILITIES.streaming
+    except ValueError:
+        return False                                    # an unknown name: fit says so
+
+
+def streaming_methods() -> list[str]:
+    """The registered methods that stream (:func:`streams_with`)."""
+    return [name for name in METHODS if streams_with(name)]
+
+
 def start(est, X, y, classes, n_rows) -> None:
     """The first call on ``est``: its classes (``classes``, every label the stream will bring), a
     plan of the stream (``method="auto"``: the portfolio's first candidate that streams, SEP),
@@ -45,8 +63,7 @@ def start(est, X, y, classes, n_rows) -> None:
     y_idx = est._encode(y)
     params = est.get_params()
     if est.method == "auto":
-        candidate = next(c for c in model_selection.PORTFOLIO
-                         if method_spec(c.params["method"]).cls.CAPABILITIES.streaming)
+        candidate = next(c for c in model_selection.PORTFOLIO if streams_with(c.params["method"]))
         explicit = model_selection.explicit_parameters(est)
         params.update({k: v for k, v in candidate.params.items() if k not in explicit})
     check_parameters(est, X.shape[1], len(est.classes_))
@@ -80,7 +97,7 @@ def step(est, X, y, weight=None) -> None:
     stepped with Adam (else Adam's default), continuing the optimiser's state; N and the total
     weight as the module docstring says."""
     if not est.model_.capabilities.streaming:
-        names = ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.streaming)
+        names = ", ".join(streaming_methods())
         exact = (" conditions on every training row (the exact posterior) and" if est.fit_plan_.exact else "")
         raise ValueError(f"the fitted method {est.method_!r}{exact} cannot continue on a stream; partial_fit takes "
                          f"{names}" + ("; fit with fewer inducing points than rows (n_inducing) to stream" if exact
