@@ -352,7 +352,7 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
     monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
     monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), 1 / 3))
     monkeypatch.setattr(model_selection.time, "perf_counter", clock)
-    clf = GPClassifier(method=method, alpha="auto", alpha_grid=[0.25, 0.5, 1.0], cv=2, max_time=40.0,
+    clf = GPClassifier(method=method, alpha="auto", alpha_grid=[0.25, 0.5, 1.0], cv=2, max_time=40.0, verbose=True,
                        random_state=0).fit(X, y)
     grid = {a for _, a, _ in shares}
     assert grid == {0.25, 0.5, 1.0} and clf.selection_scheme_ == "cv"

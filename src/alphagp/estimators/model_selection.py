@@ -266,15 +266,15 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                          f"(alpha={estimator.alpha!r}, epsilon={estimator.epsilon!r}, damping={estimator.damping!r}); "
                          "choose a method")
     scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed)
-    start, budget = clock(), estimator.max_time
+    began, budget = clock(), estimator.max_time
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
     surrogates = {kernel_start_of({**estimator.get_params(), **params}) for _, params in choices} & set(SURROGATES)
     limit = None if budget is None else BUDGET_SHARE * budget
     kernel = shared_kernel_starts(estimator, X, y_idx, surrogates, weight, limit)
     if estimator.verbose:
-        for start in kernel.values():
-            print(f"{_what(estimator)}: kernel start: {describe_start(start)}", flush=True)
+        for fitted_start in kernel.values():
+            print(f"{_what(estimator)}: kernel start: {describe_start(fitted_start)}", flush=True)
     if scheme == "none":
         candidate, params = choices[0]
         params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
@@ -293,7 +293,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
         own_scores, own_seconds, model, raced = [], [], None, False
         splits = folds if scheme == "cv" else [(None, None)]
         for k, (train, test) in enumerate(splits):
-            share = None if budget is None else max(budget - (clock() - start), 0.0) / fits_left
+            share = None if budget is None else max(budget - (clock() - began), 0.0) / fits_left
             fits_left -= 1
             if share is not None and share <= 0.0:
                 break
