@@ -140,5 +140,125 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
         print(f"| {label} | {np.exp(np.mean(np.log(ratios))):.4f} | {hits} of {len(sets)} | {every:.0f} | {raced:.0f} |")
 
 
+#: the panel's estimators (``defaults_panel.py``) as issue 67's aims name them
+DEFAULT, DIRICHLET, PEER_DIRICHLET = ("alphagp GPClassifier()", "alphagp GPClassifier(method='dirichlet')",
+                                      "GPyTorch Dirichlet GP")
+GP_PEERS = (PEER_DIRICHLET, "GPflow SVGP", "GPyTorch SVGP", "scikit-learn GPC")
+#: the panel's small sets (the study's 16) and its larger ones
+SMALL = ("glass", "new_thyroid", "wine", "crabs", "sonar", "ionosphere", "svmguide2", "breast_cancer", "australian",
+         "pima", "vehicle", "vowel", "banknote", "waveform_21", "satimage", "digits")
+LARGER = ("shuttle", "mnist_5000", "fashion_mnist_5000", "mnist_20000", "fashion_mnist_20000")
+
+
+def _seconds_to(curve: list[dict], nll: float) -> float:
+    """The first training seconds of ``curve`` at which its test NLL is at most ``nll`` (inf: never)."""
+    return next((p["train_seconds"] for p in curve if p["test_nll"] <= nll), float("inf"))
+
+
+def closed_form_panel(results: str = "defaults_panel_67") -> None:
+    """Issue 67's panel (``defaults_panel.py``, 70/30 split, seed 0, test split scored once): every
+    estimator's test NLL and seconds per set, then the issue's aims counted from the rows: lowest
+    test NLL of the GP peers (GPyTorch's Dirichlet GP included) on the small sets and on the larger
+    ones, lowest of every classifier, training time at most GPflow's recipe's, ``method="dirichlet"``
+    against GPyTorch's Dirichlet GP (its seconds to reach our test NLL on its curve), digits
+    against HistGradientBoosting, and what the default chose."""
+    rows = {}
+    for r in read_rows(f"{results}.jsonl"):
+        rows[(r["dataset"], r["estimator"])] = r
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}; "
+          f"{sorted({r['machine'] for r in rows.values()})}\n")
+    names = list(dict.fromkeys(n for _, n in rows))
+    sets = [d for d in SMALL + LARGER if any(k[0] == d for k in rows)]
+    print("| data set (training rows) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    for d in sets:
+        n_train = next(r["n_train"] for (dd, _), r in rows.items() if dd == d)
+        cells = [f"{rows[(d, n)]['test_nll']:.4f} ({rows[(d, n)]['train_seconds']:.1f} s)" if (d, n) in rows else "-"
+                 for n in names]
+        print(f"| {d} ({n_train}) | " + " | ".join(cells) + " |")
+    print("\ncells: test NLL (training seconds)\n")
+    counts = {k: [0, 0] for k in ("gp_small", "gp_larger", "all", "time", "peer")}
+    print("| data set | default | lowest GP peer | lowest other classifier | default's seconds / GPflow's "
+          "| dirichlet: NLL (s) | GPyTorch Dirichlet: s to that NLL (final NLL) | default chose |\n"
+          "|---|---|---|---|---|---|---|---|")
+    for d in sets:
+        mine = rows.get((d, DEFAULT))
+        if mine is None:
+            continue
+        peers = [rows[(d, n)] for n in GP_PEERS if (d, n) in rows]
+        others = [r for (dd, n), r in rows.items() if dd == d and not n.startswith("alphagp")]
+        best_peer = min(peers, key=lambda r: r["test_nll"]) if peers else None
+        best_other = min(others, key=lambda r: r["test_nll"]) if others else None
+        if best_peer:
+            key = "gp_small" if d in SMALL else "gp_larger"
+            counts[key][0] += mine["test_nll"] < best_peer["test_nll"]
+            counts[key][1] += 1
+        if best_other:
+            counts["all"][0] += mine["test_nll"] < best_other["test_nll"]
+            counts["all"][1] += 1
+        gpflow = rows.get((d, "GPflow SVGP"))
+        ratio = mine["train_seconds"] / gpflow["train_seconds"] if gpflow else float("nan")
+        if gpflow and d in SMALL:
+            counts["time"][0] += ratio <= 1.0
+            counts["time"][1] += 1
+        ours, peer = rows.get((d, DIRICHLET)), rows.get((d, PEER_DIRICHLET))
+        peer_cell = "-"
+        if ours and peer:
+            reach = _seconds_to(peer.get("curve") or [peer], ours["test_nll"])
+            counts["peer"][0] += ours["train_seconds"] <= reach
+            counts["peer"][1] += 1
+            peer_cell = f"{reach:.1f} ({peer['test_nll']:.4f})" if np.isfinite(reach) else f"never ({peer['test_nll']:.4f})"
+        ours_cell = f"{ours['test_nll']:.4f} ({ours['train_seconds']:.1f})" if ours else "-"
+        print(f"| {d} | {mine['test_nll']:.4f} | "
+              + (f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})" if best_peer else "-")
+              + " | " + (f"{best_other['test_nll']:.4f} ({best_other['estimator']})" if best_other else "-")
+              + f" | {ratio:.2f} | {ours_cell} | {peer_cell} | {mine.get('candidate', '-')} |")
+    print()
+    print(f"the default: lowest test NLL of the GP peers on {counts['gp_small'][0]} of {counts['gp_small'][1]} small "
+          f"sets (aim: 14 of 16) and on {counts['gp_larger'][0]} of {counts['gp_larger'][1]} larger ones (aim: every); "
+          f"lowest of every classifier on {counts['all'][0]} of {counts['all'][1]} (aim: 10 of 21); training time at "
+          f"most GPflow's on {counts['time'][0]} of {counts['time'][1]} small sets (aim: 12 of 16)")
+    print(f"method='dirichlet' in at most the seconds GPyTorch's Dirichlet GP takes to reach its test NLL (or "
+          f"GPyTorch never reaches it) on {counts['peer'][0]} of {counts['peer'][1]} sets both ran (aim: every)")
+    if (("digits", DEFAULT) in rows) and (("digits", "HistGradientBoosting") in rows):
+        mine, hgb = rows[("digits", DEFAULT)], rows[("digits", "HistGradientBoosting")]
+        print(f"digits: the default's test NLL {mine['test_nll']:.4f} (aim: at most 0.035) in {mine['train_seconds']:.1f} s, "
+              f"{mine['train_seconds'] / hgb['train_seconds']:.1f} times HistGradientBoosting's {hgb['train_seconds']:.1f} s "
+              f"in the same run (aim: at most 10)")
+    chosen = {}
+    for d in sets:
+        if (d, DEFAULT) in rows:
+            c = rows[(d, DEFAULT)].get("candidate", "-")
+            chosen[c.split("(")[0]] = chosen.get(c.split("(")[0], 0) + 1
+    print("the default chose: " + ", ".join(f"{c} on {k}" for c, k in sorted(chosen.items(), key=lambda kv: -kv[1])))
+
+
+def ep_exact_study(results: str = "defaults_ep_exact") -> None:
+    """Issue 67, item 3 on small data (``defaults_study.py --portfolio ep_exact``, validation rows
+    only): EP and PEP on the exact GP (inducing inputs at every training row) from the Dirichlet
+    start's kernel and from the regression's, beside the closed form at alpha_eps 1e-3 and the
+    default's sparse PEP; per set the held-out NLL of each and the seconds of one fit, then the
+    counts of sets where the exact EP family beats the closed form and the sparse PEP."""
+    rows = read_rows(f"{results}.jsonl")
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
+          f"{sorted({r['machine'] for r in rows})}\n")
+    names = list(dict.fromkeys(c for r in rows for c in r["cv_results"]["candidate"]))
+    print("| data set (training rows) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    exact = [n for n in names if "_exact_" in n]
+    beats = {"dirichlet_0.001_1": 0, "pep_regression": 0}
+    for r in sorted(rows, key=lambda r: r["n_train"]):
+        cv = r["cv_results"]
+        nll = dict(zip(cv["candidate"], cv["mean_test_nll"]))
+        fit = dict(zip(cv["candidate"], cv["mean_fit_time"]))
+        print(f"| {r['dataset']} ({r['n_train']}) | " + " | ".join(
+            f"{nll[n]:.4f} ({fit[n]:.1f} s)" if n in nll else "-" for n in names) + " |")
+        best_exact = min(nll[n] for n in exact if n in nll)
+        for other in beats:
+            beats[other] += best_exact < nll[other]
+    print(f"\ncells: held-out NLL, mean over the folds (seconds of one fit)\n\nthe best exact EP-family candidate "
+          f"below the closed form on {beats['dirichlet_0.001_1']} of {len(rows)} sets, below the sparse PEP from the "
+          f"regression start on {beats['pep_regression']} of {len(rows)}")
+
+
 #: the reports by name (merged into ``report.REPORTS``)
-REPORTS = {"closedform": closed_form_study}
+REPORTS = {"closedform": closed_form_study, "closedformpanel": closed_form_panel,
+           "epexact": ep_exact_study}
