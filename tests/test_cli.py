@@ -303,6 +303,20 @@ def test_version_module_entry_and_plain_help(capsys):
     assert "usage: alphagp" in done.stdout and "``" not in done.stdout
 
 
+def test_version_is_the_packages_and_its_module_imports_nothing():
+    """The version (alphagp/version.py, read by the package root, --version and the model files'
+    header) equals pyproject.toml's, and its module is a leaf: it imports nothing."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import alphagp.version
+    root = Path(__file__).resolve().parents[1]
+    assert re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.M)[1] == alphagp.version.__version__
+    tree = ast.parse(Path(alphagp.version.__file__).read_text())
+    assert not [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+
+
 def test_the_readme_method_table_is_the_registrys(capsys):
     """One source: the README's method table is `alphagp methods --markdown`, and the estimator's
     docstring lists every registered method."""

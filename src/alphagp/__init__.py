@@ -3,7 +3,7 @@
 The estimators are imported when first used (PEP 562), so that ``alphagp --version`` and other
 work that needs no model do not import PyTorch and scikit-learn."""
 
-__version__ = "0.1.0"
+from .version import __version__
 __all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "GPOrdinalClassifier", "__version__"]
 
 

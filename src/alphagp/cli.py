@@ -170,7 +170,7 @@ def _defaults() -> tuple[dict, dict]:
 
 def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     """The model and training flags; each help names the default the estimator uses."""
-    from .estimators.fit_plan import HIDDEN_WIDTH
+    from .estimators.fit_plan import BATCH_DAMPING, HIDDEN_WIDTH, MINI_BATCH_DAMPING
     from .estimators.model_selection import DEFAULT_ALPHA_GRID
     from .likelihoods.robust_max import DEFAULT_EPSILON
     from .methods import METHODS
@@ -195,7 +195,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "not with --layers)")
     g.add_argument("--kernel-params", type=_json_object, default=None,
                    help='initial kernel hyper-parameters as a JSON object, e.g. \'{"lengthscale": 2.0, "noise": 0.01}\' '
-                        "(default: lengthscale sqrt(D), amplitude 1, noise 0.1; not with --layers)")
+                        "(default: the kernel start's, --kernel-init; not with --layers)")
     g.add_argument("--inducing-points", type=_inducing_points, default=None, metavar="FILE.npy",
                    help="initial inducing inputs, an [M, D] or [C, M, D] array in a .npy file, in the units of "
                         "the features (default: chosen by --inducing-init; not with --layers)")
@@ -258,8 +258,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     t.add_argument("--max-iter", type=_POSITIVE_INT, default=None,
                    help=f"epochs (batch training: iterations) {both('max_iter')}")
     t.add_argument("--damping", type=_UNIT, default=None,
-                   help="EP damping in (0, 1] (default: 0.5 in batch training, 1 with mini-batches; "
-                        "EP-type methods only)")
+                   help=f"EP damping in (0, 1] (default: {BATCH_DAMPING:g} in batch training, {MINI_BATCH_DAMPING:g} "
+                        "with mini-batches; EP-type methods only)")
     t.add_argument("--learning-rate", type=_POSITIVE, default=None,
                    help="initial learning rate " + both("learning_rate", "1.0 for batch training of the EP "
                                                         "methods, 0.01 for Adam"))
@@ -610,7 +610,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     """The ``alphagp`` command's parser. With the command line ``argv``, the model flags (whose help
     reads the estimators' defaults, which imports PyTorch) are added only to the command it names
     (``demo`` or ``fit``), so ``alphagp --help`` and the other commands answer without them."""
-    from . import __version__
+    from .version import __version__
     named = None if argv is None else {a for a in argv if a in ("demo", "fit", "update", "predict", "evaluate",
                                                                  "methods")}
 
@@ -693,7 +693,7 @@ def _one_line_warnings(command: str):
 
 def main(argv=None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:     # at once: nothing to import
-        from . import __version__
+        from .version import __version__
         print(f"alphagp {__version__}")
         raise SystemExit(0)                                           # as argparse's version action exits
     args = build_parser(list(sys.argv[1:] if argv is None else argv)).parse_args(argv)

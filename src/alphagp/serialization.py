@@ -44,6 +44,7 @@ from safetensors.torch import save as save_tensors
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from .version import __version__
 from .paths import check_readable_file, check_writable
 
 #: 2 added the checksum; files of format 1 are still read, with a warning. 3: deep GPs store q whitened
@@ -115,7 +116,6 @@ def write(path: str | os.PathLike, kind: str, content: dict, example: str = "mod
     ``path`` in one step: readers see the old file or the new one, a crash leaves no half-written
     file, and concurrent writers to one path do not collide.
     """
-    from . import __version__
     path = check_writable(path, example)
     tensors: dict[str, torch.Tensor] = {}
     body = _split(content, tensors, "")

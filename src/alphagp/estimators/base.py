@@ -1,8 +1,8 @@
 """What both estimator families share (:class:`~alphagp.GPClassifier` and the deep-GP
-estimators): the standardisation of the features (memory-maps stay on disk), the clip of the
-inducing count, the trainer's wiring and the fitted attributes it sets, and data-only model
-files whose models are rebuilt through each estimator's own hook, under the allocation limit
-of :mod:`alphagp.serialization`."""
+estimators): the fit skeleton (held-out rows, the standardisation of the features, memory-maps
+staying on disk; the build hook; the start shared across processes; the trainer's wiring from the
+plan), the device, and predictions in chunks. The inputs (:mod:`.inputs`) and model files
+(:mod:`.model_file`) are mixins of the base; the fitted attributes are set in :mod:`.fitted`."""
 
 from __future__ import annotations
 

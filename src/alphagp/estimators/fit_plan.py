@@ -41,6 +41,8 @@ HIDDEN_WIDTH = 30
 AUTO_INDUCING = 50
 DEFAULT_BATCH_LEARNING_RATE = 1.0   # sign-adaptive rule, batch training (BENCHMARKS.md)
 DEFAULT_ADAM_LEARNING_RATE = 1e-2   # Adam, mini-batch training
+#: ``damping=None``: EP's damping in batch training and with mini-batches (or a stream)
+BATCH_DAMPING, MINI_BATCH_DAMPING = 0.5, 1.0
 
 
 class FrozenDict(Mapping):
@@ -329,7 +331,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
                          f"points, so it cannot use mini-batches; use batch_size=None or another method")
     damping = params["damping"]
     if damping is None and capabilities.damping:
-        damping = 1.0 if mini else 0.5
+        damping = MINI_BATCH_DAMPING if mini else BATCH_DAMPING
     optimizer = "adam" if mini else capabilities.batch_optimizer
     safe = not mini or capabilities.inducing_on_mini_batches
     if params["optimize_inducing"] == "auto":
