@@ -81,6 +81,16 @@ def read_rows(filename: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def results_rows(name: str) -> list[dict]:
+    """The rows a report reads: results file ``<name>.jsonl``, or with ``name`` written
+    ``<file>@<commit>,<commit>...`` only its rows from those commits (a block of BENCHMARKS.md
+    printed before later runs appended rows to the same file names the commits it was printed
+    from, so that it still reprints from the rows)."""
+    file, _, commits = name.partition("@")
+    rows = read_rows(f"{file}.jsonl")
+    return [r for r in rows if r.get("commit") in commits.split(",")] if commits else rows
+
+
 def done_keys(filename: str, key) -> set:
     """``key(row)`` of every row of results file ``filename`` written from a clean tree (empty
     where the file does not exist yet): what a resumable queue's ``--skip-done`` leaves out."""

@@ -14,6 +14,14 @@ several often sit in different places of the text).
 text differs from what the rows print now (``tests/project/test_printed_blocks.py`` runs it), so
 a table, count or range written by hand, or left behind by new rows, is caught. A report that
 also draws a figure is run with saving turned off: a block takes the printed text only.
+
+Two more checks close the ways around the markers: every block of :data:`KNOWN`
+(``printed_blocks.txt``, one ``document: args`` a line; a rewrite adds new blocks to it) must still
+be in its document, so deleting a block's markers fails; and a line outside the blocks that has
+the shape of a line some block's report prints (its numbers replaced by ``#``) must be one of the
+lines the reports print, so a report line pasted outside the markers and edited ("8 of 16" to
+"9 of 16") fails too. A results file's name may carry ``@<commit>,...`` (``common.results_rows``):
+a block printed before later runs appended to the file reads the rows of its commits.
 """
 
 from __future__ import annotations
@@ -25,7 +33,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS_MD = HERE.parent / "BENCHMARKS.md"
+ROOT = HERE.parent
+#: the documents whose blocks are printed from the rows (BENCHMARKS.md and docs/benchmarks/)
+DOCUMENTS = (ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs" / "benchmarks").glob("*.md")))
+#: every block the documents have held: ``<document relative to the root>: <args>`` a line
+KNOWN = HERE / "printed_blocks.txt"
+#: a line's shape: its numbers (signs, thousands commas, decimals, exponents) replaced by ``#``
+_NUMBER = re.compile(r"[-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?")
 _BLOCK = re.compile(r"(<!-- printed by: report\.py (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- end of printed block -->)",
                     re.DOTALL)
 
@@ -44,9 +58,9 @@ def tables(text: str) -> list[str]:
 
 def render(args: list[str]) -> str:
     """What ``python report.py ARGS`` prints (trailing space removed), run in this process; with
-    ``ARGS`` ending in ``table K``, the K-th markdown table of it (from 1)."""
-    if len(args) > 2 and args[-2] == "table":
-        return tables(render(args[:-2]))[int(args[-1]) - 1]
+    ``ARGS`` ending in ``table K``, the K-th markdown table of it (from 1), in ``tail K`` its last K lines."""
+    if args != _full(args):
+        return _select(render(_full(args)), args[-2], int(args[-1]))
     sys.path.insert(0, str(HERE))
     try:
         import report
@@ -78,22 +92,99 @@ def _figures_not_saved():
         plt.close("all")
 
 
-def blocks(text: str) -> list[tuple[str, str, str]]:
-    """``(args, printed text, what the rows print now)`` for each marked block of ``text``."""
-    return [(m["args"], m["body"].strip("\n"), render(m["args"].split())) for m in _BLOCK.finditer(text)]
+def _select(out: str, how: str, k: int) -> str:
+    """Of a report's output ``out``: its ``k``-th markdown table (``how="table"``, from 1) or its
+    last ``k`` lines (``"tail"``)."""
+    return tables(out)[k - 1] if how == "table" else "\n".join(out.split("\n")[-k:]).strip("\n")
+
+
+def _full(args: list[str]) -> list[str]:
+    """The report call of block ``args`` without its ``table K`` or ``tail K`` selection."""
+    return args[:-2] if len(args) > 2 and args[-2] in ("table", "tail") else args
+
+
+def blocks(text: str, cache: dict | None = None) -> list[tuple[str, str, str]]:
+    """``(args, printed text, what the rows print now)`` for each marked block of ``text``
+    (``cache``: the reports' output by call, filled and reused)."""
+    cache = {} if cache is None else cache
+    found = []
+    for m in _BLOCK.finditer(text):
+        args = m["args"].split()
+        full = " ".join(_full(args))
+        if full not in cache:
+            cache[full] = render(full.split())
+        now = cache[full] if full == m["args"] else _select(cache[full], args[-2], int(args[-1]))
+        found.append((m["args"], m["body"].strip("\n"), now))
+    return found
+
+
+def shape(line: str) -> str:
+    """``line`` with its numbers replaced by ``#``."""
+    return _NUMBER.sub("#", line)
+
+
+def pasted_lines(text: str, cache: dict) -> list[str]:
+    """The lines of ``text`` outside its blocks that have the shape of a line a report of
+    ``cache`` prints but are none of the lines of that shape (a report line edited by hand)."""
+    printed: dict[str, set[str]] = {}
+    for out in cache.values():
+        for line in out.split("\n"):
+            if any(c.isdigit() for c in line):
+                printed.setdefault(shape(line), set()).add(line)
+    return [line for line in _BLOCK.sub("", text).split("\n")
+            if any(c.isdigit() for c in line) and shape(line) in printed and line not in printed[shape(line)]]
+
+
+def known() -> set[tuple[str, str]]:
+    """The blocks of :data:`KNOWN`: ``(document, args)``."""
+    if not KNOWN.exists():
+        return set()
+    return {tuple(part.strip() for part in line.split(":", 1)) for line in KNOWN.read_text().splitlines()
+            if line.strip()}
+
+
+def problems(cache: dict | None = None) -> list[str]:
+    """What the check finds, one sentence each: blocks that differ from their rows, blocks of
+    :data:`KNOWN` whose markers are gone, and report lines outside the blocks edited by hand
+    (``cache``: the reports' output by call, as :func:`blocks`)."""
+    found, cache, present = [], {} if cache is None else cache, set()
+    texts = {doc: doc.read_text() for doc in DOCUMENTS}
+    for doc, text in texts.items():
+        name = doc.relative_to(ROOT).as_posix()
+        for args, text_now, rows_now in blocks(text, cache):
+            present.add((name, args))
+            if text_now != rows_now:
+                found.append(f"{name}: the block of `report.py {args}` differs from what its rows print now")
+    for name, args in sorted(known() - present):
+        found.append(f"{name}: the block of `report.py {args}` ({KNOWN.name}) has lost its markers")
+    for doc, text in texts.items():
+        for line in pasted_lines(text, cache):
+            found.append(f"{doc.relative_to(ROOT).as_posix()}: a report's line outside its block differs from "
+                         f"what the reports print now: {line[:120]}")
+    return found
+
+
+def _rewritten(text: str, now: dict[str, str]) -> str:
+    """``text`` with each block's body replaced by ``now[its args]``."""
+    return _BLOCK.sub(lambda m: m.group(1) + now[m["args"]] + "\n" + m.group(4), text)
 
 
 def main(argv: list[str] | None = None) -> int:
     check = "--check" in (sys.argv[1:] if argv is None else argv)
-    text = BENCHMARKS_MD.read_text()
-    stale = [args for args, printed, now in blocks(text) if printed != now]
     if check:
-        for args in stale:
-            print(f"BENCHMARKS.md: the block of `report.py {args}` differs from what its rows print now")
-        return 1 if stale else 0
-    new = _BLOCK.sub(lambda m: m.group(1) + render(m["args"].split()) + "\n" + m.group(4), text)
-    BENCHMARKS_MD.write_text(new)
-    print(f"rewrote {len(stale)} of {len(_BLOCK.findall(text))} printed blocks")
+        found = problems()
+        for problem in found:
+            print(problem)
+        return 1 if found else 0
+    cache, entries = {}, known()
+    for doc in DOCUMENTS:
+        text = doc.read_text()
+        found = blocks(text, cache)
+        stale = [args for args, text_now, rows_now in found if text_now != rows_now]
+        doc.write_text(_rewritten(text, {args: rows_now for args, _, rows_now in found}))
+        entries |= {(doc.relative_to(ROOT).as_posix(), m["args"]) for m in _BLOCK.finditer(text)}
+        print(f"{doc.relative_to(ROOT)}: rewrote {len(stale)} of {len(_BLOCK.findall(text))} printed blocks")
+    KNOWN.write_text("".join(f"{name}: {args}\n" for name, args in sorted(entries)))
     return 0
 
 

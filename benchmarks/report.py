@@ -57,7 +57,7 @@ from report_closed_form import REPORTS as CLOSED_FORM_REPORTS
 from report_features import REPORTS as FEATURE_REPORTS
 from report_papers import REPORTS as PAPER_REPORTS
 
-from common import RESULTS, first_reaching, ran_whole_budget, read_rows, row_threads
+from common import RESULTS, first_reaching, ran_whole_budget, results_rows, row_threads
 
 NAMES = {"glass": "Glass", "new_thyroid": "New-thyroid", "satimage": "Satellite", "svmguide2": "Svmguide2",
          "vehicle": "Vehicle", "vowel": "Vowel", "waveform_21": "Waveform", "wine": "Wine"}
@@ -92,8 +92,8 @@ PAPER_C_TIME = paper_table("alpha_appendix_c", "training_seconds")
 
 
 def load(name: str) -> list[dict]:
-    """Every row of results file ``<name>.jsonl``."""
-    return read_rows(f"{name}.jsonl")
+    """The rows of results file ``<name>.jsonl`` (``<name>@<commits>``: of those commits; common.results_rows)."""
+    return results_rows(name)
 
 
 def mean_se(values, digits: int = 2) -> str:
@@ -937,9 +937,9 @@ def augmented_inducing_table(inducing_set: str = "every", part: str = "all", epo
 
 
 def deep_gp_paper() -> dict:
-    """The deep-GP paper's transcribed tables (``../shared/papers/tables/deep-gps-ijar2022.json``)."""
-    from alphagp.data import data_dir
-    return json.loads((data_dir().parent / "papers" / "tables" / "deep-gps-ijar2022.json").read_text())
+    """The deep-GP paper's transcribed tables (``paper_tables/deep-gps-ijar2022.json``, a copy of
+    ``../shared/papers/tables/``'s, so that the reports need only the repository)."""
+    return json.loads((PAPER_TABLES / "deep-gps-ijar2022.json").read_text())
 
 
 def method_guide_table(results: str = "method_guide") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import read_rows
+from common import results_rows
 
 #: today's portfolio (issue 58) by its candidates' names in the study's rows
 TODAY = ("sep_regression", "vi_regression", "rpapep_fixed", "pep_regression")
@@ -76,7 +76,7 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
     (racing at ``margin``): the geometric mean over the sets of the chosen candidate's held-out NLL
     over the best candidate's, the sets where it chooses the best, and its seconds (fits and
     starts) summed over the sets."""
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
     sets = _sets(rows)
     groups = {"closed form (grid)": grid(), "EP family from its kernel": FROM_DIRICHLET, "today's portfolio": TODAY}
@@ -163,7 +163,7 @@ def closed_form_panel(results: str = "defaults_panel_67") -> None:
     against GPyTorch's Dirichlet GP (its seconds to reach our test NLL on its curve), digits
     against HistGradientBoosting, and what the default chose."""
     rows = {}
-    for r in read_rows(f"{results}.jsonl"):
+    for r in results_rows(results):
         rows[(r["dataset"], r["estimator"])] = r
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}; "
           f"{sorted({r['machine'] for r in rows.values()})}\n")
@@ -238,7 +238,7 @@ def ep_exact_study(results: str = "defaults_ep_exact") -> None:
     start's kernel and from the regression's, beside the closed form at alpha_eps 1e-3 and the
     default's sparse PEP; per set the held-out NLL of each and the seconds of one fit, then the
     counts of sets where the exact EP family beats the closed form and the sparse PEP."""
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
           f"{sorted({r['machine'] for r in rows})}\n")
     names = list(dict.fromkeys(c for r in rows for c in r["cv_results"]["candidate"]))

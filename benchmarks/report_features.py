@@ -19,7 +19,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from common import RESULTS, read_rows
+from common import RESULTS, read_rows, results_rows
 
 
 def _provenance(rows: list[dict]) -> str:
@@ -43,7 +43,7 @@ def _by_set_and_estimator(rows: list[dict]) -> dict[tuple[str, str], list[dict]]
 
 
 def class_weights_table(results: str = "class_weights") -> None:
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     groups = _by_set_and_estimator(rows)
     print(f"<!-- {_provenance(rows)} -->")
     print("| set (train rows, minority) | estimator | minority recall | balanced accuracy | balanced NLL | NLL |")
@@ -58,7 +58,7 @@ def class_weights_table(results: str = "class_weights") -> None:
 
 
 def conformal_table(results: str = "conformal") -> None:
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     print(f"<!-- {_provenance(rows)} -->")
     print("| set | calibration rows | level | coverage | mean set size | lowest class coverage (rows) |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -78,7 +78,7 @@ def conformal_table(results: str = "conformal") -> None:
 
 
 def tables_table(results: str = "tables") -> None:
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     groups = _by_set_and_estimator(rows)
     print(f"<!-- {_provenance(rows)} -->")
     print("| table | estimator | test error | test NLL | ECE | seconds |")
@@ -90,7 +90,7 @@ def tables_table(results: str = "tables") -> None:
 
 
 def ood_report(results: str = "ood") -> None:
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     print(f"<!-- {_provenance(rows)} -->")
     print("| estimator (MNIST test error, NLL) | score | AUROC, MNIST against Fashion-MNIST |")
     print("| --- | --- | --- |")
@@ -113,7 +113,7 @@ def ood_report(results: str = "ood") -> None:
 
 
 def streaming_table(results: str = "streaming") -> None:
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     print(f"<!-- {_provenance(rows)} -->")
     print("| set | passes | fit: NLL, error, seconds | partial_fit (chunks of rows): NLL, error, seconds |")
     print("| --- | --- | --- | --- |")
@@ -163,7 +163,7 @@ def quasi_newton_table(*methods: str) -> None:
 
 
 def mnist_default_table(results: str = "mnist_default") -> None:
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     print(f"<!-- {_provenance(rows)} -->")
     print("| set | budget (min) | chosen | candidates: held-out NLL (seconds) | fit seconds | test error | test NLL "
           "| ECE |")
@@ -181,7 +181,7 @@ def airline_report(results: str = "airline") -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    every = [r for r in read_rows(f"{results}.jsonl") if r.get("phase") == "final"]
+    every = [r for r in results_rows(results) if r.get("phase") == "final"]
     late = [r for r in every if r.get("labels") == "late"]
     rows = [r for r in every if r.get("labels", "papers") == "papers"]
     if late:            # the binary label (arrival delay > 0): its table only
@@ -225,7 +225,7 @@ def airline_report(results: str = "airline") -> None:
 
 def _active_curves(results: str) -> tuple[list[dict], dict]:
     """The rows and their test-error curves ``[101]`` grouped by (method, alpha, selection)."""
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     groups = defaultdict(list)
     for r in rows:
         groups[(r["method"], r["alpha"], r["selection"])].append(np.array(r["test_error"]))
@@ -297,7 +297,7 @@ ORDINAL = "GPOrdinalClassifier()"
 def _ordinal_cells(results: str) -> tuple[list[dict], dict]:
     """The rows of ``results`` grouped by (set, model), on the splits of a set that every model of
     the file has (like with like; a repeated fit: the last row)."""
-    rows = read_rows(f"{results}.jsonl")
+    rows = results_rows(results)
     latest = {(r["dataset"], r["split"], r["model"]): r for r in rows}
     models = {r["model"] for r in rows}
     cells = defaultdict(list)
