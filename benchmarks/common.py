@@ -6,7 +6,9 @@ import argparse
 import json
 import platform
 import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +46,8 @@ def git_dirty() -> bool | None:
 # Read once, when a benchmark script imports this module: the state of the tree at the start of
 # the run, even if files are edited while it runs.
 RUN_COMMIT, RUN_DIRTY = git_commit(), git_dirty()
+#: the command that runs, as typed from benchmarks/ (the script and its arguments): every row records it
+RUN_COMMAND = shlex.join(["python", Path(sys.argv[0]).name, *sys.argv[1:]])
 
 
 def row_threads(row: dict) -> str:
@@ -107,9 +111,9 @@ def ran_whole_budget(row: dict) -> bool:
 
 def base_row(benchmark: str, **fields) -> dict:
     """A result row: the benchmark's name, the commit at the start of the run and whether the
-    tree was dirty then, the machine, and ``fields``."""
+    tree was dirty then, the command that made it (script and arguments), the machine, and ``fields``."""
     return {"benchmark": benchmark, "library": "alphagp", "commit": RUN_COMMIT, "dirty": RUN_DIRTY,
-            "machine": machine(), **fields}
+            "command": RUN_COMMAND, "machine": machine(), **fields}
 
 
 def class_index(y_test, y_train) -> np.ndarray:
