@@ -34,8 +34,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-#: the documents whose blocks are printed from the rows (BENCHMARKS.md and docs/benchmarks/)
-DOCUMENTS = (ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs" / "benchmarks").glob("*.md")))
+#: the documents whose blocks are printed from the rows (BENCHMARKS.md and benchmarks/docs/)
+DOCUMENTS = (ROOT / "BENCHMARKS.md", *sorted((HERE / "docs").glob("*.md")))
 #: every block the documents have held: ``<document relative to the root>: <args>`` a line
 KNOWN = HERE / "printed_blocks.txt"
 #: a line's shape: its numbers (signs, thousands commas, decimals, exponents) replaced by ``#``

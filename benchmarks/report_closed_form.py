@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import results_rows
+from common import RESULTS, results_rows
 
 #: today's portfolio (issue 58) by its candidates' names in the study's rows
 TODAY = ("sep_regression", "vi_regression", "rpapep_fixed", "pep_regression")
@@ -230,6 +230,38 @@ def closed_form_panel(results: str = "defaults_panel_67") -> None:
             c = rows[(d, DEFAULT)].get("candidate", "-")
             chosen[c.split("(")[0]] = chosen.get(c.split("(")[0], 0) + 1
     print("the default chose: " + ", ".join(f"{c} on {k}" for c, k in sorted(chosen.items(), key=lambda kv: -kv[1])))
+    _panel_figure(rows, sets, names, RESULTS / f"{results}.png")
+
+
+def _panel_figure(rows: dict, sets: list[str], names: list[str], path) -> None:
+    """Test NLL against training seconds, one panel per set, one marker per estimator (a line
+    where the row has a curve), saved to ``path``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ncols = 4
+    nrows = int(np.ceil(len(sets) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(14, 2.8 * nrows), squeeze=False)
+    for ax, d in zip(axes.ravel(), sets):
+        for i, n in enumerate(names):
+            r = rows.get((d, n))
+            if r is None:
+                continue
+            curve = r.get("curve") or [r]
+            ax.plot([p["train_seconds"] for p in curve], [p["test_nll"] for p in curve], marker="o", markersize=3,
+                    color=f"C{i}", label=n)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(d, fontsize=9)
+    for ax in axes.ravel()[len(sets):]:
+        ax.axis("off")
+    handles, labels = axes.ravel()[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+    fig.supxlabel("training seconds (log)", y=0.045)
+    fig.supylabel("test NLL (log)")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
 
 
 def ep_exact_study(results: str = "defaults_ep_exact") -> None:
@@ -259,6 +291,27 @@ def ep_exact_study(results: str = "defaults_ep_exact") -> None:
           f"regression start on {beats['pep_regression']} of {len(rows)}")
 
 
+def closed_form_levers(results: str = "closed_form_levers") -> None:
+    """Issue 67's item-1 levers (``closed_form_levers.py``, digits' training rows only): seconds of
+    one evaluation with its gradient by C factors and by the Woodbury form, and the start's rows
+    and float type against the validation NLL of ``GPClassifier(method="dirichlet")``."""
+    rows = results_rows(results)
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
+          f"{sorted({r['machine'] for r in rows})}\n")
+    print("| rows | float | C factors (s) | Woodbury (s) | C factors / Woodbury | relative difference of the values |\n"
+          "|---|---|---|---|---|---|")
+    for r in (r for r in rows if r["part"] == "evidence"):
+        print(f"| {r['n']} | {r['dtype']} | {r['c_factors_seconds']:.3f} | {r['woodbury_seconds']:.3f} | "
+              f"{r['c_factors_seconds'] / r['woodbury_seconds']:.1f} | {r['relative_difference']:.1e} |")
+    print("\n| start rows | float | validation NLL | error | fit seconds | start: evaluations, seconds | "
+          "fit seconds / HistGradientBoosting's | HistGradientBoosting's NLL |\n|---|---|---|---|---|---|---|---|")
+    for r in (r for r in rows if r["part"] == "start"):
+        print(f"| {r['start_rows']} of {r['fit_rows']} | {r['dtype']} | {r['val_nll']:.4f} | {r['val_error']:.3f} | "
+              f"{r['seconds']:.1f} | {r['start_evaluations']}, {r['start_seconds']:.1f} | "
+              f"{r['seconds'] / r['hgb_seconds']:.2f} | {r['hgb_val_nll']:.4f} |")
+
+
 #: the reports by name (merged into ``report.REPORTS``)
 REPORTS = {"closedform": closed_form_study, "closedformpanel": closed_form_panel,
-           "epexact": ep_exact_study}
+           "epexact": ep_exact_study,
+           "closedformlevers": closed_form_levers}
