@@ -1,0 +1,226 @@
+"""Reports of the edges (``benchmarks/docs/edges.md``): model files and the command line, class
+weights, prediction sets, tables, uncertainty beyond p, streams, ordered classes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from report_common import load, mean_se, provenance
+
+from common import RESULTS, results_rows
+
+
+def edges_tables(results: str = "edges", *only: str) -> None:
+    """Trust at the edges (``edges.py``): one table per measurement (those named in ``only``, or
+    all), its rows of the newest commit that measured it (and a refusal's message under the table)."""
+    everything = load(results)
+    skip = {"benchmark", "library", "commit", "dirty", "machine", "measurement", "threads", "error"}
+    for what in dict.fromkeys(r["measurement"] for r in everything):
+        if only and what not in only:
+            continue
+        newest = [r for r in everything if r["measurement"] == what][-1]["commit"]
+        group = [r for r in everything if r["measurement"] == what and r["commit"] == newest]
+        keys = list(dict.fromkeys(k for r in group for k in r if k not in skip))
+        print(f"\n{what} ({newest}, dirty {group[0]['dirty']})\n")
+        print("| " + " | ".join(keys) + " |")
+        print("| " + " | ".join("---" for _ in keys) + " |")
+        for r in group:
+            print("| " + " | ".join(f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys)
+                  + " |")
+        for r in group:
+            if r.get("error"):
+                print(f"\n{r.get('file', what)}: {r['error']}")
+        if what == "many_classes" and "direct_seconds_per_1000_rows" in group[0]:
+            for r in group:
+                if r["method"] != "pep":         # the grid is the robust-max likelihood's; vi_softmax samples
+                    continue
+                print(f"\n{r['method']} at {r['classes']} classes: prediction "
+                      f"{r['direct_seconds_per_1000_rows'] / r['seconds_per_1000_rows']:.1f} times faster than the "
+                      f"direct sum, {r['seconds_per_1000_rows'] / r['latent_seconds_per_1000_rows']:.1f} times the "
+                      f"latent marginals' seconds (the matrix products)", end="")
+            print()
+
+
+def _by_set_and_estimator(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The rows grouped by (data set, estimator), in the order they first appear (the seeds of a cell)."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["dataset"], r["estimator"])].append(r)
+    return groups
+
+
+def class_weights_table(results: str = "class_weights") -> None:
+    rows = results_rows(results)
+    groups = _by_set_and_estimator(rows)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| set (train rows, minority) | estimator | minority recall | balanced accuracy | balanced NLL | NLL |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (dataset, name), group in groups.items():
+        size = f"{dataset} ({group[0]['n_train']}, {group[0]['n_train_minority']})"
+        print(f"| {size} | {name} | {mean_se([r['test_minority_recall'] for r in group], 3)} | "
+              f"{mean_se([r['test_balanced_accuracy'] for r in group], 3)} | "
+              f"{mean_se([r['test_balanced_nll'] for r in group], 3)} | {mean_se([r['test_nll'] for r in group], 3)} |")
+    minority = [r["n_test_minority"] for r in rows]
+    print(f"\ntest splits' minority rows: {min(minority)} to {max(minority)}")
+
+
+def conformal_table(results: str = "conformal") -> None:
+    rows = results_rows(results)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| set | calibration rows | level | coverage | mean set size | lowest class coverage (rows) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        low = int(np.argmin(r["class_coverage"]))
+        print(f"| {r['dataset']} | {r['n_calibration']} ({r['route']}) | {r['level']:.2f} | {r['coverage']:.3f} | "
+              f"{r['mean_set_size']:.2f} | {r['class_coverage'][low]:.3f} ({r['class_rows'][low]}) |")
+    for level in sorted({r["level"] for r in rows}):
+        for route in ("fresh calibration rows", "fresh calibration rows, per class"):
+            fresh = [r for r in rows if r["level"] == level and r["route"] == route]
+            if fresh:
+                lowest = [min(r["class_coverage"]) for r in fresh]
+                print(f"\nlevel {level}, {route}: mean coverage {np.mean([r['coverage'] for r in fresh]):.3f} over "
+                      f"{len(fresh)} sets, {sum(r['coverage'] >= level for r in fresh)} at or above the level; lowest "
+                      f"class coverage {min(lowest):.3f}, mean of the sets' lowest {np.mean(lowest):.3f}; mean set "
+                      f"size {np.mean([r['mean_set_size'] for r in fresh]):.2f}")
+
+
+def tables_table(results: str = "tables") -> None:
+    rows = results_rows(results)
+    groups = _by_set_and_estimator(rows)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| table | estimator | test error | test NLL | ECE | seconds |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (dataset, name), group in groups.items():
+        print(f"| {dataset} | {name} | {mean_se([r['test_error'] for r in group], 3)} | "
+              f"{mean_se([r['test_nll'] for r in group], 3)} | {mean_se([r['test_ece'] for r in group], 3)} | "
+              f"{np.mean([r['train_seconds'] for r in group]):.1f} |")
+
+
+def ood_report(results: str = "ood") -> None:
+    rows = results_rows(results)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| estimator (MNIST test error, NLL) | score | AUROC, MNIST against Fashion-MNIST |")
+    print("| --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['estimator']} ({r['mnist_test_error']:.4f}, {r['mnist_test_nll']:.4f}) | {r['score']} | "
+              f"{r['auroc']:.4f} |")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    for r in rows:
+        ax.plot(r["roc"]["fpr"], r["roc"]["tpr"], label=f"{r['estimator'].split(' ')[0]}: {r['score']} "
+                f"({r['auroc']:.3f})", lw=1.2, ls="-" if "alphagp" in r["estimator"] else "--")
+    ax.plot([0, 1], [0, 1], color="0.7", lw=0.8)
+    ax.set_xlabel("MNIST test images flagged (false positive rate)")
+    ax.set_ylabel("Fashion-MNIST images flagged (true positive rate)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "ood.png", dpi=90)
+
+
+def streaming_table(results: str = "streaming") -> None:
+    rows = results_rows(results)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| set | passes | fit: NLL, error, seconds | partial_fit (chunks of rows): NLL, error, seconds |")
+    print("| --- | --- | --- | --- |")
+    cells = {(r["dataset"], r["passes"], r["how"]): r for r in rows}
+    for dataset, passes in sorted({(d, p) for d, p, _ in cells}):
+        parts = []
+        for how in ("fit", "partial_fit"):
+            r = cells.get((dataset, passes, how))
+            parts.append("-" if r is None else f"{r['test_nll']:.4f}, {r['test_error']:.4f}, {r['train_seconds']:.1f}")
+        print(f"| {dataset} | {passes} | {parts[0]} | {parts[1]} |")
+
+
+ORDINAL = "GPOrdinalClassifier()"
+
+
+def _ordinal_cells(results: str) -> tuple[list[dict], dict]:
+    """The rows of ``results`` grouped by (set, model), on the splits of a set that every model of
+    the file has (like with like; a repeated fit: the last row)."""
+    rows = results_rows(results)
+    latest = {(r["dataset"], r["split"], r["model"]): r for r in rows}
+    models = {r["model"] for r in rows}
+    cells = defaultdict(list)
+    for (dataset, split, model), r in latest.items():
+        if all((dataset, split, m) in latest for m in models):
+            cells[dataset, model].append(r)
+    return rows, cells
+
+
+def ordinal_table(results: str = "ordinal") -> None:
+    """Issue 62: per ordered set and model, test NLL over the grades, MAE of the median grade (the
+    regression: its rounded mean), ECE and training seconds, mean ± s.e. over the splits; then the
+    issue's aims counted over the sets."""
+    rows, cells = _ordinal_cells(results)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| set | model | splits | test NLL | MAE (grades) | ECE | seconds |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    sets = list(dict.fromkeys(r["dataset"] for r in rows))
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    mean = {}
+    for dataset in sets:
+        for model in models:
+            rs = cells.get((dataset, model))
+            if not rs:
+                continue
+            mean[dataset, model] = {k: float(np.mean([r[k] for r in rs])) for k in ("nll", "mae", "train_seconds")}
+            print(f"| {dataset} | {model} | {len(rs)} | {mean_se([r['nll'] for r in rs], 3)} | "
+                  f"{mean_se([r['mae'] for r in rs], 3)} | {mean_se([r['ece'] for r in rs], 3)} | "
+                  f"{mean_se([r['train_seconds'] for r in rs], 3)} |")
+    full = [d for d in sets if all((d, m) in mean for m in models)]
+    if not full or ORDINAL not in models:
+        return
+
+    def count(test) -> str:
+        won = [d for d in full if test(d)]
+        return f"{len(won)} of {len(full)}" + (f" ({', '.join(won)})" if won else "")
+
+    def lower(d, other, key="nll"):
+        return mean[d, ORDINAL][key] < mean[d, other][key]
+
+    print()
+    for other in ("GPClassifier()", "GPflow SVGP, ordinal"):
+        if other in models:
+            print(f"- test NLL of {ORDINAL} below {other}'s on {count(lambda d, o=other: lower(d, o))} sets")
+    print(f"- lowest test NLL of all {len(models)} models on {count(lambda d: all(lower(d, m) for m in models if m != ORDINAL))} sets")
+    if "GP regression, rounded" in models:
+        print(f"- MAE below the rounded GP regression's on "
+              f"{count(lambda d: lower(d, 'GP regression, rounded', 'mae'))} sets")
+    if "GPClassifier()" in models:
+        ratios = [mean[d, ORDINAL]["train_seconds"] / mean[d, "GPClassifier()"]["train_seconds"] for d in full]
+        print(f"- seconds over GPClassifier()'s: {', '.join(f'{d} {r:.2f}' for d, r in zip(full, ratios))}; "
+              f"at most the multi-class default's on {sum(r <= 1 for r in ratios)} of {len(full)} sets")
+
+
+def ordinal_figure(results: str = "ordinal") -> None:
+    """A reliability diagram over the grades per set (every grade's predicted probability against
+    the share of rows that have it, pooled over the splits), a line per model; results/ordinal.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows, cells = _ordinal_cells(results)
+    sets = list(dict.fromkeys(r["dataset"] for r in rows))
+    fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 4), squeeze=False)
+    for ax, dataset in zip(axes[0], sets):
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
+        for (d, model), rs in cells.items():
+            if d != dataset:
+                continue
+            count = np.sum([r["reliability"]["count"] for r in rs], 0)
+            keep = count > 0
+            p = np.sum([r["reliability"]["sum_p"] for r in rs], 0)[keep] / count[keep]
+            hit = np.sum([r["reliability"]["sum_hit"] for r in rs], 0)[keep] / count[keep]
+            ax.plot(p, hit, "o-", ms=3, label=model)
+        ax.set(title=dataset, xlabel="predicted probability of a grade", ylabel="share of rows with that grade")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "ordinal.png", dpi=110)
+    plt.close(fig)
+
+
+
+#: the reports by name (merged into ``report.REPORTS``)
+REPORTS = {"edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}

@@ -1,0 +1,103 @@
+"""Reports of the methods checked (``benchmarks/docs/methods.md``): against the exact posterior, per-point
+EP learning inducing inputs on MNIST, a refactor's guard, which method when."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from report_common import _machine_label, load, mean_se
+
+
+def mnist_sites_table(results: str = "mnist_sites") -> None:
+    """Validation error and NLL per epoch of MNIST runs that learn the inducing inputs at several
+    Adam rates (per-point EP and PEP against SEP)."""
+    runs = defaultdict(list)
+    for r in load(results):
+        if r["phase"] == "eval":
+            runs[(r["method"], r["learning_rate"], _machine_label(r), r["commit"], r["dirty"])].append(r)
+    print("| machine | commit (dirty) | method | Adam rate | validation error % / NLL after each epoch |")
+    print("| --- | --- | --- | --- | --- |")
+    for (method, lr, machine, commit, dirty), rs in runs.items():
+        curve = ", ".join(f"{100 * e['val_error']:.1f} / {e['val_nll']:.3f}" for e in rs)
+        print(f"| {machine} | {commit} ({dirty}) | {method} | {lr:g} | {curve} |")
+
+
+def exact_posterior_table() -> None:
+    """Latest commit's rows: each method against the exact posterior and against the posterior of
+    the factorised likelihood EP targets (mean over seeds, range in brackets)."""
+    rows = load("exact_posterior")
+    rows = [r for r in rows if r["commit"] == rows[-1]["commit"]]
+    groups = defaultdict(list)
+    for r in rows:
+        groups[r["method"]].append(r)
+
+    def cell(rs, key):
+        v = [r[key] for r in rs if key in r]
+        return f"{np.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" if v else "-"
+
+    print(f"commit {rows[-1]['commit']} (dirty: {rows[-1]['dirty']}), {len(groups[rows[-1]['method']])} seeds\n")
+    print("| against | exact posterior: mean abs. diff. | exact: largest | factorised-likelihood posterior: "
+          "mean abs. diff. | factorised: largest |")
+    print("| --- | --- | --- | --- | --- |")
+    for method, rs in groups.items():
+        print(f"| {method} | {cell(rs, 'mean_abs_diff')} | {cell(rs, 'max_abs_diff')} "
+              f"| {cell(rs, 'mean_abs_diff_factorised')} | {cell(rs, 'max_abs_diff_factorised')} |")
+    print(f"\nGibbs chains' largest gap: exact {cell(rows, 'gibbs_chain_max_gap')}, "
+          f"factorised {cell(rows, 'factorised_chain_max_gap')}")
+
+
+def method_guide_table(results: str = "method_guide") -> None:
+    """Which method when: each registered method at its defaults, per data set and training mode,
+    mean ± s.e. over the seeds of test error, NLL and ECE, with seconds per epoch, for the fit
+    and for predicting the test rows."""
+    groups = defaultdict(list)
+    for r in load(results):
+        groups[r["dataset"], r["mode"], r["method"]].append(r)
+    print("| data set (rows, classes) | training | method | seeds | test error | test NLL | test ECE "
+          "| seconds an epoch | fit seconds | predict seconds | commit (dirty) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (dataset, mode, method), rows in groups.items():
+        r0 = rows[0]
+        commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in rows}))
+        print(f"| {dataset} ({r0['n_train']} train, {r0['n_classes']}) | {mode} | `{method}` | {len(rows)} "
+              f"| {mean_se([r['test_error'] for r in rows], 3)} | {mean_se([r['test_nll'] for r in rows], 3)} "
+              f"| {mean_se([r['test_ece'] for r in rows], 3)} | {np.mean([r['seconds_per_epoch'] for r in rows]):.3g} "
+              f"| {np.mean([r['fit_seconds'] for r in rows]):.0f} | {np.mean([r['predict_seconds'] for r in rows]):.1f} "
+              f"| {commits} |")
+
+
+#: what identifies a row of a guard file, and the numbers compared between commits
+_GUARD_KEYS = ("dataset", "method", "alpha", "seed", "M")
+
+
+_GUARD_NUMBERS = ("test_nll", "test_error", "test_ece", "test_brier", "mean_abs_diff", "max_abs_diff")
+
+
+def guard_table(*results: str) -> None:
+    """A refactor's guard: for each results file, every row of its first commit against the same
+    row (same data set, method, alpha, seed, M) of its newest commit; the largest relative change
+    of each number per method."""
+    print("| results | method | before | after | rows | largest relative change | of |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in results or ("guard_contracts", "exact_posterior_guard"):
+        rows = load(name)
+        before, after = rows[0]["commit"], rows[-1]["commit"]
+        old = {tuple(r.get(k) for k in _GUARD_KEYS): r for r in rows if r["commit"] == before}
+        new = {tuple(r.get(k) for k in _GUARD_KEYS): r for r in rows if r["commit"] == after}
+        changes: dict = defaultdict(list)
+        for key in old.keys() & new.keys():
+            for number in _GUARD_NUMBERS:
+                if number in old[key]:
+                    a, b = old[key][number], new[key][number]
+                    changes[key[1]].append((abs(b - a) / max(abs(a), 1e-300), number))
+        dirty = f"{after} ({rows[-1]['dirty']})"
+        for method, found in sorted(changes.items()):
+            change, number = max(found)
+            print(f"| {name} | {method} | {before} | {dirty} | {len(found) // len({n for _, n in found})} "
+                  f"| {change:.1e} | {number} |")
+
+
+
+#: the reports by name (merged into ``report.REPORTS``)
+REPORTS = {"mnistsites": mnist_sites_table, "exact": exact_posterior_table, "methodguide": method_guide_table, "guard": guard_table}
