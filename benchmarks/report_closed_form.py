@@ -4,6 +4,8 @@ behind the default rebuilt around the Dirichlet GP (validation rows only)."""
 from __future__ import annotations
 
 import numpy as np
+from report_common import panel_figure
+from report_defaults import replay_racing
 
 from common import RESULTS, results_rows
 
@@ -16,22 +18,6 @@ FROM_DIRICHLET = ("sep_dirichlet", "vi_dirichlet", "rpapep_dirichlet", "pep_diri
 def grid(eps=(1e-1, 1e-2, 1e-3, 1e-4), scales=(1.0, 0.3, 0.1)) -> tuple[str, ...]:
     """The names of the Dirichlet grid's candidates (``defaults_study.CLOSED_FORM``)."""
     return tuple(f"dirichlet_{e:g}_{s:g}" for e in eps for s in scales)
-
-
-def _race(splits, seconds, margin: float):
-    """Racing replayed on recorded folds (``report._race``'s rule): the winner's index and the
-    seconds of the fits made."""
-    from alphagp.estimators.model_selection import behind
-    leader, spent = None, 0.0
-    for i, scores in enumerate(splits):
-        done = 0
-        for k in range(len(scores)):
-            done, spent = k + 1, spent + seconds[i]
-            if k + 1 < len(scores) and behind(scores[:k + 1], None if leader is None else splits[leader], margin):
-                break
-        if done == len(scores) and (leader is None or np.mean(scores) < np.mean(splits[leader])):
-            leader = i
-    return leader, spent
 
 
 def _sets(rows) -> dict:
@@ -63,7 +49,7 @@ def _choose(info: dict, members, margin: float | None):
     if margin is None:
         pick, spent = int(np.argmin([np.mean(s) for s in splits])), sum(s * len(f) for s, f in zip(seconds, splits))
     else:
-        pick, spent = _race(splits, seconds, margin)
+        pick, spent = replay_racing(splits, seconds, margin)
     needs = {"dirichlet" for c in present if "dirichlet" in c} | {"regression" for c in present if "regression" in c}
     spent += sum(info["starts"].get(k, 0.0) for k in needs)
     return present[pick], float(np.mean(splits[pick])), spent
@@ -230,38 +216,7 @@ def closed_form_panel(results: str = "defaults_panel_67") -> None:
             c = rows[(d, DEFAULT)].get("candidate", "-")
             chosen[c.split("(")[0]] = chosen.get(c.split("(")[0], 0) + 1
     print("the default chose: " + ", ".join(f"{c} on {k}" for c, k in sorted(chosen.items(), key=lambda kv: -kv[1])))
-    _panel_figure(rows, sets, names, RESULTS / f"{results}.png")
-
-
-def _panel_figure(rows: dict, sets: list[str], names: list[str], path) -> None:
-    """Test NLL against training seconds, one panel per set, one marker per estimator (a line
-    where the row has a curve), saved to ``path``."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    ncols = 4
-    nrows = int(np.ceil(len(sets) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(14, 2.8 * nrows), squeeze=False)
-    for ax, d in zip(axes.ravel(), sets):
-        for i, n in enumerate(names):
-            r = rows.get((d, n))
-            if r is None:
-                continue
-            curve = r.get("curve") or [r]
-            ax.plot([p["train_seconds"] for p in curve], [p["test_nll"] for p in curve], marker="o", markersize=3,
-                    color=f"C{i}", label=n)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(d, fontsize=9)
-    for ax in axes.ravel()[len(sets):]:
-        ax.axis("off")
-    handles, labels = axes.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, bbox_to_anchor=(0.5, 0.0))
-    fig.supxlabel("training seconds (log)", y=0.045)
-    fig.supylabel("test NLL (log)")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    panel_figure(rows, sets, names, RESULTS / f"{results}.png", log_nll=True)
 
 
 def ep_exact_study(results: str = "defaults_ep_exact") -> None:

@@ -134,3 +134,37 @@ def _at_seconds(curve: list[dict], seconds: float) -> float:
 def provenance(rows: list[dict]) -> str:
     commits = sorted({f"{r['commit']}{' (dirty)' if r.get('dirty') else ''}" for r in rows})
     return f"{len(rows)} rows, commit {', '.join(commits)}"
+
+
+def panel_figure(rows: dict, sets: list[str], names: list[str], path, *, log_nll: bool = False,
+                 xlabel: str = "training seconds (log)") -> None:
+    """A panel's test NLL against training seconds, one axes per set of ``sets``, one line per
+    estimator of ``names`` (its ``curve`` where the row has one, else its one point), from ``rows``
+    ``{(set, estimator): row}``; saved to ``path``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ncols = 4
+    nrows = int(np.ceil(len(sets) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(14, 3 * nrows), squeeze=False)
+    for ax, d in zip(axes.ravel(), sets):
+        for i, n in enumerate(names):
+            r = rows.get((d, n))
+            if r is None:
+                continue
+            curve = r.get("curve") or [r]
+            ax.plot([p["train_seconds"] for p in curve], [p["test_nll"] for p in curve], marker="o", markersize=3,
+                    color=f"C{i % 10}", label=n)
+        ax.set_xscale("log")
+        if log_nll:
+            ax.set_yscale("log")
+        ax.set_title(d, fontsize=9)
+    for ax in axes.ravel()[len(sets):]:
+        ax.axis("off")
+    handles, labels = axes.ravel()[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+    fig.supxlabel(xlabel, y=0.045)
+    fig.supylabel("test NLL (log)" if log_nll else "test NLL")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=80)
+    plt.close(fig)

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from report_common import load, provenance
+from report_common import load, panel_figure, provenance
 
 from common import RESULTS, results_rows
 
@@ -171,7 +171,7 @@ def portfolio_study(results: str = "defaults_portfolio") -> None:
         print(f"| {', '.join(subset)} | {ratio:.4f} | {hits} of {len(table)} | {seconds:.0f} |")
 
 
-def _race(splits: list[list[float]], seconds: list[float], margin: float) -> tuple[int, float]:
+def replay_racing(splits: list[list[float]], seconds: list[float], margin: float) -> tuple[int, float]:
     """Racing replayed on recorded folds: candidates in order, each dropped after the first fold
     where ``model_selection.behind`` says so at ``margin``. ``splits[i]``: candidate i's NLL per
     fold; ``seconds[i]``: its mean seconds per fit. Returns the winner's index and the seconds of
@@ -242,7 +242,7 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
                 splits = [[cv[f"split{k}_test_nll"][i] for k in range(folds)] for i in keep]
                 secs = [cv["mean_fit_time"][i] for i in keep]
                 if race:
-                    win, t = _race(splits, secs, float(margin))
+                    win, t = replay_racing(splits, secs, float(margin))
                 else:
                     win, t = int(np.argmin([np.mean(s) for s in splits])), sum(s * folds for s in secs)
                 nll = float(np.mean(splits[win]))
@@ -293,7 +293,6 @@ def defaults_panel_report(results: str = "defaults_panel", previous: str | None 
     previous default"."""
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     rows = _panel_rows(results, previous)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}; "
           f"{sorted({r['machine'] for r in rows.values()})}\n")
@@ -368,28 +367,8 @@ def defaults_panel_report(results: str = "defaults_panel", previous: str | None 
           f"on {counts['all']}; ECE within 0.01 of the best GP peer's on {counts['ece']}; at most GPflow's time on "
           f"{counts['time']}. With max_time = GPflow's seconds: lowest of the GP peers on {counts['budget_gp']} of "
           f"{counts['budget_sets']}, of every other classifier on {counts['budget_all']}.")
-    ncols = 4
-    fig, axes = plt.subplots(int(np.ceil(len(sets) / ncols)), ncols, figsize=(14, 3 * np.ceil(len(sets) / ncols)),
-                             squeeze=False)
-    for ax, d in zip(axes.ravel(), sets):
-        for n in names:
-            r = rows.get((d, n))
-            if r is None:
-                continue
-            if r.get("curve"):
-                ax.plot([p["train_seconds"] for p in r["curve"]], [p["test_nll"] for p in r["curve"]], label=n)
-            else:
-                ax.plot([r["train_seconds"]], [r["test_nll"]], "o", label=n)
-        ax.set_xscale("log")
-        ax.set_title(d, fontsize=9)
-    for ax in axes.ravel()[len(sets):]:
-        ax.axis("off")
-    handles, labels = axes.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, bbox_to_anchor=(0.5, 0.0))
-    fig.supxlabel("training seconds (log; the default's curve starts after its model selection)", y=0.045)
-    fig.supylabel("test NLL")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(RESULTS / f"{results}.png", dpi=80)
+    panel_figure(rows, sets, names, RESULTS / f"{results}.png",
+                 xlabel="training seconds (log; the default's curve starts after its model selection)")
 
 
 def levers_study(results: str = "defaults_levers") -> None:
