@@ -46,7 +46,7 @@ SLOW = frozenset((
     "tests/methods/test_gibbs.py::test_stationary_moments_match_two_dimensional_quadrature",
     "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:200]",
     "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:323]",
-    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:78]",
+    "tests/project/test_documentation_snippets.py::test_snippet_runs[README.md:79]",
     "tests/project/test_documentation_snippets.py::test_snippet_runs[index.md:9]",
     "tests/project/test_examples.py::test_distributed_example_under_torchrun",
     "tests/project/test_examples.py::test_fashion_ood_example_on_a_slice",
