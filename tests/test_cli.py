@@ -312,7 +312,7 @@ def test_version_is_the_packages_and_its_module_imports_nothing():
 
     import alphagp.version
     root = Path(__file__).resolve().parents[1]
-    assert re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.M)[1] == alphagp.version.__version__
+    assert re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.MULTILINE)[1] == alphagp.version.__version__
     tree = ast.parse(Path(alphagp.version.__file__).read_text())
     assert not [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 

@@ -4,6 +4,7 @@ The estimators are imported when first used (PEP 562), so that ``alphagp --versi
 work that needs no model do not import PyTorch and scikit-learn."""
 
 from .version import __version__
+
 __all__ = ["DeepGPClassifier", "DeepGPRegressor", "GPClassifier", "GPOrdinalClassifier", "__version__"]
 
 

@@ -44,8 +44,8 @@ from safetensors.torch import save as save_tensors
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from .version import __version__
 from .paths import check_readable_file, check_writable
+from .version import __version__
 
 #: 2 added the checksum; files of format 1 are still read, with a warning. 3: deep GPs store q whitened
 #: (their format-2 factor form is converted on reading, DeepGP.load_state_dict)

@@ -15,7 +15,7 @@ from ..conformal import calibration, conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
 from ..kernel_start import SURROGATES, KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import METHODS, method_bullets, method_spec, n_latent
+from ..methods import METHODS, method_bullets, method_spec, n_latent, ordinal_methods
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
@@ -522,14 +522,18 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         their posterior marginals (as :meth:`predict_f` gives them; for ``laplace`` and the
         sampling methods these marginals leave out the correlation between classes). With the
         Heaviside likelihood (``ep``, ``sep``, ``gfitc``) the label is a deterministic function
-        of the latent functions, so ``"aleatoric"`` is 0 and ``"epistemic"`` is the total."""
+        of the latent functions, so ``"aleatoric"`` is 0 and ``"epistemic"`` is the total. An
+        ordinal model has one latent function and its grades as the labels: the split is that of
+        the grades' entropy (total: of the predictive over the grades; aleatoric: the expected
+        entropy of the grade given the latent value, the cut points' noise; epistemic: what the
+        latent function's spread adds)."""
         from ..uncertainty import decompose, draw_generator, named
         check_is_fitted(self, "model_")
         generator = draw_generator(n_samples, random_state)
         mean, var = self._latent(self._validate(X))
-        with torch_threads(self.n_jobs):
+        with torch_threads(self.n_jobs), torch.no_grad():
             return named(decompose(self.model_.likelihood, torch.as_tensor(mean), torch.as_tensor(var),
-                                   int(n_samples), generator))
+                                   int(n_samples), generator, n_classes=len(self.classes_)))
 
     # ------------------------------------------------------------------ prediction sets
     def conformalize(self, X, y) -> GPClassifier:
@@ -627,8 +631,23 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         plan = self.fit_plan_
         latent = n_latent(self.method_, len(self.classes_))
         wrong = f"{len(self.classes_)} classes over a model of {C} latent functions, not {latent}"
-        return ([] if C == latent else [wrong]) + (
-            [] if plan.n_inducing == M else [f"a plan of {plan.n_inducing} inducing points over a model of {M}"])
+        problems = [] if C == latent else [wrong]
+        if plan.n_inducing != M:
+            problems.append(f"a plan of {plan.n_inducing} inducing points over a model of {M}")
+        ordinal = self.method_ in ordinal_methods()
+        if not ordinal and not np.array_equal(np.unique(self.classes_), self.classes_):
+            problems.append(f"classes {self.classes_.tolist()} out of their sorted order over method {self.method_!r}: "
+                            "only an ordinal model's grades keep an order of their own")
+        problems += self.model_.likelihood.state_problems()
+        unfinished = [name for name, t in self.model_.state_dict().items()
+                      if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]
+        if unfinished:
+            problems.append(f"NaN or infinity in {', '.join(unfinished)}")
+        grades = getattr(self, "grades", None)
+        if ordinal and grades is not None and [str(g) for g in grades] != [str(c) for c in self.classes_]:
+            problems.append(f"classes {self.classes_.tolist()} other than the grades {list(grades)} the file's "
+                            "parameters give")
+        return problems
 
     def _restore(self, content: dict) -> None:
         model_file.restore(self, content)

@@ -11,16 +11,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..labels import encode_ordered_labels, grade_order
-from ..likelihoods import OrdinalLikelihood, likelihood_class
-from ..methods import METHODS
+from ..methods import ordinal_methods
 from .gp_classifier import GPClassifier
 
 MODEL_KIND = "alphagp.GPOrdinalClassifier"
-
-
-def ordinal_methods() -> list[str]:
-    """The registered methods whose likelihood is the ordinal one."""
-    return [name for name, spec in METHODS.items() if likelihood_class(spec.likelihood) is OrdinalLikelihood]
 
 
 class GPOrdinalClassifier(GPClassifier):
@@ -83,6 +77,12 @@ class GPOrdinalClassifier(GPClassifier):
 
     def _fit_targets(self, y):
         return encode_ordered_labels(y, self._order)
+
+    def _model_problems(self) -> list[str]:
+        problems = super()._model_problems()
+        if self.method_ not in ordinal_methods():
+            problems.append(f"an ordinal classifier over method {self.method_!r}, which is not for ordered classes")
+        return problems
 
     def _stream_classes(self, classes) -> np.ndarray:
         self._check_method()

@@ -64,6 +64,11 @@ class Likelihood(ABC):
         process's share of a batch split across processes).
         """
 
+    def state_problems(self) -> list[str]:
+        """What in the likelihood's learnt state (as a model file gave it) no fit leaves behind, one
+        phrase each; ``[]`` for a likelihood with nothing learnt."""
+        return []
+
     def tilted_derivatives(self, mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, alpha: float):
         """log Z = log E[p(y | f)^alpha] and its derivatives in the means and variances.
 

@@ -97,6 +97,12 @@ class OrdinalLikelihood(CategoricalLikelihood, nn.Module):
         """``[K - 1]`` the finite cut points b_0 < ... < b_{K-2}."""
         return torch.cat((self.first_cut, self.first_cut + torch.cumsum(torch.exp(self.log_gaps), 0)))
 
+    def state_problems(self) -> list[str]:
+        b = self.cut_points().detach()
+        if bool(torch.all(torch.isfinite(b))) and not bool(torch.any(b.diff() <= 0)):
+            return []
+        return [f"cut points {b.tolist()} that are not {self.n_classes - 1} finite increasing numbers"]
+
     def config(self) -> dict:
         return {"n_classes": self.n_classes, "cut_points": self.cut_points().detach().cpu().tolist(),
                 "n_quadrature": self.n_quadrature}

@@ -281,6 +281,12 @@ def _checked_config(name: str, config: dict) -> dict:
     return config
 
 
+def ordinal_methods() -> list[str]:
+    """The registered methods whose likelihood is the ordinal one (ordered classes)."""
+    from ..likelihoods import OrdinalLikelihood
+    return [name for name, spec in METHODS.items() if likelihood_class(spec.likelihood) is OrdinalLikelihood]
+
+
 def free_alpha(name: str) -> bool:
     """Whether method ``name`` runs with an alpha the user may choose (``alpha="auto"``'s grid): it has
     one and its name does not fix it (``rep``, ``gfitc`` fix 1; ``vi`` has none)."""

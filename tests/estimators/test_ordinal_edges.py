@@ -1,0 +1,110 @@
+"""Issue 69: the edges of ordered classes and of the files that hold them. Each test failed on the
+code before its fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from alphagp import GPClassifier, GPOrdinalClassifier
+
+
+def _problem(n: int = 150):
+    """The issue's data: three grades cut from a noisy linear score of three features."""
+    r = np.random.default_rng(0)
+    X = r.normal(size=(n, 3))
+    f = X @ [1.5, -1.0, 0.5] + 0.3 * r.normal(size=n)
+    return X, np.digitize(f, [-0.7, 0.7])
+
+
+@pytest.mark.parametrize("method", ["ordinal_ep", "ordinal_pep", "ordinal_vi"])
+def test_an_ordinal_models_uncertainty_is_the_split_of_the_grades_entropy(method, tmp_path):
+    """Item 1: the total is the entropy of the predictive over the grades (Monte Carlo against
+    ``predict_proba``'s quadrature), the parts add up, and a loaded model gives the same split."""
+    X, y = _problem()
+    clf = GPOrdinalClassifier(method=method, n_inducing=8, max_iter=5, random_state=0).fit(X, y)
+    parts = clf.predict_uncertainty(X[:20], n_samples=20_000)
+    p = clf.predict_proba(X[:20])
+    np.testing.assert_allclose(parts["total"], -(p * np.log(p)).sum(1), atol=0.02)
+    np.testing.assert_allclose(parts["aleatoric"] + parts["epistemic"], parts["total"], rtol=1e-12)
+    assert np.all(parts["epistemic"] >= 0) and np.all(parts["aleatoric"] > 0)
+    clf.save(tmp_path / "m.safetensors")
+    again = GPOrdinalClassifier.load(tmp_path / "m.safetensors").predict_uncertainty(X[:20], n_samples=20_000)
+    np.testing.assert_allclose(again["total"], parts["total"], rtol=1e-12)
+    through = GPClassifier(method=method, n_inducing=8, max_iter=5, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(through.predict_uncertainty(X[:5])["total"]))
+
+
+def _edited(path, out, header=None, tensors=None):
+    """A copy of model file ``path`` with its header (``header(h)``) and tensors (``tensors(t)``)
+    edited in place, written with a recomputed checksum, as a tool that edits files would."""
+    import json
+    import struct
+
+    from alphagp import serialization
+    raw = path.read_bytes()
+    table = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+    text = table["__metadata__"]["alphagp"]
+    if header is not None:
+        edited = json.loads(text)
+        header(edited)
+        text = json.dumps(edited)
+    values = serialization.load_tensors(raw)
+    if tensors is not None:
+        tensors(values)
+    out.write_bytes(serialization.save_tensors(values, metadata={
+        "alphagp": text, "alphagp_sha256": serialization.checksum(text, values)}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def ordinal_file(tmp_path_factory):
+    X, y = _problem()
+    path = tmp_path_factory.mktemp("ordinal") / "ordinal.safetensors"
+    grades = ["low", "mid", "high"]                      # not sorted: the file marks them "ordered"
+    GPOrdinalClassifier(grades=grades, n_inducing=8, max_iter=5, random_state=0).fit(
+        X, np.array(grades)[y]).save(path)
+    return path
+
+
+def _reverse_classes(h):
+    h["content"]["classes"]["values"] = h["content"]["classes"]["values"][::-1]
+
+
+def test_an_edited_grade_order_is_refused(ordinal_file, tmp_path):
+    """Item 2: the grades reversed against the file's own ``params.grades``, ``ordered`` added to a
+    GPClassifier file with reversed classes, and an ordinal file over a method that is not ordinal."""
+    from alphagp.serialization import ModelFileError
+    with pytest.raises(ModelFileError, match="other than the grades"):
+        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "reversed.safetensors", _reverse_classes))
+    X, y = _problem()
+    plain = tmp_path / "plain.safetensors"
+    GPClassifier(method="ep", n_inducing=8, max_iter=5, random_state=0).fit(X, y).save(plain)
+
+    def ordered_and_reversed(h):
+        _reverse_classes(h)
+        h["content"]["classes"]["ordered"] = True
+    with pytest.raises(ModelFileError, match="only an ordinal model's grades"):
+        GPClassifier.load(_edited(plain, tmp_path / "ordered.safetensors", ordered_and_reversed))
+
+    def not_ordinal(h):
+        h["content"]["method"]["name"] = "ep"
+        h["content"]["fit_plan"]["method"] = "ep"
+    with pytest.raises(ModelFileError):
+        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "ep.safetensors", not_ordinal))
+    assert GPOrdinalClassifier.load(ordinal_file).classes_.tolist() == ["low", "mid", "high"]
+
+
+@pytest.mark.parametrize("tensor, value", [("model.likelihood.log_gaps", np.inf), ("model.likelihood.first_cut", np.inf),
+                                           ("model.likelihood.log_gaps", -np.inf), ("model.likelihood.log_gaps", 800.0),
+                                           ("model.likelihood.first_cut", np.nan)])
+def test_cut_points_a_fit_cannot_leave_are_refused_on_load(ordinal_file, tmp_path, tensor, value):
+    """Item 4: infinite, NaN or overflowing cut points in a file (checksum recomputed) are an
+    error, as the likelihood's constructor makes them."""
+    from alphagp.serialization import ModelFileError
+
+    def fill(values):
+        key = next(k for k in values if k.endswith(tensor.split(".")[-1]))
+        values[key] = values[key].fill_(value)
+    with pytest.raises(ModelFileError, match="cut points|NaN or infinity"):
+        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "cuts.safetensors", tensors=fill))
