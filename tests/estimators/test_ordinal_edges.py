@@ -108,3 +108,27 @@ def test_cut_points_a_fit_cannot_leave_are_refused_on_load(ordinal_file, tmp_pat
         values[key] = values[key].fill_(value)
     with pytest.raises(ModelFileError, match="cut points|NaN or infinity"):
         GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "cuts.safetensors", tensors=fill))
+
+
+@pytest.mark.parametrize("grades, rate", [(3, 50.0), (8, 50.0)])
+def test_a_large_learning_rate_does_not_collapse_the_cut_points(grades, rate):
+    """Item 3: the cut points' steps are bounded in their own scale, so a large legal learning rate
+    fits about as well as the default (training accuracy within 0.05, gaps far from zero) instead
+    of throwing the cut points together (0.41 and 0.05-0.16 before)."""
+    X, _ = _problem()
+    f = X @ [1.5, -1.0, 0.5] + 0.3 * np.random.default_rng(1).normal(size=len(X))
+    y = np.digitize(f, np.quantile(f, np.linspace(0, 1, grades + 1)[1:-1]))
+    default = GPOrdinalClassifier(n_inducing=10, max_iter=50, random_state=0).fit(X, y)
+    fast = GPOrdinalClassifier(n_inducing=10, max_iter=50, random_state=0, learning_rate=rate).fit(X, y)
+    assert np.mean(fast.predict(X) == y) >= np.mean(default.predict(X) == y) - 0.05
+    assert np.min(np.diff(fast.cut_points_)) > 0.1
+
+
+def test_a_fit_that_ends_far_below_its_best_says_so(monkeypatch):
+    """Item 3's net under any method: without the step bounds the large rate collapses the fit,
+    and the fit warns that its objective ended far below its best."""
+    from alphagp.likelihoods.ordinal import OrdinalLikelihood
+    monkeypatch.setattr(OrdinalLikelihood, "STEP_BOUNDS", {})
+    X, y = _problem()
+    with pytest.warns(UserWarning, match="far below"):
+        GPOrdinalClassifier(n_inducing=10, max_iter=50, random_state=0, learning_rate=50.0).fit(X, y)

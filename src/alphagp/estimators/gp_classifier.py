@@ -109,9 +109,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         for the EP-type methods.
     learning_rate : float or None
         Initial learning rate; ``None`` means 1.0 for the sign-adaptive rule of batch training
-        with the EP methods (it halves the rate on every sign flip, so a large start is safe;
-        chosen by the final log Z_q on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and
-        0.01 for Adam (mini-batches, and the methods that fit q by gradients).
+        with the EP methods (it halves the rate on every sign flip; chosen by the final log Z_q
+        on five UCI sets among 0.01 to 1.0, see BENCHMARKS.md) and 0.01 for Adam (mini-batches,
+        and the methods that fit q by gradients). A larger start is not always safe: the ordinal
+        likelihood's cut points move by at most one unit of their own scale per step whatever
+        the rate, and a fit whose training objective ends far below its best warns.
     learning_rate_decay : float in (0, 1] or "cosine"
         Mini-batch training: Adam's rate is multiplied by this factor after every epoch; 1 keeps
         it constant. ``"cosine"`` anneals it from ``learning_rate`` to 0 over the run, measured

@@ -79,6 +79,10 @@ class OrdinalLikelihood(CategoricalLikelihood, nn.Module):
 
     PARAMETERS: ClassVar[dict] = {"n_quadrature": [Interval(Integral, 1, None, closed="left")]}
     N_LATENT = 1
+    #: the largest change of each cut-point parameter in one optimiser step (the trainer holds every
+    #: step to it): a gap may at most triple or shrink to a third per step, the first cut move by one
+    #: latent unit, so no learning rate can throw the cut points together or apart in one step
+    STEP_BOUNDS: ClassVar[dict] = {"first_cut": 1.0, "log_gaps": 1.0}
 
     def __init__(self, n_classes: int = 3, cut_points=None, n_quadrature: int = 48):
         nn.Module.__init__(self)

@@ -3,6 +3,7 @@ callbacks and checkpoints (see :mod:`alphagp.training`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
@@ -163,6 +164,9 @@ class Trainer:
         self._dtype = next(t.dtype for t in method.state_dict().values() if t.is_floating_point())
         self._device = next(iter(method.state_dict().values())).device
         self._params = [p for p in method.parameters() if p.requires_grad]
+        #: (parameter, bound): parameters whose change per step a module bounds (its ``STEP_BOUNDS``)
+        self._bounded = [(getattr(m, name), bound) for m in method.modules()
+                         for name, bound in getattr(m, "STEP_BOUNDS", {}).items() if getattr(m, name).requires_grad]
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
         self.validation, self.max_time, self.clock = validation, max_time, clock
         self.n_points = n_points
@@ -268,6 +272,7 @@ class Trainer:
             self.method.load_state_dict(self._best_state)     # the validated best, whatever stopped the fit
         if self.state.epoch > first_epoch:
             self._warn_if_still_improving()
+            self._warn_if_collapsed()
         return self.state
 
     def partial_fit(self, X, y, n_rows: int) -> TrainingState:
@@ -307,6 +312,21 @@ class Trainer:
         warnings.warn(f"the fit reached max_iter={self.max_iter} while the objective still rose by more than "
                       f"tol={self.tol:g} of its size (last epoch: {previous:.6g} -> {st.objective:.6g}); "
                       "raise max_iter for a converged model", ConvergenceWarning, stacklevel=4)
+
+    def _warn_if_collapsed(self) -> None:
+        """A warning when training without held-out rows ends far below the best objective it
+        reached (by more than half of it, and more than one nat): the steps overshot, and the model
+        returned is not the best the fit saw (a validated fit returns its best state instead)."""
+        st = self.state
+        if self.validation is not None or len(st.history) < 2 or self.reducer.rank != 0:
+            return
+        best = max(st.history, key=lambda row: row["objective"])
+        if best["objective"] - st.objective > max(1.0, 0.5 * abs(best["objective"])):
+            rate = f"learning_rate={self.learning_rate:g}" if self.optimizer is not None else "the steps"
+            warnings.warn(f"the fit ended with its training objective at {st.objective:.6g}, far below the "
+                          f"{best['objective']:.6g} of epoch {best['epoch']}: the steps overshot and the model "
+                          f"returned is worse than the fit's best; refit with a smaller learning_rate ({rate})",
+                          UserWarning, stacklevel=4)
 
     def _check_finite(self, objective: torch.Tensor) -> None:
         """Raise before a non-finite objective or gradient reaches the parameters."""
@@ -369,7 +389,8 @@ class Trainer:
         if self.optimizer is None or not getattr(self.optimizer, "NEEDS_CLOSURE", False):
             objective = self._evaluate(X, y, idx, n, backward=self.optimizer is not None)
             if self.optimizer is not None:
-                self.optimizer.step()
+                with self._bounded_steps():
+                    self.optimizer.step()
             return objective.item()
         last: dict = {}
 
@@ -377,11 +398,22 @@ class Trainer:
             last["objective"] = self._evaluate(X, y, idx, n, backward=True)
             return -last["objective"] / (self.n_points or n)
 
-        self.optimizer.step(closure)
+        with self._bounded_steps():
+            self.optimizer.step(closure)
         if not last:            # a converged optimiser (a resumed fit) evaluates nothing: the state is kept
             with torch.no_grad():
                 last["objective"] = self._evaluate(X, y, idx, n, backward=False)
         return last["objective"].item()
+
+    @contextlib.contextmanager
+    def _bounded_steps(self):
+        """Around an optimiser step: each parameter of ``_bounded`` moves by at most its bound per
+        element (whatever the optimiser and its rate)."""
+        before = [p.detach().clone() for p, _ in self._bounded]
+        yield
+        with torch.no_grad():
+            for (p, bound), start in zip(self._bounded, before):
+                p.copy_(start + (p - start).clamp(-bound, bound))
 
     def _evaluate(self, X, y, idx, n, backward: bool) -> torch.Tensor:
         """The batch objective of the method's local update, its gradient where ``backward``.
