@@ -168,11 +168,27 @@ def _check_header(path: Path, kind: str) -> None:
         head, size = f.read(8), os.fstat(f.fileno()).st_size
         n = struct.unpack("<Q", head)[0] if len(head) == 8 else None
         if n is not None and 2 <= n <= min(size - 8, _MAX_HEADER_BYTES):
-            _metadata(head + f.read(n), path, kind)      # parsed and checked from the header's bytes alone
+            table = head + f.read(n)
+            _metadata(table, path, kind)      # parsed and checked from the header's bytes alone
+            body = _declared_body(table)
+            if body is not None and 8 + n + body != size:
+                raise ModelFileError(f"{path} is not an alphagp {kind} file (or it is damaged or truncated): its "
+                                     f"tensor table declares {8 + n + body} bytes, the file has {size}")
             return
     raise ModelFileError(f"{path} is not an alphagp {kind} file (or it is damaged or truncated): "
                          + (f"only {len(head)} bytes" if n is None else
                             f"its first 8 bytes declare a header of {n} bytes, the file has {size - 8}"))
+
+
+def _declared_body(table: bytes) -> int | None:
+    """The bytes of tensor data a safetensors header ``table`` (its 8-byte length and JSON)
+    declares: the largest end of its tensors' ``data_offsets`` (``None`` where the JSON does not
+    say; reading the file then says what is wrong)."""
+    try:
+        entries = json.loads(table[8:])
+        return max((int(e["data_offsets"][1]) for k, e in entries.items() if k != "__metadata__"), default=0)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
 
 
 def _metadata(data: bytes, path: Path, kind: str) -> dict:

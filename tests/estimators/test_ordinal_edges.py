@@ -132,3 +132,19 @@ def test_a_fit_that_ends_far_below_its_best_says_so(monkeypatch):
     X, y = _problem()
     with pytest.warns(UserWarning, match="far below"):
         GPOrdinalClassifier(n_inducing=10, max_iter=50, random_state=0, learning_rate=50.0).fit(X, y)
+
+
+def test_a_file_with_a_large_tail_is_refused_before_it_is_read(ordinal_file, tmp_path, monkeypatch):
+    """Item 5: the tensor table's declared size is compared with the file's length first, so a
+    valid file with 1 GiB appended is refused without reading it (a sparse file here; reading
+    its body would go through ``Path.read_bytes``, which the test forbids)."""
+    from pathlib import Path
+
+    from alphagp.serialization import ModelFileError
+    tail = tmp_path / "tail.safetensors"
+    tail.write_bytes(ordinal_file.read_bytes())
+    with open(tail, "r+b") as f:
+        f.truncate(tail.stat().st_size + 2**30)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the body was read"))
+    with pytest.raises(ModelFileError, match="tensor table declares"):
+        GPOrdinalClassifier.load(tail)
