@@ -312,10 +312,11 @@ def _grades_like(grades: list[str], y) -> list:
     if not np.issubdtype(np.asarray(y).dtype, np.number):
         return grades
     try:
-        return [np.asarray(y).dtype.type(float(g)) for g in grades]
+        values = [float(g) for g in grades]
     except ValueError:
         raise ValueError(f"--grades {','.join(grades)}: the target column holds numbers, so the grades must be "
                          "numbers (or read the labels as text with --text-labels)") from None
+    return [int(v) if v.is_integer() else v for v in values]      # 1.5 stays 1.5: never truncated to a label
 
 
 def _make_estimator(args):
@@ -439,6 +440,11 @@ def cmd_fit(args) -> int:
     weights = "" if getattr(clf, "class_weight", None) is None else f", class weights {clf.class_weight!r}"
     print(f"fitted {_describe(clf)} on {len(y)} rows and {X.shape[1]} features{weights} in "
           f"{time.perf_counter() - start:.2f} s; saved to {args.model}")
+    from .methods import ordinal_methods
+    if getattr(clf, "method_", None) in ordinal_methods():           # ordered classes: say their order
+        given = "as --grades gives" if getattr(clf, "grades", None) is not None else \
+            "sorted: no --grades was given, and --grades sets another order"
+        print(f"  grades, lowest first ({given}): {', '.join(map(str, clf.classes_))}")
     _print_selection(clf)
     return 0
 

@@ -71,29 +71,65 @@ def encode_known_labels(y, classes: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(classes[order], y)]
 
 
+def check_grades(grades) -> list:
+    """``grades`` (an ordinal classifier's labels in their order, lowest first) as a list, after
+    checking that it is one: a list, tuple, array or pandas index of at least 2 distinct labels,
+    none of them missing (``None`` or NaN). A string, a set or a mapping is refused: none of them
+    gives an order of labels. Raises ``ValueError`` saying what to give."""
+    example = "e.g. grades=['low', 'mid', 'high'] or grades=[1, 2, 3]"
+    if isinstance(grades, (str, bytes)):      # a parameter's value: scikit-learn's ValueError, as the others
+        raise ValueError(  # noqa: TRY004
+            f"grades must list the grades in their order, lowest first, not one string ({grades!r}); "
+                         + example)
+    if isinstance(grades, (set, frozenset, dict)) or not hasattr(grades, "__iter__"):
+        raise ValueError(f"grades must list the grades in their order, lowest first (a list, tuple or array), not "
+                         f"a {type(grades).__name__}, which has no order of its own; " + example)
+    values = list(grades)
+    if len(values) < 2:
+        raise ValueError(f"grades must list at least 2 grades, lowest first; got {values}")
+    missing = [v for v in values if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))]
+    if missing:
+        raise ValueError(f"grades must be labels, not missing values; got {values}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"the grades must be distinct, got {values}")
+    return list(np.asarray(values))
+
+
 def grade_order(y, grades=None) -> list:
-    """The order of the grades of labels ``y``: ``grades`` where given, else the categories of a
-    pandas ordered categorical ``y``, else the sorted distinct labels."""
+    """The order of the grades of labels ``y``: ``grades`` where given (:func:`check_grades`), else
+    the categories of a pandas ordered categorical ``y``, else the sorted distinct labels."""
     if grades is not None:
-        return list(np.asarray(grades))
+        return check_grades(grades)
     dtype = getattr(y, "dtype", None)
     if getattr(dtype, "ordered", False):                     # pandas CategoricalDtype(ordered=True)
         return list(np.asarray(dtype.categories))
     return list(np.unique(np.asarray(y)))
 
 
-def encode_ordered_labels(y, grades) -> tuple[np.ndarray, np.ndarray]:
+def encode_ordered_labels(y, grades, declared: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, indices [N])`` of labels ``y`` whose order is ``grades`` (distinct labels, lowest
     first): ``classes`` is ``grades`` as an array, and a label of ``y`` outside it is a
-    ``ValueError`` naming it."""
+    ``ValueError`` naming it. ``declared``: the user listed the grades, so any labels among them
+    are grades (half steps such as star ratings included); otherwise labels that look continuous
+    are refused with the ``grades=`` to give."""
     classes = np.asarray(grades)
     if classes.ndim != 1 or len(classes) < 2:
         raise ValueError(f"the grades must be a list of at least 2 labels, got {classes.tolist()}")
     if len(np.unique(classes)) != len(classes):
         raise ValueError(f"the grades must be distinct, got {classes.tolist()}")
     y = np.asarray(y)
-    check_classification_targets(y)
-    unknown = np.setdiff1d(np.unique(y), classes)
+    if y.ndim != 1:
+        raise ValueError(f"the grades of the rows must be one label a row, got an array of shape {y.shape}")
+    if declared:        # the labels are matched to the grades themselves: half steps (0.5, 1.0, 1.5) are grades
+        known = set(classes.tolist())
+        unknown = np.array([v for v in dict.fromkeys(y.tolist()) if v not in known], dtype=object)
+    else:
+        try:
+            check_classification_targets(y)
+        except ValueError as err:
+            raise ValueError(f"{str(err).rstrip('.')}; if these values are grades, list them in their order: "
+                             f"grades={np.unique(y)[:6].tolist()}{'...' if len(np.unique(y)) > 6 else ''}") from None
+        unknown = np.setdiff1d(np.unique(y), classes)
     if unknown.size:
         raise ValueError(f"labels {unknown.tolist()} are not among the grades {classes.tolist()}")
     return classes, encode_known_labels(y, classes)

@@ -148,3 +148,45 @@ def test_a_file_with_a_large_tail_is_refused_before_it_is_read(ordinal_file, tmp
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("the body was read"))
     with pytest.raises(ModelFileError, match="tensor table declares"):
         GPOrdinalClassifier.load(tail)
+
+
+@pytest.mark.parametrize("grades, message", [
+    ([0, np.nan, 1, 2], "not missing values"), ([0, None, 1, 2], "not missing values"), ("0,1,2", "not one string"),
+    ({0, 1, 2}, "no order of its own"), ({0: 1, 1: 2}, "no order of its own"), ([], "at least 2 grades"),
+    ([0, 1, 1], "distinct")])
+def test_grades_that_are_no_order_of_labels_are_one_line_errors(grades, message):
+    """Item 6: NaN or None as a grade, a string, a set, a mapping, no grades or a repeated one."""
+    X, y = _problem()
+    with pytest.raises(ValueError, match=message):
+        GPOrdinalClassifier(grades=grades, n_inducing=5, max_iter=2).fit(X, y)
+
+
+def test_half_step_grades_are_grades_when_listed():
+    """Item 6: star ratings (0.5, 1.0, 1.5) fit when ``grades`` lists them, and without ``grades``
+    the refusal says which ``grades=`` to give."""
+    X, y = _problem()
+    stars = np.array([0.5, 1.0, 1.5])[y]
+    clf = GPOrdinalClassifier(grades=[0.5, 1.0, 1.5], n_inducing=5, max_iter=5, random_state=0).fit(X, stars)
+    assert clf.classes_.tolist() == [0.5, 1.0, 1.5] and set(clf.predict(X)) <= {0.5, 1.0, 1.5}
+    with pytest.raises(ValueError, match=r"grades=\[0.5, 1.0, 1.5\]"):
+        GPOrdinalClassifier(n_inducing=5, max_iter=2).fit(X, stars)
+
+
+def test_the_command_lines_grades_are_never_truncated_and_the_order_is_said(tmp_path, capsys):
+    """Item 6: ``--grades 1.5,2.5,3.5`` on integer labels is refused as the API refuses it (not
+    read as 1, 2, 3), and ``--ordinal`` without ``--grades`` says the order it fitted."""
+    import pandas as pd
+
+    from alphagp.cli import main
+    X, y = _problem()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["target"] = y + 1
+    data, model = tmp_path / "grades.csv", tmp_path / "grades.safetensors"
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--grades", "1.5,2.5,3.5",
+                 "--max-iter", "3", "--quiet"]) == 2
+    assert "not among the grades [1.5, 2.5, 3.5]" in capsys.readouterr().err
+    frame["target"] = np.array(["low", "mid", "high"])[y]
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--max-iter", "3", "--quiet"]) == 0
+    assert "grades, lowest first (sorted: no --grades was given" in capsys.readouterr().out

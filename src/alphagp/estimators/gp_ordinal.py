@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..labels import encode_ordered_labels, grade_order
+from ..labels import check_grades, encode_ordered_labels, grade_order
 from ..methods import ordinal_methods
 from .gp_classifier import GPClassifier
 
@@ -76,7 +76,7 @@ class GPOrdinalClassifier(GPClassifier):
                              f"method={self.method!r} (GPClassifier fits unordered classes)")
 
     def _fit_targets(self, y):
-        return encode_ordered_labels(y, self._order)
+        return encode_ordered_labels(y, self._order, declared=self.grades is not None)
 
     def _model_problems(self) -> list[str]:
         problems = super()._model_problems()
@@ -86,7 +86,8 @@ class GPOrdinalClassifier(GPClassifier):
 
     def _stream_classes(self, classes) -> np.ndarray:
         self._check_method()
-        return encode_ordered_labels(classes, list(classes) if self.grades is None else self.grades)[0]
+        grades = list(classes) if self.grades is None else check_grades(self.grades)
+        return encode_ordered_labels(classes, grades, declared=self.grades is not None)[0]
 
     @property
     def cut_points_(self) -> np.ndarray:
