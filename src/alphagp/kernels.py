@@ -50,6 +50,22 @@ class _Gram(torch.autograd.Function):
         return (grad + grad.transpose(-1, -2)) @ S
 
 
+def _expanded(name: str, value, shape: tuple[int, ...], dtype) -> torch.Tensor:
+    """An initial kernel hyper-parameter broadcast to ``shape`` (``[G]``, or ``[G, D]`` for the
+    lengthscales, G kernels), or a ``ValueError`` that says how many values the model takes."""
+    tensor = torch.as_tensor(value, dtype=dtype)
+    try:
+        return tensor.expand(*shape).clone()
+    except RuntimeError:
+        groups = shape[0]
+        per = "one per feature, " if len(shape) == 2 else ""
+        raise ValueError(
+            f"kernel_params['{name}'] has shape {list(tensor.shape)}, but this model has {groups} kernel"
+            f"{'s' if groups > 1 else ''} (one per latent function; an ordinal model has one latent function, and "
+            f"shared_hyperparameters=True gives one kernel for all classes): give one number, {per}or a row per "
+            f"kernel, shape {list(shape)}") from None
+
+
 class ARDKernel(nn.Module):
     """ARD squared-exponential kernel for ``n_latent`` latent functions.
 
@@ -80,9 +96,9 @@ class ARDKernel(nn.Module):
         groups = 1 if shared else n_latent
         if lengthscale is None:
             lengthscale = math.sqrt(n_features)
-        ls = torch.as_tensor(lengthscale, dtype=dtype).expand(groups, n_features).clone()
-        amp = torch.as_tensor(amplitude, dtype=dtype).expand(groups).clone()
-        nz = torch.as_tensor(noise, dtype=dtype).expand(groups).clone()
+        ls = _expanded("lengthscale", lengthscale, (groups, n_features), dtype)
+        amp = _expanded("amplitude", amplitude, (groups,), dtype)
+        nz = _expanded("noise", noise, (groups,), dtype)
         for name, value in (("lengthscale", ls), ("amplitude", amp), ("noise", nz)):
             if not torch.all(torch.isfinite(value)) or torch.any(value <= 0):
                 raise ValueError(f"kernel {name} must be finite and positive, got {value.tolist()}")

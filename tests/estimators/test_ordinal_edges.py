@@ -190,3 +190,21 @@ def test_the_command_lines_grades_are_never_truncated_and_the_order_is_said(tmp_
     frame.to_csv(data, index=False)
     assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--max-iter", "3", "--quiet"]) == 0
     assert "grades, lowest first (sorted: no --grades was given" in capsys.readouterr().out
+
+
+def test_kernel_params_per_grade_say_the_model_has_one_latent_function(tmp_path, capsys):
+    """Item 7: one value per grade for an ordinal model's kernel is a one-line error in the API and
+    on the command line, not PyTorch's broadcasting error or a traceback."""
+    import pandas as pd
+
+    from alphagp.cli import main
+    X, y = _problem()
+    with pytest.raises(ValueError, match="an ordinal model has one latent function"):
+        GPOrdinalClassifier(kernel_params={"amplitude": [1.0, 1.0, 1.0]}, n_inducing=5, max_iter=2).fit(X, y)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["target"] = y
+    frame.to_csv(tmp_path / "g.csv", index=False)
+    assert main(["fit", "--data", str(tmp_path / "g.csv"), "--model", str(tmp_path / "g.safetensors"), "--ordinal",
+                 "--kernel-params", '{"amplitude": [1.0, 1.0, 1.0]}', "--max-iter", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "one latent function" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
