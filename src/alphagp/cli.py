@@ -425,6 +425,8 @@ def cmd_fit(args) -> int:
         from .data import read_libsvm  # what the fit would need, before the rows are made dense
         sparse, labels = read_libsvm(args.data, zero_based=args.zero_based, dense=False)
         clf.check_fit_size(sparse.shape[0], sparse.shape[1], labels)
+    if args.weight_column is not None:
+        _check_weight_text(args.data, args.weight_column, args.target)
     X, y = read_file(args.data, args.target, zero_based=args.zero_based,
                      mixed=getattr(clf, "categorical_features", None) is not None, text_labels=args.text_labels)
     weight = None
@@ -447,6 +449,25 @@ def cmd_fit(args) -> int:
         print(f"  grades, lowest first ({given}): {', '.join(map(str, clf.classes_))}")
     _print_selection(clf)
     return 0
+
+
+def _check_weight_text(path, name: str, target: str) -> None:
+    """Before a CSV/TSV file is read as features: a ``--weight-column`` that holds text is an error
+    about the weights (not about a non-numeric feature column); other files and names that are
+    not a column are left to the reading and to :func:`_weight_column`."""
+    import pandas as pd
+    if name == target or Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
+        return                                  # the target: _weight_column says so
+    sep = "\t" if [p for p in Path(path).suffixes if p != ".gz"][-1:] in ([".tsv"], [".tab"]) else ","
+    try:
+        column = pd.read_csv(path, sep=sep, usecols=[name])[name]
+    except (ValueError, OSError):
+        return
+    text = pd.to_numeric(column, errors="coerce").isna() & column.notna()
+    if text.any():
+        row = int(np.flatnonzero(text.to_numpy())[0])
+        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {row + 1} holds "
+                         f"the text {column.iloc[row]!r}")
 
 
 def _weight_column(X, name: str, path, target: str):
@@ -505,6 +526,8 @@ def _read_for(clf, args, labels_used: bool = True, weight_column: str | None = N
     (``labels_used=False``: a prediction, which only drops them); with ``weight_column``, also the
     rows' weights from that column (not a feature)."""
     from .data import align_columns, read_file
+    if weight_column is not None:
+        _check_weight_text(args.data, weight_column, args.target)
     X, y = read_file(args.data, args.target, n_features=clf.n_features_in_, zero_based=args.zero_based,
                      mixed=hasattr(clf, "table_encoding_"), text_labels=getattr(args, "text_labels", False),
                      labels_used=labels_used)

@@ -213,7 +213,7 @@ def _read(path: str | os.PathLike, kind: str | tuple[str, ...] | None, what_file
     """The checked header and tensors of the file at ``path`` and its length; ``kind``: the kind
     it must hold, or a tuple of the kinds it may hold, or ``None`` (any kind)."""
     path = Path(path)
-    what = kind if isinstance(kind, str) else "model"
+    what = kind.removeprefix("alphagp.") if isinstance(kind, str) else "model"      # "a GPClassifier file"
     _check_header(check_readable_file(path, what_file), what)
     data = path.read_bytes()
     metadata = _metadata(data, path, what)

@@ -208,3 +208,38 @@ def test_kernel_params_per_grade_say_the_model_has_one_latent_function(tmp_path,
                  "--kernel-params", '{"amplitude": [1.0, 1.0, 1.0]}', "--max-iter", "2", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "one latent function" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_left_over_messages_name_the_right_things(ordinal_file, tmp_path, capsys):
+    """Item 8: alpha suggestions stay with the ordinal likelihood, a file of another kind is named
+    once ("a GPOrdinalClassifier file"), a text weight column is called a weight column, and a
+    tensor of the wrong shape in a file is one line."""
+    import pandas as pd
+    import torch
+
+    from alphagp.cli import main
+    from alphagp.methods import resolve_alpha
+    from alphagp.serialization import ModelFileError
+    with pytest.raises(ValueError, match="use method='ordinal_pep'"):
+        resolve_alpha("ordinal_ep", 0.5)
+    with pytest.raises(ValueError, match="'ordinal_pep' takes one"):
+        resolve_alpha("ordinal_vi", 0.5)
+    junk = tmp_path / "junk.safetensors"
+    junk.write_bytes(b"\x00" * 64)
+    with pytest.raises(ModelFileError, match="not an alphagp GPOrdinalClassifier file") as err:
+        GPOrdinalClassifier.load(junk)
+    assert "alphagp alphagp" not in str(err.value)
+    X, y = _problem()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["target"], frame["w"] = y, "heavy"
+    frame.to_csv(tmp_path / "w.csv", index=False)
+    assert main(["fit", "--data", str(tmp_path / "w.csv"), "--model", str(tmp_path / "w.safetensors"),
+                 "--weight-column", "w", "--max-iter", "2", "--quiet"]) == 2
+    assert "--weight-column 'w' must hold finite non-negative numbers" in capsys.readouterr().err
+
+    def widen(values):
+        key = next(k for k in values if k.endswith("log_gaps"))
+        values[key] = torch.zeros(5, dtype=values[key].dtype)
+    with pytest.raises(ModelFileError, match="do not fit the model") as err:
+        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "shape.safetensors", tensors=widen))
+    assert "\n" not in str(err.value)

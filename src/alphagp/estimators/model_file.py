@@ -24,6 +24,16 @@ from . import file_upgrades, fitted
 from .fit_plan import FitPlan
 
 
+def _load_state(model, state: dict) -> None:
+    """``model.load_state_dict(state)``, its error (missing, unexpected or misshapen tensors, which
+    PyTorch spreads over several lines) as one ``ValueError`` line for the file's refusal."""
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        lines = [line.strip() for line in str(err).splitlines()[1:] if line.strip()]
+        raise ValueError("its tensors do not fit the model its header describes: " + "; ".join(lines)) from None
+
+
 class EstimatorFiles:
     """The model files of the estimators (module docstring): a subclass sets ``MODEL_KIND`` and
     implements :meth:`_file_content`, :meth:`_model_from_file` and :meth:`_restore`."""
@@ -88,7 +98,7 @@ class EstimatorFiles:
                                    content["best_iteration"])
             with serialization.allocation_limit(content["__file_bytes__"], path):
                 model, state = est._model_from_file(content)
-            model.load_state_dict(state)
+            _load_state(model, state)
             fitted.record_model(est, model)
             est._restore(content)
             problems = est._file_problems()

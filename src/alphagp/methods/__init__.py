@@ -10,6 +10,7 @@ never branches on names itself.
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 
 from torch import nn
@@ -207,6 +208,15 @@ def _has_alpha(spec: MethodSpec) -> bool:
     return "alpha" in constructor_parameters(spec.cls) and "alpha" not in spec.cls.REFUSES
 
 
+def _alpha_siblings(spec: MethodSpec) -> list[str]:
+    """The registered methods with the likelihood of ``spec`` whose alpha is free (what to suggest
+    to a user who gave alpha to a method that fixes or refuses it)."""
+    own = likelihood_class(spec.likelihood)
+    names = [name for name, other in METHODS.items()
+             if likelihood_class(other.likelihood) is own and _has_alpha(other) and "alpha" not in other.fixed]
+    return sorted(names, key=lambda name: not name.endswith("pep"))         # power EP first
+
+
 def resolve_alpha(name: str, alpha: float | None) -> float | None:
     """The power alpha method ``name`` runs with: the one place where alpha's default is decided.
 
@@ -218,9 +228,13 @@ def resolve_alpha(name: str, alpha: float | None) -> float | None:
     layer checks alpha here alone: the methods' constructors trust it.
     """
     spec = method_spec(name)
+    siblings = _alpha_siblings(spec)
     if not _has_alpha(spec):
         if alpha is not None:
             reason = spec.cls.REFUSES.get("alpha", f"its arguments are {sorted(constructor_parameters(spec.cls))}")
+            if any(other not in siblings for other in re.findall(r"method='(\w+)'", reason)):
+                reason = (f"it takes no alpha; with its likelihood, {' and '.join(map(repr, siblings))} "
+                          f"take{'s' if len(siblings) == 1 else ''} one")
             raise ValueError(f"method {name!r} has no alpha (got {alpha!r}): {reason}")
         return None
     fixed = spec.fixed.get("alpha")
@@ -228,7 +242,8 @@ def resolve_alpha(name: str, alpha: float | None) -> float | None:
         if not 0.0 < alpha <= 1.0:
             raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
         if fixed is not None and alpha != fixed:
-            raise ValueError(f"method {name!r} has alpha={fixed}; got alpha={alpha}; use method='pep' for alpha < 1")
+            other = f"; use method={siblings[0]!r} for alpha < 1" if siblings else ""
+            raise ValueError(f"method {name!r} has alpha={fixed}; got alpha={alpha}{other}")
         return float(alpha)
     default = {**_signature_defaults(spec.cls), **spec.defaults, **spec.fixed}["alpha"]
     return None if default is None else float(default)      # None: the alpha -> 0 limit (vi)
