@@ -243,3 +243,35 @@ def test_the_left_over_messages_name_the_right_things(ordinal_file, tmp_path, ca
     with pytest.raises(ModelFileError, match="do not fit the model") as err:
         GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "shape.safetensors", tensors=widen))
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("informative", [False, True])
+def test_a_selection_that_no_gp_wins_against_the_class_frequencies_says_so(monkeypatch, informative):
+    """Item 10: the selection scores the class-frequency model on the same held-out rows and warns,
+    naming both NLLs, when no candidate beats it (every candidate here predicts uniform
+    probabilities on 80/10/10 labels: worse than the frequencies); an informative candidate (the
+    true labels with probability 0.9) raises no such warning."""
+    import warnings
+
+    r = np.random.default_rng(0)
+    X, y = r.normal(size=(120, 2)), r.choice(3, size=120, p=[0.8, 0.1, 0.1])
+    truth = {tuple(x): label for x, label in zip(X, y)}
+
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+        self.validation_scores_, self.best_iteration_ = [0.5], 1
+        return self
+
+    def fake_proba(self, X_):
+        if not informative:
+            return np.full((len(X_), 3), 1 / 3)
+        p = np.full((len(X_), 3), 0.05)
+        p[np.arange(len(X_)), [truth[tuple(x)] for x in np.asarray(X_)]] = 0.9
+        return p
+
+    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_proba", fake_proba)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        GPClassifier(random_state=0).fit(X, y)
+    said = [str(w.message) for w in caught if "class frequencies" in str(w.message)]
+    assert (said == []) if informative else (len(said) == 1 and "NLL 1.0986" in said[0])

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.base import clone
 
-from ..data.held_out import class_counts, held_out_problem
+from ..data.held_out import class_counts, held_out_problem, held_out_rows
 from ..data.streaming import StandardizedRows, column_mean_std
 from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
@@ -248,6 +248,21 @@ def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
     return "cv", list(StratifiedKFold(k, shuffle=True, random_state=seed).split(np.zeros(n_rows), y_idx))
 
 
+def class_frequency_nll(y_idx: np.ndarray, weight: np.ndarray | None, held_out) -> float:
+    """The held-out NLL of the model that predicts every row's class by the training class
+    frequencies (weighted, each count plus one half so no class gets probability 0), averaged over
+    the ``(train, test)`` row splits of ``held_out`` as the candidates' scores are: the bar a
+    classifier must clear to say anything about its features."""
+    C = int(y_idx.max()) + 1
+    w = np.ones(len(y_idx)) if weight is None else np.asarray(weight, dtype=np.float64)
+    scores = []
+    for train, test in held_out:
+        counts = np.bincount(y_idx[train], weights=w[train], minlength=C) + 0.5
+        proba = np.broadcast_to(counts / counts.sum(), (len(test), C))
+        scores.append(negative_log_likelihood(proba, y_idx[test], None if weight is None else w[test]))
+    return float(np.mean(scores))
+
+
 def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
            clock=None, weight=None, race: bool = True) -> Selection:
     """Score the candidates (module docstring) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class
@@ -340,6 +355,16 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     results = _results([c for c, _ in choices], [with_start({**p, "random_state": seed}, estimator, kernel)
                                                  for _, p in choices], scores, seconds)
     best = results["rank_test_nll"].index(1)
+    held_out = folds if scheme == "cv" else [held_out_rows(y_idx, estimator.validation_fraction, True, seed)]
+    frequencies = class_frequency_nll(y_idx, weight, held_out)
+    if estimator.verbose:
+        print(f"{_what(estimator)}: the training class frequencies: held-out NLL {frequencies:.4f}", flush=True)
+    if results["mean_test_nll"][best] >= frequencies:
+        warnings.warn(f"{_what(estimator)}: no candidate beat the training class frequencies on the held-out rows "
+                      f"(best: {choices[best][0].name}, NLL {results['mean_test_nll'][best]:.4f}; the class "
+                      f"frequencies: {frequencies:.4f}): the features, as given, tell the model less than the "
+                      "labels' proportions do; check their encoding (categorical_features, identifiers given as "
+                      "numbers) or use another model", UserWarning, stacklevel=4)
     candidate, params = choices[best]
     params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
     return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
