@@ -275,3 +275,14 @@ def test_a_selection_that_no_gp_wins_against_the_class_frequencies_says_so(monke
         GPClassifier(random_state=0).fit(X, y)
     said = [str(w.message) for w in caught if "class frequencies" in str(w.message)]
     assert (said == []) if informative else (len(said) == 1 and "NLL 1.0986" in said[0])
+
+
+def test_partial_fit_on_a_batch_method_says_which_methods_stream():
+    """Item 10: ``partial_fit`` of a ``pep`` model is an ``AttributeError`` (``hasattr`` stays
+    false, as scikit-learn's ``available_if`` wants) that names the methods that stream, among them
+    ``ordinal_vi``."""
+    X, y = _problem()
+    clf = GPClassifier(method="pep", n_inducing=5, max_iter=2).fit(X, y)
+    assert not hasattr(clf, "partial_fit")
+    with pytest.raises(AttributeError, match="the methods that stream: .*ordinal_vi"):
+        clf.partial_fit(X[:10], y[:10])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import types
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import calibration, conformity_scores, prediction_sets
@@ -29,8 +30,28 @@ MODEL_KIND = "alphagp.GPClassifier"
 
 def _streams(est) -> bool:
     """Whether ``partial_fit`` is offered (scikit-learn's ``available_if``): the estimator's method
-    streams (:func:`.streams.streams_with`)."""
-    return streams.streams_with(est.method)
+    streams (:func:`.streams.streams_with`); otherwise the ``AttributeError`` (so ``hasattr`` is
+    false) says which methods do."""
+    if streams.streams_with(est.method):
+        return True
+    raise AttributeError(f"partial_fit is not available for method={est.method!r}, which fits in batch and cannot "
+                         f"continue on a stream; the methods that stream: {', '.join(streams.streaming_methods())} "
+                         "(fit one of them, or method='auto')")
+
+
+class _when_streaming:
+    """``partial_fit``'s descriptor (scikit-learn's ``available_if``, with the reason kept): the
+    method where :func:`_streams` allows it, else :func:`_streams`'s ``AttributeError``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        _streams(obj)
+        return types.MethodType(self.fn, obj)
 
 
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
@@ -433,7 +454,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         fitted.record_held_out_conformity(self, validation)
 
     # ------------------------------------------------------------------ streams
-    @available_if(_streams)
+    @_when_streaming
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, n_rows=None, sample_weight=None):
         """Train on rows ``X`` ``[B, D]``, ``y`` ``[B]`` of a stream: one Adam step per ``batch_size``
