@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import time
 import warnings
@@ -550,10 +551,14 @@ def cmd_predict(args) -> int:
                 out.write(f"{m:.6g},{s:.6g}\n")
         return 0
     proba = clf.predict_proba(X)
+    grades = hasattr(clf, "predict_median")          # an ordinal model: its median and mean grade too
+    extra = [clf.predict_median(X), clf.predict_mean(X)] if grades else []
     with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
-        out.write(",".join(["prediction"] + [f"p_{c}" for c in clf.classes_]) + "\n")
-        for label, row in zip(clf.classes_[np.argmax(proba, 1)], proba):
-            out.write(",".join([str(label)] + [f"{p:.6g}" for p in row]) + "\n")
+        out.write(",".join(["prediction", *(["median_grade", "mean_grade"] if grades else []),
+                            *[f"p_{c}" for c in clf.classes_]]) + "\n")
+        for i, (label, row) in enumerate(zip(clf.classes_[np.argmax(proba, 1)], proba)):
+            cells = [str(extra[0][i]), f"{extra[1][i]:.6g}"] if grades else []
+            out.write(",".join([str(label), *cells] + [f"{p:.6g}" for p in row]) + "\n")
     return 0
 
 
@@ -683,11 +688,13 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     _add_zero_based(update)
     update.set_defaults(func=cmd_update)
 
-    pred = sub.add_parser("predict", help="class probabilities (or a regressor's mean and std) for a file", **common)
+    pred = sub.add_parser("predict", help="class probabilities (an ordinal model's median and mean grade too; a "
+                          "regressor's mean and std) for a file", **common)
     pred.add_argument("--model", required=True, help="model file written by 'alphagp fit'")
     pred.add_argument("--data", required=True,
                       help="CSV/TSV or LIBSVM file; CSV/TSV columns are matched to the model's by name")
     pred.add_argument("--target", default=None, help="label column to drop, if the file has one")
+    _add_text_labels(pred)
     _add_zero_based(pred)
     pred.add_argument("--output", default=None, help="CSV file (default: standard output)")
     pred.set_defaults(func=cmd_predict)
@@ -731,6 +738,9 @@ def main(argv=None) -> int:
     try:
         with _one_line_warnings(args.command), torch_threads(args.n_jobs):
             return args.func(args)
+    except BrokenPipeError:             # the reader of the output stopped (`alphagp predict ... | head`)
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python's own advice: no second error at exit
+        return 0
     except (ValueError, OSError, TypeError, ImportError, ArithmeticError, CholeskyError) as err:
         print(f"alphagp {args.command}: error: {err}", file=sys.stderr)
         return 2

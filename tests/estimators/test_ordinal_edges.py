@@ -286,3 +286,26 @@ def test_partial_fit_on_a_batch_method_says_which_methods_stream():
     assert not hasattr(clf, "partial_fit")
     with pytest.raises(AttributeError, match="the methods that stream: .*ordinal_vi"):
         clf.partial_fit(X[:10], y[:10])
+
+
+def test_predict_on_the_command_line_takes_text_labels_and_gives_the_median_grade(tmp_path, capsys):
+    """Item 10: ``alphagp predict`` accepts ``--text-labels`` as ``fit`` and ``evaluate`` do, and an
+    ordinal model's rows carry its median and mean grade beside the probabilities."""
+    import pandas as pd
+
+    from alphagp.cli import main
+    X, y = _problem()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["target"] = np.array(["low", "mid", "high"])[y]
+    data, model = tmp_path / "g.csv", tmp_path / "g.safetensors"
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--grades", "low,mid,high",
+                 "--text-labels", "--max-iter", "5", "--quiet"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "p.csv"
+    assert main(["predict", "--model", str(model), "--data", str(data), "--target", "target", "--text-labels",
+                 "--output", str(out)]) == 0
+    table = pd.read_csv(out)
+    expected = GPOrdinalClassifier.load(model).predict_median(frame[["a", "b", "c"]])
+    assert table.columns[:3].tolist() == ["prediction", "median_grade", "mean_grade"]
+    assert table["median_grade"].tolist() == expected.tolist()
