@@ -373,9 +373,18 @@ def _print_selection(clf) -> None:
         return
     scheme = {"cv": "cross-validated", "split": "on a held-out split", "none": "not scored (a class of one row)"}
     print(f"  method='auto' chose {clf.candidate_}; held-out NLL {scheme[clf.selection_scheme_]}:")
-    for name, nll, seconds, rank in zip(results["candidate"], results["mean_test_nll"], results["mean_fit_time"],
-                                        results["rank_test_nll"]):
-        print(f"    {'*' if rank == 1 else ' '} {name:<18} {nll:.4f}  ({seconds:.1f} s a fit)")
+    folds = sorted(k for k in results if k.startswith("split") and k.endswith("_test_nll"))
+    for i, (name, nll, seconds, rank) in enumerate(zip(results["candidate"], results["mean_test_nll"],
+                                                       results["mean_fit_time"], results["rank_test_nll"])):
+        scored = [float(results[k][i]) for k in folds if np.isfinite(results[k][i])]
+        if np.isfinite(nll):
+            score = f"{nll:.4f}"
+        elif scored:        # raced out: the folds it was scored on, then dropped
+            score = f"{np.mean(scored):.4f} on {len(scored)} of {len(folds)} folds, then dropped (racing)"
+        else:
+            score = "not scored (the budget was spent)"
+        time_cell = f"{seconds:.1f} s a fit" if np.isfinite(seconds) else "no fit"
+        print(f"    {'*' if rank == 1 else ' '} {name:<18} {score}  ({time_cell})")
 
 
 def _print_metrics(metrics: dict, seconds: float | None = None) -> None:
@@ -467,7 +476,7 @@ def _check_weight_text(path, name: str, target: str) -> None:
     text = pd.to_numeric(column, errors="coerce").isna() & column.notna()
     if text.any():
         row = int(np.flatnonzero(text.to_numpy())[0])
-        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {row + 1} holds "
+        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {row + 1} (counted from 1 below the header) holds "
                          f"the text {column.iloc[row]!r}")
 
 
@@ -481,7 +490,7 @@ def _weight_column(X, name: str, path, target: str):
     values = _as_numbers(X.pop(name))
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
-        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {bad[0] + 1} "
+        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {bad[0] + 1} (counted from 1 below the header) "
                          f"holds {float(values[bad[0]])}" + (f" ({len(bad)} such rows)" if len(bad) > 1 else ""))
     if not np.any(values > 0):
         raise ValueError(f"--weight-column {name!r} is 0 in every row; at least one row needs a positive weight")
@@ -640,6 +649,14 @@ def _add_zero_based(p: argparse.ArgumentParser) -> None:
                         "not from 1 as LIBSVM does; give it at fit and at predict/evaluate alike")
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, as every other error of the command is: the
+    message and where the usage is, not the usage itself."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(argv=None) -> argparse.ArgumentParser:
     """The ``alphagp`` command's parser. With the command line ``argv``, the model flags (whose help
     reads the estimators' defaults, which imports PyTorch) are added only to the command it names
@@ -653,10 +670,10 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
             _add_model_options(p, regression=regression)
 
     fmt = _HelpFormatter
-    parser = argparse.ArgumentParser(prog="alphagp", description=DESCRIPTION, parents=[_global_options(True)],
-                                     formatter_class=fmt)
+    parser = _OneLineParser(prog="alphagp", description=DESCRIPTION, parents=[_global_options(True)],
+                            formatter_class=fmt)
     parser.add_argument("--version", action="version", version=f"alphagp {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     common = dict(parents=[_global_options(False)], formatter_class=fmt)
 
     demo = sub.add_parser("demo", help="train on bundled real data and print test metrics", **common)

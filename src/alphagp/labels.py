@@ -33,7 +33,9 @@ def missing_labels(y) -> np.ndarray:
 
 
 def describe_rows(rows, limit: int = 5) -> str:
-    """``"rows 3, 7 and 2 more"``: the first ``limit`` of ``rows`` (0-based indices) for a message."""
+    """``"rows 3, 7 and 2 more"``: the first ``limit`` of ``rows`` (0-based indices, as Python
+    indexes an array; every message says "counted from 0", and the command line's "counted from 1
+    below the header") for a message."""
     shown = ", ".join(str(int(r)) for r in rows[:limit])
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
     return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"

@@ -326,10 +326,10 @@ def test_a_nan_in_an_array_names_its_column_and_row_at_fit_and_predict(thyroid):
     X, y = thyroid
     bad = X.copy()
     bad[7, 4] = np.inf
-    with pytest.raises(ValueError, match=r"column 4 \(first in row 7\)") as err:
+    with pytest.raises(ValueError, match=r"column 4 \(first in row 7, counted from 0\)") as err:
         GPClassifier(**FAST).fit(bad, y)
     assert "\n" not in str(err.value)
-    with pytest.raises(ValueError, match=r"column 4 \(first in row 7\)"):
+    with pytest.raises(ValueError, match=r"column 4 \(first in row 7, counted from 0\)"):
         GPClassifier(**FAST).fit(X, y).predict(bad)
 
 

@@ -309,3 +309,27 @@ def test_predict_on_the_command_line_takes_text_labels_and_gives_the_median_grad
     expected = GPOrdinalClassifier.load(model).predict_median(frame[["a", "b", "c"]])
     assert table.columns[:3].tolist() == ["prediction", "median_grade", "mean_grade"]
     assert table["median_grade"].tolist() == expected.tolist()
+
+
+def test_the_selection_summary_shows_a_raced_out_candidates_score(capsys):
+    """Item 10: a candidate scored on its first fold and then dropped by racing prints that score and
+    why, not 'nan'."""
+    from types import SimpleNamespace
+
+    from alphagp.cli import _print_selection
+    clf = SimpleNamespace(candidate_="sep", selection_scheme_="cv", cv_results_={
+        "candidate": ["sep", "vi"], "mean_test_nll": [0.41, float("nan")], "mean_fit_time": [2.0, 1.5],
+        "rank_test_nll": [1, 2], "split0_test_nll": [0.40, 0.5598], "split1_test_nll": [0.42, float("nan")],
+        "split2_test_nll": [0.41, float("nan")]})
+    _print_selection(clf)
+    out = capsys.readouterr().out
+    assert "nan" not in out and "0.5598 on 1 of 3 folds, then dropped (racing)" in out
+
+
+def test_argument_errors_are_one_line(capsys):
+    """Item 10: argparse's usage no longer precedes its errors: one line, with where help is."""
+    from alphagp.cli import main
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", "--data", "x.csv"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "--model" in err and "--help" in err

@@ -146,8 +146,8 @@ def test_deep_gps_take_weights_as_repeated_rows(iris_rows):
     (None, {0: float("nan")}, r"finite non-negative number; got \{0: nan\}"),
     (None, {0: float("inf")}, r"finite non-negative number; got \{0: inf\}"),
     # issue 60, item 3: weights that sum past what a fit represents are refused, naming the row
-    (np.r_[np.ones(5), 1e300, np.ones(39)], None, r"sum to 1e\+300, more than 1e\+15: .*row 5's 1e\+300"),
-    (np.r_[np.ones(5), 1e20, np.ones(39)], None, r"row 5's 1e\+20"),
+    (np.r_[np.ones(5), 1e300, np.ones(39)], None, r"sum to 1e\+300, more than 1e\+15: .*row 5's \(counted from 0\) 1e\+300"),
+    (np.r_[np.ones(5), 1e20, np.ones(39)], None, r"row 5's \(counted from 0\) 1e\+20"),
 ])
 def test_bad_weights_are_clear_errors(iris_rows, sample_weight, class_weight, message):
     X, y, _, _, _ = iris_rows

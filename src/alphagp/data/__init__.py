@@ -138,7 +138,8 @@ def _labels_checked(path: Path, sep: str, target: str, y: np.ndarray, text_label
         hint = ("" if text_labels else "; or, where a label is text pandas reads as missing ('None', 'NA', 'null'), "
                 "read the labels as text (--text-labels on the command line)")
         raise ValueError(f"the target column {target!r} of {path.name} has {len(missing)} missing label"
-                         f"{'s' if len(missing) > 1 else ''} (data row{'s' if len(missing) > 1 else ''} {rows}): "
+                         f"{'s' if len(missing) > 1 else ''} (data row{'s' if len(missing) > 1 else ''} {rows}, counted from 1 "
+                         "below the header): "
                          f"drop those rows or give them a label{hint}")
     return y
 

@@ -60,7 +60,7 @@ def non_finite_cells(X, chunk: int = 65536) -> str:
     labels = [repr(names[j]) if names is not None else str(j) for j in where[:10]]
     more = f" and {len(where) - 10} more" if len(where) > 10 else ""
     kind = "columns" if len(where) > 1 else "column"
-    return f"NaN or infinity in {kind} {', '.join(labels)}{more} (first in row {first_row})"
+    return f"NaN or infinity in {kind} {', '.join(labels)}{more} (first in row {first_row}, counted from 0)"
 
 
 #: the most the rows' weights may sum to: a weight w raises a row's likelihood to the power w (w
@@ -203,7 +203,7 @@ class EstimatorInputs:
         if not total <= MAX_TOTAL_WEIGHT:
             row = int(np.argmax(weight))
             raise ValueError(f"the rows' weights (sample_weight times class_weight) sum to {total:.3g}, more than "
-                             f"{MAX_TOTAL_WEIGHT:.0e}: a weight counts as repeated rows, and row {row}'s "
+                             f"{MAX_TOTAL_WEIGHT:.0e}: a weight counts as repeated rows, and row {row}'s (counted from 0) "
                              f"{weight[row]:.3g} would count as more rows than a fit can represent; scale the "
                              "weights down (which also lowers how many rows they stand for)")
         return weight
