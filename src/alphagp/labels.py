@@ -53,7 +53,13 @@ def encode_labels(y, chunk: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
     classes = None
     for start in range(0, n, chunk):
         part = np.asarray(y[start:start + chunk])
-        check_classification_targets(part)
+        try:
+            check_classification_targets(part)
+        except ValueError as err:
+            if "continuous" not in str(err):
+                raise
+            raise ValueError(f"{str(err).rstrip('.')}; labels in half steps or other ordered grades are "
+                             "GPOrdinalClassifier(grades=[...])'s, listed lowest first") from None
         found = np.unique(part)
         classes = found if classes is None else np.union1d(classes, found)
     y_idx = np.empty(n, dtype=np.uint8 if len(classes) <= 256 else np.int64)

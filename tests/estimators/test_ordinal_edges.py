@@ -84,7 +84,7 @@ def test_an_edited_grade_order_is_refused(ordinal_file, tmp_path):
     def ordered_and_reversed(h):
         _reverse_classes(h)
         h["content"]["classes"]["ordered"] = True
-    with pytest.raises(ModelFileError, match="only an ordinal model's grades"):
+    with pytest.raises(ModelFileError, match="only an ordinal classifier's grades"):
         GPClassifier.load(_edited(plain, tmp_path / "ordered.safetensors", ordered_and_reversed))
 
     def not_ordinal(h):

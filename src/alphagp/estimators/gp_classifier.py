@@ -277,6 +277,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``ess_log_likelihood``).
     """
 
+    #: whether the classes may keep an order of their own (the ordinal classifier's grades); a
+    #: GPClassifier's are sorted, and a model file that says otherwise is refused
+    KEEPS_GRADE_ORDER: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict] = {
         **GPEstimatorBase.SHARED_CONSTRAINTS,
         "method": [str],          # "auto" or a registered name, checked at fit against the registry of that moment
@@ -658,9 +661,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if plan.n_inducing != M:
             problems.append(f"a plan of {plan.n_inducing} inducing points over a model of {M}")
         ordinal = self.method_ in ordinal_methods()
-        if not ordinal and not np.array_equal(np.unique(self.classes_), self.classes_):
-            problems.append(f"classes {self.classes_.tolist()} out of their sorted order over method {self.method_!r}: "
-                            "only an ordinal model's grades keep an order of their own")
+        if not (ordinal and self.KEEPS_GRADE_ORDER) and not np.array_equal(np.unique(self.classes_), self.classes_):
+            problems.append(f"classes {self.classes_.tolist()} out of their sorted order in a {type(self).__name__} "
+                            f"of method {self.method_!r}: only an ordinal classifier's grades keep an order of "
+                            "their own")
         problems += self.model_.likelihood.state_problems()
         unfinished = [name for name, t in self.model_.state_dict().items()
                       if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]

@@ -49,6 +49,7 @@ class GPOrdinalClassifier(GPClassifier):
     lists the grades in their order (``grades``, where set, wins).
     """
 
+    KEEPS_GRADE_ORDER: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict] = {**GPClassifier._parameter_constraints, "grades": ["array-like", None]}
     MODEL_KIND = MODEL_KIND
 
