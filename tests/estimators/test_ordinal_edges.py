@@ -333,3 +333,17 @@ def test_argument_errors_are_one_line(capsys):
         main(["fit", "--data", "x.csv"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "--model" in err and "--help" in err
+
+
+def test_the_size_check_counts_what_mini_batches_and_one_kernel_still_allocate(monkeypatch):
+    """Item 9: 60 rows of 5,000,000 features (one huge feature index) with ``batch_size=10`` and
+    ``shared_hyperparameters=True`` passed the size check and were killed at 7.8 GiB; the check now
+    counts the kernel start's rows and search, k-means and the column names too (a machine of
+    32 GiB here, so the check's half is 16 GiB)."""
+    from alphagp import data
+    monkeypatch.setattr(data, "physical_memory_bytes", lambda: 32 * 2**30)
+    y = np.arange(60) % 3
+    clf = GPClassifier(batch_size=10, shared_hyperparameters=True)
+    with pytest.raises(ValueError, match="one huge feature index"):
+        clf.check_fit_size(60, 5_000_000, y)
+    GPClassifier(batch_size=10, shared_hyperparameters=True).check_fit_size(60, 5_000, y)   # a narrow file passes

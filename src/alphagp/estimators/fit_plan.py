@@ -484,6 +484,11 @@ _INDUCING_COPIES = 4
 #: temporary (measured: 60 rows of 5,000,000 features, 2 classes, M = 5, batch training peaked at
 #: 10.9 GiB over the process's start, for 2.2 GiB of features; BENCHMARKS.md, "Trust at the edges")
 _STEP_COPIES = 2
+#: the rest of a fit that grows with the features (issue 69: a wide file with mini-batches and one
+#: kernel passed the check above and was killed at 7.8 GiB): a table's column names (a Python
+#: string each), the kernel start's rows (at most ``_START_ROWS``: the subsample, its scaled copy and
+#: gradient) and its L-BFGS-B vectors over D lengthscales (history and work), k-means' copies
+_COLUMN_NAME_BYTES, _START_ROWS, _START_COPIES, _SEARCH_VECTORS, _KMEANS_COPIES = 64, 1000, 3, 24, 2
 
 
 def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
@@ -498,7 +503,11 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
     size = DTYPES[plan.dtype].itemsize
     step_rows = n if plan.batch_size is None else min(plan.batch_size, n)
     need = (n * d * 8 + step_rows * d * size * (groups + _STEP_COPIES)
-            + groups * m * d * size * _INDUCING_COPIES)
+            + groups * m * d * size * _INDUCING_COPIES + d * _COLUMN_NAME_BYTES)
+    if plan.kernel_init != "fixed":          # the kernel start's rows and its search over D lengthscales
+        need += min(n, _START_ROWS) * d * 8 * _START_COPIES + d * 8 * _SEARCH_VECTORS
+    if plan.inducing_init in ("kmeans", "kmeans++"):
+        need += n * d * 8 * _KMEANS_COPIES
     if need > physical_memory_bytes() // 2:
         raise ValueError(f"a fit on {n} rows of {d} features with {groups} kernel group(s) of {m} inducing points "
                          f"would need about {need / 2**30:.1f} GiB, more than half of this machine's memory; "
