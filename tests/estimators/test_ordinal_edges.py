@@ -347,3 +347,17 @@ def test_the_size_check_counts_what_mini_batches_and_one_kernel_still_allocate(m
     with pytest.raises(ValueError, match="one huge feature index"):
         clf.check_fit_size(60, 5_000_000, y)
     GPClassifier(batch_size=10, shared_hyperparameters=True).check_fit_size(60, 5_000, y)   # a narrow file passes
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_dates_as_objects_or_text_are_said_to_be_categories(as_text):
+    """Item 9: a column of Python dates (or ISO date text) fits as categories only with a warning
+    that says how to make it days (datetime64 columns are days already)."""
+    import datetime
+
+    import pandas as pd
+    X, y = _problem(60)
+    days = [datetime.date(2024, 1, 1) + datetime.timedelta(days=int(d)) for d in np.arange(60) % 17]
+    frame = pd.DataFrame({"a": X[:, 0], "when": [d.isoformat() for d in days] if as_text else days})
+    with pytest.warns(UserWarning, match="pd.to_datetime"):
+        GPClassifier(method="ep", n_inducing=5, max_iter=2, categorical_features="from_dtype").fit(frame, y)

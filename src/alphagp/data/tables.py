@@ -24,7 +24,10 @@ A column with no value at all in ``fit`` is an error (it carries nothing to enco
 
 from __future__ import annotations
 
+import datetime
 import itertools
+import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +55,27 @@ def _as_days(values: pd.Series, kind: str) -> pd.Series:
         values = values.dt.tz_convert("UTC").dt.tz_localize(None) if values.dt.tz is not None else values
         return (values - pd.Timestamp(0)) / pd.Timedelta(days=1)
     return values / pd.Timedelta(days=1)
+
+
+_DATE_TEXT = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+
+
+def _warn_if_dates(values: pd.Series, name) -> None:
+    """A warning where a categorical column holds dates (Python ``date``/``datetime`` objects, or
+    ISO date text): as categories each date is its own feature, which says nothing about the
+    dates between them; ``pd.to_datetime`` makes them a datetime column, encoded as days."""
+    present = values[values.notna()]
+    sample = present.iloc[:1000]
+    if len(sample) == 0:
+        return
+    objects = sample.map(lambda v: isinstance(v, (datetime.date, datetime.datetime))).all()
+    text = not objects and sample.map(lambda v: isinstance(v, str) and bool(_DATE_TEXT.match(v.strip()))).all()
+    if objects or text:
+        held = "date objects" if objects else "dates as text"
+        warnings.warn(f"column {name!r} holds {held}: encoded as categories, each of its "
+                      f"{present.nunique()} distinct dates is a feature of its own and a date not seen in fit "
+                      f"is all zeros; convert it with pd.to_datetime(frame[{name!r}]) to use it as days",
+                      UserWarning, stacklevel=5)
 
 
 def _plain_category(value):
@@ -118,6 +142,7 @@ class TableEncoding:
             if time is not None:
                 values = _as_days(values[name], time).to_frame()
             if _is_categorical(values.dtypes.iloc[0]):
+                _warn_if_dates(values[name], name)
                 frame = values.astype(object).where(values.notna(), np.nan)
                 try:
                     categories = OneHotEncoder(handle_unknown="ignore").fit(frame).categories_[0]
