@@ -221,6 +221,37 @@ def ordinal_figure(results: str = "ordinal") -> None:
     plt.close(fig)
 
 
+def ordinal_fuzz_report(results: str = "ordinal_fuzz") -> None:
+    """Issue 69's fuzz of the ordinal surface (``ordinal_fuzz.py``): the outcome of every problem,
+    the refusals by what they said, each file edit's outcome, the fresh process's reading, and the
+    warnings the fits raised."""
+    from collections import Counter
+    rows = load(results)
+    print(f"<!-- {provenance(rows)} -->")
+    outcomes = Counter(r["outcome"] for r in rows)
+    print(f"{len(rows)} problems: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    refusals = Counter(r["message"].split(";")[0].split(":")[0][:70] for r in rows if r["outcome"] == "refused")
+    if refusals:
+        print("\n| refusal (its first words) | problems |\n|---|---|")
+        for message, count in refusals.most_common():
+            print(f"| {message} | {count} |")
+    edits = sorted({e for r in rows for e in r["edits"]})
+    kinds = sorted({v for r in rows for v in r["edits"].values()})
+    print("\n| file edit | " + " | ".join(kinds) + " |\n|---|" + "---|" * len(kinds))
+    for e in edits:
+        counts = Counter(r["edits"][e] for r in rows if e in r["edits"])
+        print(f"| {e} | " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |")
+    fresh = Counter(r["fresh_process"] for r in rows if r["fresh_process"] is not None)
+    print("\nre-read in a fresh process: " + ", ".join(f"{k} {v}" for k, v in sorted(fresh.items())))
+    warned = Counter(w for r in rows for w in r.get("warnings", []))
+    print("warnings raised by the fits (problems): " + ("; ".join(f"{w}... {c}" for w, c in warned.most_common(5))
+                                                       or "none"))
+    silent = sum(v == "wrong" for r in rows for v in r["edits"].values()) + fresh.get("wrong", 0)
+    unexplained = outcomes.get("unexplained", 0) + sum(str(v).startswith("unexplained") for r in rows
+                                                      for v in r["edits"].values())
+    print(f"unexplained exceptions {unexplained}, NaN {outcomes.get('nan', 0)}, silent wrong answers {silent}, "
+          f"collapsed fits without a warning {outcomes.get('collapsed', 0)}")
+
 
 #: the reports by name (merged into ``report.REPORTS``)
-REPORTS = {"edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}
+REPORTS = {"ordinalfuzz": ordinal_fuzz_report, "edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}
