@@ -509,8 +509,10 @@ def cmd_update(args) -> int:
     check_writable(args.model)
     clf = _load_model(args.model)
     if not hasattr(clf, "partial_fit"):
-        raise ValueError(f"{args.model} holds a model that cannot take new rows: partial_fit is for a GPClassifier "
-                         "of sep, vi, apep, arpep, rpapep or augmented")
+        from .estimators.streams import streaming_methods
+        what = f"a {type(clf).__name__}" + (f" of method {clf.method_!r}" if hasattr(clf, "method_") else "")
+        raise ValueError(f"{args.model} holds {what}, which cannot take new rows; the methods that stream (fit "
+                         f"with one of them to update): {', '.join(streaming_methods())}")
     X, y, weight = _read_for(clf, args, weight_column=args.weight_column)
     start = time.perf_counter()
     clf.partial_fit(X, y, sample_weight=weight)

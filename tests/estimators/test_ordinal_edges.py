@@ -361,3 +361,21 @@ def test_dates_as_objects_or_text_are_said_to_be_categories(as_text):
     frame = pd.DataFrame({"a": X[:, 0], "when": [d.isoformat() for d in days] if as_text else days})
     with pytest.warns(UserWarning, match="pd.to_datetime"):
         GPClassifier(method="ep", n_inducing=5, max_iter=2, categorical_features="from_dtype").fit(frame, y)
+
+
+def test_update_on_a_batch_ordinal_model_lists_the_streaming_methods(tmp_path, capsys):
+    """Item 10: ``alphagp update`` on an ``ordinal_ep`` model names the methods that stream, from the
+    registry (``ordinal_vi`` among them), not a list written once."""
+    import pandas as pd
+
+    from alphagp.cli import main
+    X, y = _problem()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["target"] = y
+    data, model = tmp_path / "g.csv", tmp_path / "g.safetensors"
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--max-iter", "3", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["update", "--model", str(model), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "of method 'ordinal_ep'" in err and "ordinal_vi" in err
