@@ -379,3 +379,16 @@ def test_update_on_a_batch_ordinal_model_lists_the_streaming_methods(tmp_path, c
     assert main(["update", "--model", str(model), "--data", str(data)]) == 2
     err = capsys.readouterr().err
     assert "of method 'ordinal_ep'" in err and "ordinal_vi" in err
+
+
+def test_a_stream_at_a_rate_far_above_adams_default_warns():
+    """The fuzz's last collapsed fits: two-call ``ordinal_vi`` streams at learning rates 1 and 10
+    ended below the majority grade's accuracy without a word; a stream planned at more than ten
+    times Adam's default now warns, and one at the default does not."""
+    import warnings
+    X, y = _problem()
+    with pytest.warns(UserWarning, match="one Adam step per batch"):
+        GPOrdinalClassifier(method="ordinal_vi", n_inducing=5, learning_rate=1.0).partial_fit(X, y, classes=[0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GPOrdinalClassifier(method="ordinal_vi", n_inducing=5).partial_fit(X, y, classes=[0, 1, 2])

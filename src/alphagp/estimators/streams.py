@@ -12,6 +12,8 @@ row times ``n_rows``."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -21,7 +23,17 @@ from ..threads import torch_threads
 from ..training import Trainer
 from . import fitted, model_selection
 from .base import explain_numerical_failure
-from .fit_plan import DTYPES, check_model_size, check_parameters, default_learning_rate, plan_fit
+from .fit_plan import (
+    DEFAULT_ADAM_LEARNING_RATE,
+    DTYPES,
+    check_model_size,
+    check_parameters,
+    default_learning_rate,
+    plan_fit,
+)
+
+#: a stream's Adam rate above this many times Adam's default warns (its steps are few and unchecked)
+_RATE_WARNING = 10
 
 #: what a new stream forgets of an earlier fit
 _FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "conformity_classes_",
@@ -70,6 +82,12 @@ def start(est, X, y, classes, n_rows) -> None:
     plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True,
                     n_rows=None if n_rows is None else int(n_rows))
     check_model_size(plan, len(y), X.shape[1], len(est.classes_))     # a call's rows are in memory
+    if plan.optimizer == "adam" and plan.learning_rate > _RATE_WARNING * DEFAULT_ADAM_LEARNING_RATE:
+        warnings.warn(f"a stream takes one Adam step per batch, and learning_rate={plan.learning_rate:g} is "
+                      f"{plan.learning_rate / DEFAULT_ADAM_LEARNING_RATE:.0f} times Adam's default "
+                      f"({DEFAULT_ADAM_LEARNING_RATE:g}): a few such steps can throw the model far from what its rows "
+                      "say (issue 69's fuzz: two-call streams below the majority grade's accuracy); use a smaller rate",
+                      UserWarning, stacklevel=4)
     fitted.record_plan(est, plan)
     fitted.forget(est, _FORGOTTEN)
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
