@@ -272,7 +272,8 @@ class Trainer:
             self.method.load_state_dict(self._best_state)     # the validated best, whatever stopped the fit
         if self.state.epoch > first_epoch:
             self._warn_if_still_improving()
-            self._warn_if_collapsed()
+            if self._full_batch(n):         # a mini-batch epoch's objective is of a moving state: no bar
+                self._warn_if_collapsed()
         return self.state
 
     def partial_fit(self, X, y, n_rows: int) -> TrainingState:
@@ -314,9 +315,10 @@ class Trainer:
                       "raise max_iter for a converged model", ConvergenceWarning, stacklevel=4)
 
     def _warn_if_collapsed(self) -> None:
-        """A warning when training without held-out rows ends far below the best objective it
-        reached (by more than half of it, and more than one nat): the steps overshot, and the model
-        returned is not the best the fit saw (a validated fit returns its best state instead)."""
+        """A warning when batch training without held-out rows ends far below the best objective
+        it reached (by more than half of it, and more than one nat): the steps overshot, and the
+        model returned is not the best the fit saw (a validated fit returns its best state
+        instead)."""
         st = self.state
         if self.validation is not None or len(st.history) < 2 or self.reducer.rank != 0:
             return
