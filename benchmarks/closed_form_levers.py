@@ -106,21 +106,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parse_benchmark_args(parser)
     X, y = training_rows()
+    parts = {"evidence": (lambda n, dtype: evidence_seconds(X, y, n, dtype, args.repeats),
+                          "{dtype} n={n}: C factors {c_factors_seconds:.3f} s, Woodbury {woodbury_seconds:.3f} s"),
+             "start": (lambda n, dtype: start_rows_fit(X, y, n, dtype, args.threads),
+                       ("{dtype} start rows={start_rows}: val NLL {val_nll:.4f} in {seconds:.1f} s "
+                        "(HGB {hgb_seconds:.1f} s)"))}
     with threadpool_limits(args.threads):
-        if "evidence" in args.part:
+        for part in args.part:
+            measure, line = parts[part]
             for n in args.rows:
                 for dtype in (torch.float64, torch.float32):
-                    row = evidence_seconds(X, y, n, dtype, args.repeats)
-                    append_row(args.output, base_row("closed-form-levers", part="evidence", threads=args.threads, **row))
-                    print(f"evidence n={row['n']} {row['dtype']}: C factors {row['c_factors_seconds']:.3f} s, "
-                          f"Woodbury {row['woodbury_seconds']:.3f} s", flush=True)
-        if "start" in args.part:
-            for n in args.rows:
-                for dtype in (torch.float64, torch.float32):
-                    row = start_rows_fit(X, y, n, dtype, args.threads)
-                    append_row(args.output, base_row("closed-form-levers", part="start", threads=args.threads, **row))
-                    print(f"start rows={row['start_rows']} {row['dtype']}: val NLL {row['val_nll']:.4f} in "
-                          f"{row['seconds']:.1f} s (HGB {row['hgb_seconds']:.1f} s)", flush=True)
+                    row = measure(n, dtype)
+                    append_row(args.output, base_row("closed-form-levers", part=part, threads=args.threads, **row))
+                    print(f"{part} " + line.format(**row), flush=True)
 
 
 if __name__ == "__main__":

@@ -468,9 +468,9 @@ def _check_weight_text(path, name: str, target: str) -> None:
     import pandas as pd
     if name == target or Path(path).suffix.lower() in (".libsvm", ".svm", ".svmlight"):
         return                                  # the target: _weight_column says so
-    sep = "\t" if [p for p in Path(path).suffixes if p != ".gz"][-1:] in ([".tsv"], [".tab"]) else ","
+    from .data import separator
     try:
-        column = pd.read_csv(path, sep=sep, usecols=[name])[name]
+        column = pd.read_csv(path, sep=separator(path), usecols=[name])[name]
     except (ValueError, OSError):
         return
     text = pd.to_numeric(column, errors="coerce").isna() & column.notna()

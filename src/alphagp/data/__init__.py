@@ -62,6 +62,13 @@ def _is_row_index(column: pd.Series) -> bool:
 CSV_CHUNK_ROWS = 100_000
 
 
+def separator(path) -> str:
+    """The column separator of a CSV/TSV file by its name: a tab for ``.tsv``/``.tab`` (optionally
+    ``.gz``), else a comma."""
+    suffixes = [s for s in Path(path).suffixes if s != ".gz"]
+    return "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
+
+
 def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
                mixed: bool = False, text_labels: bool = False,
                labels_used: bool = True) -> tuple[pd.DataFrame, np.ndarray | None]:
@@ -85,8 +92,7 @@ def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
     """
     path = Path(path)
     check_readable_file(path, "data file")
-    suffixes = [s for s in path.suffixes if s != ".gz"]
-    sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
+    sep = separator(path)
     try:
         columns = list(pd.read_csv(path, sep=sep, nrows=0).columns)
         if target is not None and target not in columns:
