@@ -16,19 +16,23 @@ index is
 - ``silent``: a local port that accepts and never answers (a firewall that drops),
 - ``none``: no CPU index line (PyPI's torch),
 
-under pip options as the README would give them (``defaults``, ``--retries 0``, ``--retries 0
---timeout 5``), in two environments: this machine's pip configuration (its local wheel mirror,
+under pip options as the README would give them: ``defaults``; ``--retries 0`` (and ``--timeout 5``)
+on the command line, which pip does not pass to the subprocess that installs the build backend
+(setuptools) for ``-e .``; or ``PIP_RETRIES=0`` (and ``PIP_TIMEOUT=5``, ``PIP_DEFAULT_TIMEOUT=5``:
+this machine's environment sets the latter to 180) in the environment, which that subprocess
+inherits. In two environments: this machine's pip configuration (its local wheel mirror,
 which holds the CPU build) and ``isolated`` (``pip --isolated``: PyPI and the CPU index only, what
 a user elsewhere has). A row holds the wall seconds, the retry warnings and the torch build pip
 would install, with the count of NVIDIA CUDA packages it would pull.
 
-    python benchmarks/install_index.py --output install_index.jsonl
+    python benchmarks/install_index.py --skip-done --output install_index.jsonl
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import socket
 import subprocess
@@ -36,22 +40,29 @@ import sys
 import tempfile
 import threading
 import time
+from operator import itemgetter
 from pathlib import Path
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 REPO = Path(__file__).resolve().parents[1]
 #: the CPU index of each scenario (``silent``'s port is filled in when its listener starts)
 INDEXES = {"reachable": "http://127.0.0.1:{stand_in}/whl/cpu", "download.pytorch.org": "https://download.pytorch.org/whl/cpu",
            "refused": "http://127.0.0.1:9/whl/cpu", "silent": "http://127.0.0.1:{silent}/whl/cpu", "none": None}
 WHEELS = Path("/opt/wheels")
-OPTIONS = {"defaults": [], "retries 0": ["--retries", "0"], "retries 0, timeout 5": ["--retries", "0", "--timeout", "5"]}
+#: pip's options by name: command-line arguments and environment variables
+OPTIONS = {"defaults": ([], {}), "retries 0": (["--retries", "0"], {}),
+           "retries 0, timeout 5": (["--retries", "0", "--timeout", "5"], {}),
+           "PIP_RETRIES=0": ([], {"PIP_RETRIES": "0"}),
+           "PIP_RETRIES=0, PIP_TIMEOUT=5": ([], {"PIP_RETRIES": "0", "PIP_TIMEOUT": "5", "PIP_DEFAULT_TIMEOUT": "5"})}
 #: (index, options, environment) measured: the silent index only with a timeout (this machine's pip
 #: configuration sets a 180 s timeout, so the defaults there would wait 6 x 180 s per package)
 RUNS = [("reachable", "defaults", "isolated"), ("reachable", "retries 0", "isolated"), ("none", "defaults", "isolated"),
         ("download.pytorch.org", "defaults", "this machine"), ("download.pytorch.org", "retries 0", "this machine"),
         ("refused", "defaults", "this machine"), ("refused", "retries 0", "this machine"),
-        ("silent", "retries 0, timeout 5", "this machine"), ("none", "defaults", "this machine")]
+        ("silent", "retries 0, timeout 5", "this machine"), ("none", "defaults", "this machine"),
+        ("refused", "PIP_RETRIES=0", "this machine"), ("download.pytorch.org", "PIP_RETRIES=0", "this machine"),
+        ("silent", "PIP_RETRIES=0, PIP_TIMEOUT=5", "this machine"), ("reachable", "PIP_RETRIES=0", "isolated")]
 
 
 def cpu_index_stand_in(root: Path) -> int:
@@ -92,14 +103,16 @@ def silent_listener() -> int:
     return server.getsockname()[1]
 
 
-def dry_run(index: str | None, options: list[str], isolated: bool, workdir: Path) -> dict:
+def dry_run(index: str | None, options: tuple[list[str], dict], isolated: bool, workdir: Path) -> dict:
     """One ``pip install --dry-run`` of this checkout: seconds, retry warnings, torch's build, CUDA packages."""
     constraints = workdir / "constraints.txt"
     constraints.write_text(("" if index is None else f"--extra-index-url {index}\n") + "torch==2.13.0\n")
+    arguments, environment = options
     command = [sys.executable, "-m", "pip", *(["--isolated"] if isolated else []), "install", "--dry-run",
-               "--ignore-installed", "--no-cache-dir", *options, "-c", str(constraints), "-e", str(REPO)]
+               "--ignore-installed", "--no-cache-dir", *arguments, "-c", str(constraints), "-e", str(REPO)]
     start = time.perf_counter()
-    out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
+                         env={**os.environ, **environment})
     seconds = time.perf_counter() - start
     would = next((line for line in out.stdout.splitlines() if line.startswith("Would install")), "")
     torch_build = re.search(r"\btorch-(\S+)", would)
@@ -111,10 +124,13 @@ def dry_run(index: str | None, options: list[str], isolated: bool, workdir: Path
 
 def main() -> None:
     parser = benchmark_parser(__doc__, threads=None, output="install_index.jsonl")
+    parser.add_argument("--skip-done", action="store_true", help="leave out the runs the results file holds")
     args = parse_benchmark_args(parser)
+    key = itemgetter("index", "options", "environment")
+    done = done_keys(args.output, key) if args.skip_done else set()
     with tempfile.TemporaryDirectory() as workdir, tempfile.TemporaryDirectory() as index_root:
         ports = {"stand_in": cpu_index_stand_in(Path(index_root)), "silent": silent_listener()}
-        for index, option, environment in RUNS:
+        for index, option, environment in (run for run in RUNS if run not in done):
             url = INDEXES[index] and INDEXES[index].format(**ports)
             result = dry_run(url, OPTIONS[option], environment == "isolated", Path(workdir))
             append_row(args.output, base_row("install_index", index=index, index_url=url, options=option,

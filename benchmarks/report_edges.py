@@ -253,5 +253,29 @@ def ordinal_fuzz_report(results: str = "ordinal_fuzz") -> None:
           f"collapsed fits without a warning {outcomes.get('collapsed', 0)}")
 
 
+def install_index_report(results: str = "install_index") -> None:
+    """Issue 69's install measurement (``install_index.py``): each dry run of the README's install
+    by where PyTorch's CPU index stands and pip's options, then the seconds the retries cost."""
+    rows = load(results)
+    print(f"<!-- {provenance(rows)} -->")
+    print("| CPU index | pip options | environment | seconds | retry warnings | torch | CUDA packages |\n"
+          "|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['index']} | {r['options']} | {r['environment']} | {r['seconds']:.1f} | {r['retry_warnings']} | "
+              f"{r['torch']} | {r['cuda_packages']} |")
+    by = {(r["index"], r["options"], r["environment"]): r for r in rows}
+    for index in ("download.pytorch.org", "refused"):
+        slow, quick = by.get((index, "defaults", "this machine")), by.get((index, "retries 0", "this machine"))
+        if slow and quick:
+            print(f"\n{index}: --retries 0 took {quick['seconds']:.1f} s against pip's defaults' {slow['seconds']:.1f} s "
+                  f"({slow['seconds'] / quick['seconds']:.1f}x), {quick['retry_warnings']} retry warnings against "
+                  f"{slow['retry_warnings']}, torch {quick['torch']} both times")
+    cpu = [r for r in rows if r["index"] == "reachable"]
+    print(f"\nwhere the CPU index answers: torch {sorted({r['torch'] for r in cpu})} in {len(cpu)} of {len(cpu)} runs, "
+          f"{sum(r['cuda_packages'] for r in cpu)} CUDA packages; without the index line in the isolated environment: "
+          + "; ".join(f"torch {r['torch']} with {r['cuda_packages']} CUDA packages"
+                      for r in rows if r["index"] == "none" and r["environment"] == "isolated"))
+
+
 #: the reports by name (merged into ``report.REPORTS``)
-REPORTS = {"ordinalfuzz": ordinal_fuzz_report, "edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}
+REPORTS = {"ordinalfuzz": ordinal_fuzz_report, "installindex": install_index_report, "edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}
