@@ -265,11 +265,13 @@ def install_index_report(results: str = "install_index") -> None:
               f"{r['torch']} | {r['cuda_packages']} |")
     by = {(r["index"], r["options"], r["environment"]): r for r in rows}
     for index in ("download.pytorch.org", "refused"):
-        slow, quick = by.get((index, "defaults", "this machine")), by.get((index, "retries 0", "this machine"))
-        if slow and quick:
-            print(f"\n{index}: --retries 0 took {quick['seconds']:.1f} s against pip's defaults' {slow['seconds']:.1f} s "
-                  f"({slow['seconds'] / quick['seconds']:.1f}x), {quick['retry_warnings']} retry warnings against "
-                  f"{slow['retry_warnings']}, torch {quick['torch']} both times")
+        slow = by.get((index, "defaults", "this machine"))
+        for option in ("retries 0", "PIP_RETRIES=0"):
+            quick = by.get((index, option, "this machine"))
+            if slow and quick:
+                print(f"\n{index}, {option}: {quick['seconds']:.1f} s against pip's defaults' {slow['seconds']:.1f} s "
+                      f"({slow['seconds'] / quick['seconds']:.1f}x), {quick['retry_warnings']} retry warnings against "
+                      f"{slow['retry_warnings']}, torch {quick['torch']} both times")
     cpu = [r for r in rows if r["index"] == "reachable"]
     print(f"\nwhere the CPU index answers: torch {sorted({r['torch'] for r in cpu})} in {len(cpu)} of {len(cpu)} runs, "
           f"{sum(r['cuda_packages'] for r in cpu)} CUDA packages; without the index line in the isolated environment: "

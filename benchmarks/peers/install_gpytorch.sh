@@ -8,5 +8,5 @@ python3 -m venv "$here/.venv-gpytorch"
 "$here/.venv-gpytorch/bin/pip" install -q --upgrade pip
 # torch as constraints.txt pins it, from the configured index (set PIP_EXTRA_INDEX_URL to
 # https://download.pytorch.org/whl/cpu where the default index has no CPU wheel)
-"$here/.venv-gpytorch/bin/pip" install -q -c "$here/../../constraints.txt" torch "gpytorch==1.14.*" scikit-learn
+PIP_RETRIES=0 "$here/.venv-gpytorch/bin/pip" install -q -c "$here/../../constraints.txt" torch "gpytorch==1.14.*" scikit-learn
 "$here/.venv-gpytorch/bin/python" -c "import gpytorch, torch; print('gpytorch', gpytorch.__version__, 'torch', torch.__version__)"
