@@ -6,7 +6,7 @@ import torch
 from scipy.stats import norm
 
 from alphagp.gaussians import gaussian_log_normaliser, log_det_from_cholesky, tied_cavity_log_normaliser_gap
-from alphagp.numerics import CholeskyError, gauss_hermite, inverse_mills, log_ndtr, stable_cholesky
+from alphagp.numerics import CholeskyError, cholesky_solve, gauss_hermite, inverse_mills, log_ndtr, stable_cholesky
 
 
 def test_cholesky_of_a_positive_definite_batch_reconstructs_it(rng):
@@ -15,6 +15,16 @@ def test_cholesky_of_a_positive_definite_batch_reconstructs_it(rng):
     L = stable_cholesky(A)
     assert torch.allclose(L @ L.transpose(-1, -2), A, atol=1e-10)
     assert torch.allclose(log_det_from_cholesky(L), torch.logdet(A))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_cholesky_solve_by_triangular_solves_solves_the_system(rng, k):
+    A = torch.as_tensor(rng.normal(size=(4, 30, 30)))
+    A = A @ A.mT + 30 * torch.eye(30, dtype=A.dtype)
+    b = torch.as_tensor(rng.normal(size=(4, 30, k)))
+    x = cholesky_solve(b, stable_cholesky(A))
+    torch.testing.assert_close(A @ x, b, rtol=0, atol=1e-10)
+    torch.testing.assert_close(x, torch.linalg.solve(A, b), rtol=1e-10, atol=1e-12)
 
 
 def test_cholesky_escalates_jitter_on_a_singular_matrix(rng):

@@ -57,7 +57,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .numerics import LOG_2PI, stable_cholesky
+from .numerics import LOG_2PI, cholesky_solve, stable_cholesky
 
 
 def class_order(y: torch.Tensor, n_classes: int) -> tuple[torch.Tensor, list[int]]:
@@ -194,7 +194,7 @@ def batched_exact_log_evidence(K: torch.Tensor, noise: torch.Tensor, T: torch.Te
     if mean is None:
         mean = profiled_mean(L, T).detach()           # the envelope theorem: no gradient through the optimum
     R = T - mean[:, None]
-    alpha = torch.cholesky_solve(R[..., None], L)[..., 0]
+    alpha = cholesky_solve(R[..., None], L)[..., 0]
     log_det = 2.0 * torch.log(torch.diagonal(L, dim1=-2, dim2=-1)).sum()
     return -0.5 * ((R * alpha).sum() + log_det + R.numel() * LOG_2PI)
 
@@ -339,7 +339,7 @@ class SparsePosterior:
         self.L_inv = torch.linalg.solve_triangular(L, torch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
                                                    .expand_as(L), upper=False)                       # [G, M, M]
         self.V = torch.linalg.solve_triangular(L_B, self.L_inv.expand_as(L_B), upper=False)         # [C, M, M]
-        self.weights = (self.L_inv.mT @ torch.cholesky_solve(b[..., None], L_B))[..., 0]             # [C, M]
+        self.weights = (self.L_inv.mT @ cholesky_solve(b[..., None], L_B))[..., 0]                   # [C, M]
 
     def marginals(self, Kus: torch.Tensor, prior_var: torch.Tensor):
         """Latent means and variances ``[C, b]`` at test points with covariances ``Kus``

@@ -52,6 +52,17 @@ def stable_cholesky(A: torch.Tensor, jitter: float = 1e-8, max_tries: int = 6) -
     )
 
 
+def cholesky_solve(b: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
+    """``(L L^T)^{-1} b`` for lower Cholesky factors ``L`` ``[..., n, n]`` and ``b`` ``[..., n, k]``,
+    by two triangular solves.
+
+    What ``torch.cholesky_solve`` computes, but on CUDA a batch of single right-hand sides takes
+    cuSOLVER's ``potrsBatched``, which fails on large matrices with "invalid argument"
+    (pytorch/pytorch#38603; met by the Dirichlet GP's sparse posterior at M = 8,000 in float64).
+    """
+    return torch.linalg.solve_triangular(L.mT, torch.linalg.solve_triangular(L, b, upper=False), upper=True)
+
+
 def triangular_inverse(L: torch.Tensor) -> torch.Tensor:
     """Inverse of lower-triangular ``L`` ``[..., n, n]``.
 
