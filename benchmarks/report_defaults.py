@@ -423,17 +423,19 @@ def levers_study(results: str = "defaults_levers") -> None:
 
 
 def mnist_default_table(results: str = "mnist_default") -> None:
-    """MNIST in 30 minutes with the default (``mnist_default.py``): a row per run, its plan and commit
-    where the rows name plans (issue 67's three), the candidates' held-out NLLs and the test metrics."""
+    """MNIST in 30 minutes with the default (``mnist_default.py``): a row per run, its plan, commit,
+    device and inducing points (per class for SEP) where the rows name plans (issue 67's), the
+    candidates' held-out NLLs and the test metrics."""
     rows = results_rows(results)
     print(f"<!-- {provenance(rows)} -->")
     plans = any(r.get("plan") for r in rows)
-    print("| set | " + ("plan | commit | " if plans else "") + "budget (min) | chosen | candidates: held-out NLL "
+    print("| set | " + ("plan | commit | device | M | " if plans else "") + "budget (min) | chosen | candidates: held-out NLL "
           "(seconds) | fit seconds | test error | test NLL | ECE |")
-    print("| --- | " + ("--- | --- | " if plans else "") + "--- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | " + ("--- | --- | --- | --- | " if plans else "") + "--- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         cands = "; ".join(f"{c['name']} {c['validation_nll']:.4f} ({c['fit_seconds']:.0f} s)" for c in r["candidates"])
-        plan = f"{r.get('plan') or 'default'} | {r['commit']} | " if plans else ""
+        plan = (f"{r.get('plan') or 'default'} | {r['commit']} | {r.get('gpu') or 'CPU, 1 thread'} | {r['n_inducing']} | "
+                if plans else "")
         print(f"| {r['dataset']} | {plan}{r['max_minutes']:g} | {r['candidate']} | {cands or '-'} | "
               f"{r['fit_seconds']:.0f} | {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
 
