@@ -46,7 +46,7 @@ from pathlib import Path
 from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 REPO = Path(__file__).resolve().parents[1]
-#: the CPU index of each scenario (``silent``'s port is filled in when its listener starts)
+#: the CPU index of each scenario (the stand-in's and the silent listener's ports are filled in when they start)
 INDEXES = {"reachable": "http://127.0.0.1:{stand_in}/whl/cpu", "download.pytorch.org": "https://download.pytorch.org/whl/cpu",
            "refused": "http://127.0.0.1:9/whl/cpu", "silent": "http://127.0.0.1:{silent}/whl/cpu", "none": None}
 WHEELS = Path("/opt/wheels")
