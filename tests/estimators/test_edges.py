@@ -448,3 +448,15 @@ def test_deep_gp_predictions_in_one_row_chunks_equal_the_whole(thyroid, monkeypa
     whole = clf.predict_proba(X[:25])
     monkeypatch.setattr(numerics, "QUADRATURE_BLOCK_BYTES", 1)
     np.testing.assert_allclose(clf.predict_proba(X[:25]), whole, rtol=0, atol=1e-12)
+
+
+def test_the_size_check_counts_the_matrices_over_many_inducing_points(monkeypatch):
+    """Issue 67: the closed form with 8,000 inducing rows over MNIST's 10 classes passed the size
+    check and was killed at 23 GB of a 24 GB machine; its [C, M, M] matrices (5.1 GB each) now
+    count. 4,000 inducing rows, which fitted there, still pass."""
+    from alphagp import data
+    monkeypatch.setattr(data, "physical_memory_bytes", lambda: 24 * 2**30)
+    y = np.arange(60_000) % 10
+    with pytest.raises(ValueError, match="fewer inducing points"):
+        GPClassifier(method="dirichlet", n_inducing=8000).check_fit_size(60_000, 784, y)
+    GPClassifier(method="dirichlet", n_inducing=4000).check_fit_size(60_000, 784, y)

@@ -478,6 +478,10 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
 
 #: copies of the inducing inputs a fit holds: the parameter, its gradient and Adam's two moments
 _INDUCING_COPIES = 4
+#: [C, M, M] matrices a fit holds at its peak (q(u)'s factors, the sparse posterior's sums, factors
+#: and solves; issue 67: the closed form with M = 8,000 over MNIST's 10 classes passed the check,
+#: reached 23 GB, 4.5 such matrices of 5.1 GB, and was killed)
+_INDUCING_SQUARE_COPIES = 6
 
 
 #: [rows, D] arrays a training step holds beyond one per kernel group: the standardised batch and a
@@ -494,16 +498,18 @@ _COLUMN_NAME_BYTES, _START_ROWS, _START_COPIES, _SEARCH_VECTORS, _KMEANS_COPIES 
 def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
     """A one-line ``ValueError`` before anything is allocated when a fit's memory would pass half of
     this machine's: the features ``[N, D]``, a step's working set (``G + 2`` arrays of its rows by
-    D, for G kernel groups: C, or 1 shared) and the inducing inputs ``[G, M, D]`` with their
-    gradient and optimiser state, as ``plan`` has them for ``n`` rows of ``d`` features. A file
-    with one huge feature index asks for that."""
+    D, for G kernel groups: C, or 1 shared), the inducing inputs ``[G, M, D]`` with their
+    gradient and optimiser state, and the ``[C, M, M]`` matrices over the inducing points, as
+    ``plan`` has them for ``n`` rows of ``d`` features. A file with one huge feature index asks
+    for that; a large M over many classes for the last."""
     from ..data import physical_memory_bytes
     groups = 1 if plan.shared_hyperparameters else n_classes
     m = min(plan.n_inducing, n)
     size = DTYPES[plan.dtype].itemsize
     step_rows = n if plan.batch_size is None else min(plan.batch_size, n)
     need = (n * d * 8 + step_rows * d * size * (groups + _STEP_COPIES)
-            + groups * m * d * size * _INDUCING_COPIES + d * _COLUMN_NAME_BYTES)
+            + groups * m * d * size * _INDUCING_COPIES + n_classes * m * m * size * _INDUCING_SQUARE_COPIES
+            + d * _COLUMN_NAME_BYTES)
     if plan.kernel_init != "fixed":          # the kernel start's rows and its search over D lengthscales
         need += min(n, _START_ROWS) * d * 8 * _START_COPIES + d * 8 * _SEARCH_VECTORS
     if plan.inducing_init in ("kmeans", "kmeans++"):
