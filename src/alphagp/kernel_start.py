@@ -25,6 +25,11 @@ random rows. Two surrogates (``surrogate``):
   ``noise_scale``), constant means profiled out, one kernel shared by the classes (one factor and
   a Woodbury correction per class, :mod:`alphagp.conjugate`). Its latent functions are class
   scores whose softmax is the predictive, so its amplitude starts a classifier too.
+* ``"exact_ep"``: exact EP itself (:mod:`alphagp.methods.exact_ep`), its log evidence at the EP
+  fixed point with the gradient there (:func:`alphagp.pair_ep.search_kernel`), on every row
+  (``max_rows`` does not apply: the method conditions on every row), one lengthscale or one per
+  feature (``lengthscales``), the power ``alpha``; the latent noise held
+  (:data:`alphagp.pair_ep.NOISE`), the amplitude learnt against it.
 
 The learnt kernel starts the classifier (``kernel_init`` of :class:`~alphagp.GPClassifier`).
 """
@@ -41,8 +46,8 @@ from scipy.optimize import minimize
 
 from .numerics import stable_cholesky
 
-#: the closed-form models a start can be fitted on (module docstring)
-SURROGATES = ("regression", "dirichlet")
+#: the models a start can be fitted on (module docstring)
+SURROGATES = ("regression", "dirichlet", "exact_ep")
 
 #: rows the surrogate reads at most (a random subsample): its cost grows as their cube
 MAX_ROWS = 500
@@ -88,7 +93,7 @@ class KernelStart:
         classifier's latent functions, so they are not carried over (on digits the regression's
         amplitude, 0.05, as the start gave a held-out NLL of 0.063 against 0.054 with the
         classifier's own start of 1; BENCHMARKS.md)."""
-        if self.surrogate == "dirichlet":
+        if self.surrogate in ("dirichlet", "exact_ep"):
             return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist(),
                     "noise": self.noise.tolist()}
         return {"lengthscale": self.lengthscale.tolist()}
@@ -176,7 +181,8 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
                      rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
                      max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
                      surrogate: str = "regression", alpha_eps: float = 0.01, noise_scale: float = 1.0,
-                     tolerance: float = TOLERANCE, search_dtype: torch.dtype = torch.float64) -> KernelStart:
+                     tolerance: float = TOLERANCE, search_dtype: torch.dtype = torch.float64,
+                     lengthscales: str = "one", alpha: float = 1.0) -> KernelStart:
     """Type-II maximum likelihood of the surrogate (module docstring; ``surrogate`` one of
     :data:`SURROGATES`) on standardised features ``X`` ``[N, D]`` with class indices ``y_idx``
     ``[N]`` in ``range(n_classes)`` and optional positive row weights ``weight`` ``[N]``; at most
@@ -189,14 +195,18 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     ``max_seconds`` it stops at the first iteration that ends past it (``converged`` then says
     ``False``), keeping the best point so far. ``search_dtype``: the float type of the
     evaluations (float32 halves the time of the Dirichlet surrogate's and ends at the same point
-    on the study's sets; BENCHMARKS.md).
+    on the study's sets; BENCHMARKS.md). ``lengthscales`` (``"one"`` or ``"ard"``) and ``alpha``:
+    the exact-EP start's (module docstring).
 
     Raises ``FloatingPointError`` when the search ends at a non-finite value."""
     if surrogate not in SURROGATES:
         raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}")
     dirichlet = surrogate == "dirichlet"
-    if dirichlet and not shared:
-        raise ValueError("the Dirichlet start fits one kernel for all classes (shared=True)")
+    if surrogate != "regression" and not shared:
+        raise ValueError(f"the {surrogate} start fits one kernel for all classes (shared=True)")
+    if surrogate == "exact_ep":
+        return _exact_ep_start(X, y_idx, n_classes, weight, initial_lengthscale, max_iterations, max_seconds,
+                               lengthscales, alpha)
     started = time.perf_counter()
     rng = np.random.default_rng(0) if rng is None else rng
     n, d = X.shape
@@ -260,10 +270,26 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
                        alpha_eps=alpha_eps if dirichlet else None, noise_scale=noise_scale if dirichlet else None)
 
 
+def _exact_ep_start(X, y_idx, n_classes, weight, initial_lengthscale, max_iterations, max_seconds, lengthscales,
+                    alpha) -> KernelStart:
+    """The exact-EP start (module docstring) on every row of ``X``."""
+    from .pair_ep import search_kernel
+    Xs = torch.as_tensor(np.asarray(X[np.arange(len(X))], dtype=np.float64))
+    w = None if weight is None else torch.as_tensor(np.asarray(weight, dtype=np.float64))
+    fit = search_kernel(Xs, torch.as_tensor(np.asarray(y_idx), dtype=torch.long), n_classes, weight=w,
+                        ard=lengthscales == "ard", alpha=alpha, initial_lengthscale=initial_lengthscale,
+                        max_iterations=max_iterations, max_seconds=max_seconds)
+    return KernelStart(lengthscale=fit.lengthscale[None], amplitude=np.array([fit.amplitude]),
+                       noise=np.array([fit.noise]), log_marginal_likelihood=fit.log_evidence, rows=len(Xs),
+                       evaluations=fit.evaluations, converged=fit.converged, seconds=fit.seconds,
+                       surrogate="exact_ep")
+
+
 def describe_start(start: KernelStart) -> str:
     """One line for the progress output."""
     ls = start.lengthscale
-    what = "regression of the labels" if start.surrogate == "regression" else "Dirichlet GP"
+    what = {"regression": "regression of the labels", "dirichlet": "Dirichlet GP", "exact_ep": "exact EP"}[
+        start.surrogate]
     return (f"{what} on {start.rows} rows, {start.evaluations} evaluations "
             f"({'converged' if start.converged else 'iteration limit'}), {start.seconds:.1f} s: lengthscales "
             f"{ls.min():.3g} to {ls.max():.3g} (median {np.median(ls):.3g}), amplitude {np.median(start.amplitude):.3g}")

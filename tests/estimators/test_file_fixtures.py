@@ -53,8 +53,7 @@ def test_a_checkpoint_of_before_returns_its_finished_fit(method, tmp_path):
     X, y, X_new = MAKER.rows()
     ckpt = tmp_path / "fit.ckpt"
     shutil.copy(MODELS / f"{method}.ckpt", ckpt)
-    clf = GPClassifier(method=method, n_inducing=4, max_iter=3, random_state=0, kernel_init="fixed", checkpoint=str(ckpt),
-                       method_params=MAKER.METHOD_PARAMS.get(method))
+    clf = GPClassifier(**MAKER.brief_settings(method), checkpoint=str(ckpt))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                       # CheckpointResumed: the finished fit stored there
         clf.fit(X, y)
@@ -68,7 +67,6 @@ def test_a_brief_fit_gives_the_probabilities_recorded_with_the_fixtures(method):
     were written (a deliberate change of a method's numbers rewrites predictions.json, saying why
     in its commit)."""
     X, y, X_new = MAKER.rows()
-    clf = GPClassifier(method=method, n_inducing=4, max_iter=3, random_state=0, kernel_init="fixed",
-                       method_params=MAKER.METHOD_PARAMS.get(method)).fit(X, y)
+    clf = GPClassifier(**MAKER.brief_settings(method)).fit(X, y)
     np.testing.assert_allclose(clf.predict_proba(X_new), np.array(RECORDED[f"{method}.safetensors"]),
                                rtol=1e-10, atol=1e-13)

@@ -79,12 +79,15 @@ def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: n
     return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
                             rng=np.random.default_rng(plan.random_state),
                             max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time,
-                            **start_settings(plan.kernel_init, plan.method_params))
+                            **start_settings(plan.kernel_init, plan.method_params, plan.alpha))
 
-def start_settings(surrogate: str, method_params) -> dict:
+def start_settings(surrogate: str, method_params, alpha: float | None = None) -> dict:
     """The :func:`~alphagp.kernel_start.fit_kernel_start` arguments of a start by ``surrogate``: its
-    rows, and the Dirichlet surrogate's ``alpha_eps`` and ``noise_scale`` (``method_params``' where
-    they give them)."""
+    rows, the Dirichlet surrogate's ``alpha_eps`` and ``noise_scale`` (``method_params``' where
+    they give them), exact EP's ``lengthscales`` and power ``alpha`` (the fit's)."""
+    if surrogate == "exact_ep":
+        return {"surrogate": surrogate, "lengthscales": method_params.get("lengthscales", "one"),
+                "alpha": 1.0 if alpha is None else float(alpha)}
     if surrogate != "dirichlet":
         return {"surrogate": surrogate}
     return {"surrogate": surrogate, "max_rows": DIRICHLET_START_ROWS,

@@ -346,7 +346,8 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     given = params["inducing_points"]
     m = params["n_inducing"]
     if m == "auto":
-        m = fitted if not mini and fitted <= capabilities.exact_rows else auto.get("n_inducing", AUTO_INDUCING)
+        every_row = fitted <= capabilities.exact_rows or not capabilities.sparse
+        m = fitted if not mini and every_row else auto.get("n_inducing", AUTO_INDUCING)
     n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
     exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted

@@ -21,6 +21,7 @@ from .augmented import AugmentedGibbs, AugmentedVI
 from .base import Capabilities, SiteMethod, SparseGPMethod
 from .dirichlet import DirichletGP
 from .ep import EP, SEP, ScalableEP
+from .exact_ep import ExactEP
 from .gaussian_q import APEP, ARPEP, RPAPEP, GaussianQMethod, SparseVI
 from .gfitc import GFITC
 from .gibbs import GibbsSampler
@@ -58,6 +59,11 @@ METHODS: dict[str, MethodSpec] = {
                             "kernel by L-BFGS on the marginal likelihood (Milios et al. 2018)", "softmax",
                             ("n_predictive_samples", "seed")),
     "ep": MethodSpec(EP, "scalable EP, Heaviside likelihood, one factor per (point, class)", "heaviside"),
+    "exact_ep": MethodSpec(ExactEP, "EP on a full GP (every training row, no inducing points), Heaviside likelihood, "
+                           "binary probit and multi-class; its kernel by L-BFGS on EP's own evidence with the gradient "
+                           "at the fixed point (Rasmussen & Williams 3.6, 5.5)", "heaviside", fixed={"alpha": 1.0}),
+    "exact_pep": MethodSpec(ExactEP, "power EP on a full GP, as exact_ep with the power alpha", "heaviside",
+                            defaults={"alpha": 0.5}),
     "sep": MethodSpec(SEP, "stochastic EP: EP with tied factors, memory independent of N", "heaviside"),
     "rep": MethodSpec(PowerEP, "EP with the robust-max likelihood, one factor per point (thesis 5.2.1)",
                       "robust_max", _EPSILON, fixed={"alpha": 1.0}),
@@ -346,6 +352,7 @@ __all__ = [
     "AugmentedVI",
     "Capabilities",
     "DirichletGP",
+    "ExactEP",
     "GaussianQMethod",
     "GibbsSampler",
     "LabelRegression",

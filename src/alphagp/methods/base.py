@@ -119,8 +119,13 @@ class Capabilities:
         exact posterior; 0: never), and beyond takes the method's ``AUTO_SETTINGS`` count.
     closed_form
         one local update gives the posterior at the current hyper-parameters (a conjugate
-        model): a fit that learns nothing takes one step, and so does a fit whose kernel start
-        is the method's own type-II maximum likelihood (its ``AUTO_SETTINGS["kernel_init"]``).
+        model, or EP run to its fixed point): a fit that learns nothing takes one step, and so
+        does a fit whose kernel start is the method's own type-II maximum likelihood (its
+        ``AUTO_SETTINGS["kernel_init"]``).
+    sparse
+        the method has an inducing-point form (M < N); false for a method that always conditions
+        on every training row (exact EP), whose ``n_inducing="auto"`` is then every row whatever
+        their count.
     """
 
     batch_optimizer: str = "sign-adaptive"
@@ -134,6 +139,7 @@ class Capabilities:
     streaming: bool = False
     exact_rows: int = 0
     closed_form: bool = False
+    sparse: bool = True
 
 
 class WeightedRows:

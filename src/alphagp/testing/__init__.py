@@ -90,7 +90,8 @@ def contract_settings(name: str, **overrides) -> dict:
     takes them, sampler lengths cut short."""
     spec = method_spec(name)
     own = method_parameters(name)
-    settings = dict(method=name, n_inducing=6, max_iter=4, random_state=0,
+    settings = dict(method=name, n_inducing=6 if spec.cls.CAPABILITIES.sparse else "auto", max_iter=4,
+                    random_state=0,
                     batch_size=25 if spec.cls.CAPABILITIES.mini_batches else None,
                     method_params={k: v for k, v in _QUICK_SAMPLING.items() if k in own} or None)
     return {**settings, **overrides}
