@@ -14,6 +14,7 @@ training seconds. One thread, one configuration at a time.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -140,8 +141,19 @@ EP_EXACT = (
     *(Candidate(f"{method}_exact_{start}", {"method": method, "kernel_init": start, "n_inducing": EVERY_ROW})
       for method in ("ep", "pep") for start in ("dirichlet", "regression")),
 )
+#: issue 73: the default's portfolio of issue 67 (the closed form's grid, SEP and PEP in their row windows)
+#: with exact EP (one lengthscale, and one per feature) and exact power EP (alpha = 0.5), each up to 2,000
+#: pair factors, and the class frequencies
+_EXACT_FACTORS = 2_000
+EXACT_EP_STUDY = (
+    *(c for c in model_selection.PORTFOLIO if c.params["method"] not in ("exact_ep", "class_frequencies")),
+    *(replace(c, max_factors=_EXACT_FACTORS) for c in model_selection.PORTFOLIO if c.params["method"] == "exact_ep"),
+    Candidate("exact_pep(lengthscales=one)", {"method": "exact_pep", "kernel_init": "exact_ep",
+                                              "method_params": {"lengthscales": "one"}}, max_factors=_EXACT_FACTORS),
+    model_selection.FREQUENCIES,
+)
 PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START, "closed_form": CLOSED_FORM,
-              "ep_exact": EP_EXACT}
+              "ep_exact": EP_EXACT, "exact_ep": EXACT_EP_STUDY}
 
 
 def main() -> None:

@@ -173,6 +173,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     """The model and training flags; each help names the default the estimator uses."""
     from .estimators.fit_plan import BATCH_DAMPING, HIDDEN_WIDTH, MINI_BATCH_DAMPING
     from .estimators.model_selection import DEFAULT_ALPHA_GRID
+    from .kernel_start import SURROGATES
     from .likelihoods.robust_max import DEFAULT_EPSILON
     from .methods import METHODS
     gp, deep = _defaults()
@@ -214,10 +215,10 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     g.add_argument("--inducing-init", choices=["auto", "random", "kmeans", "kmeans++"], default=None,
                    help="initial inducing points: random training rows, k-means centres or k-means++ seeding "
                         f"(default: {gp['inducing_init']}; not with --layers)")
-    g.add_argument("--kernel-init", choices=["auto", "fixed", "regression", "dirichlet"], default=None,
+    g.add_argument("--kernel-init", choices=["auto", "fixed", *SURROGATES], default=None,
                    help="initial kernel: sqrt(D) lengthscales, the type-II maximum likelihood of an exact GP "
-                        "regression of the labels or of the Dirichlet GP classifier on a subsample, or the method's "
-                        f"own (default: {gp['kernel_init']}; not with --layers)")
+                        "regression of the labels or of the Dirichlet GP classifier on a subsample, or of exact EP "
+                        f"on every row, or the method's own (default: {gp['kernel_init']}; not with --layers)")
     g.add_argument("--fixed-hyperparameters", action="store_true", default=None,
                    help="do not learn the kernel hyper-parameters (not with --layers)")
     g.add_argument("--fixed-inducing", action="store_true", default=None,

@@ -314,7 +314,6 @@ def test_wide_data_start_every_candidate_from_the_fixed_kernel_unless_the_user_a
     assert wide.kernel_starts == {} and wide.params["kernel_init"] == "fixed"
     asked = model_selection.select(GPClassifier(n_inducing=4, random_state=0, kernel_init="regression"), X, y, y_idx)
     assert "regression" in asked.kernel_starts and "kernel_init" not in asked.params      # the user's value applies
-    assert "lengthscale" in asked.cv_results["params"][0]["kernel_params"]      # what the candidate was fitted with
     monkeypatch.setattr(model_selection, "START_FEATURES", 3)
     narrow = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
     assert "regression" in narrow.kernel_starts and narrow.params["kernel_init"] == "regression"
@@ -360,3 +359,69 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
     methods = {m for m, _, _ in shares}
     assert methods == ({"pep"} if method == "pep" else {"sep", "pep"})       # the free-alpha candidates
     assert len(shares) == 3 * len(methods) * 2 + 1                         # every (alpha, fold), then the refit
+
+
+# ---------------------------------------------------------------------- issue 73: a selection that does not
+# leak and never loses to the class frequencies
+CLOSED = (Candidate("dirichlet", {"method": "dirichlet", "kernel_init": "dirichlet"}),
+          Candidate("exact_ep", {"method": "exact_ep", "kernel_init": "exact_ep"}),
+          model_selection.FREQUENCIES)
+
+
+def test_a_count_weighted_table_scores_as_its_rows_repeated(monkeypatch):
+    """Integer weights are copies of their rows, split across the folds (a row of weight 3 may be
+    fitted with two copies and scored on one): every candidate's fold scores on the weighted table
+    equal those on the table with its rows repeated, fold by fold."""
+    monkeypatch.setattr(model_selection, "PORTFOLIO", (   # float64 throughout (the Dirichlet start searches in float32)
+        Candidate("dirichlet", {"method": "dirichlet", "kernel_init": "fixed", "optimize_hyperparameters": False}),
+        *CLOSED[1:]))
+    X, y = _problem(45, seed=3)
+    w = np.random.default_rng(4).integers(1, 4, len(y)).astype(float)
+    y_idx = np.searchsorted(np.unique(y), y)
+    weighted = model_selection.select(GPClassifier(random_state=0), X, y, y_idx, weight=w, race=False)
+    repeated = model_selection.select(GPClassifier(random_state=0), np.repeat(X, w.astype(int), 0),
+                                      np.repeat(y, w.astype(int)), np.repeat(y_idx, w.astype(int)), race=False)
+    splits = [k for k in weighted.cv_results if k.startswith("split")]
+    assert splits == [k for k in repeated.cv_results if k.startswith("split")]
+    for k in splits:
+        np.testing.assert_allclose(weighted.cv_results[k], repeated.cv_results[k], rtol=1e-8)
+
+
+def test_the_folds_kernel_starts_see_only_their_training_rows(monkeypatch):
+    from alphagp.estimators import model_selection as ms
+    seen = []
+    real = ms.fit_kernel_start
+
+    def recording(X, y_idx, *args, **kwargs):
+        seen.append(len(y_idx))
+        return real(X, y_idx, *args, **kwargs)
+
+    monkeypatch.setattr(ms, "fit_kernel_start", recording)
+    monkeypatch.setattr(model_selection, "PORTFOLIO", CLOSED[:1] + (model_selection.FREQUENCIES,))
+    X, y = _problem(150)
+    selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, np.searchsorted(np.unique(y), y))
+    assert len(seen) == 3 and all(n in (100, 101) for n in seen)       # one start per fold, on its 2/3 of the rows
+    assert selection.kernel_starts["dirichlet"].rows in (100, 101)
+
+
+def test_the_class_frequencies_are_kept_where_nothing_beats_them():
+    """A tiny table whose features are noise: the selection keeps the class frequencies, says so, and
+    the model predicts them."""
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((58, 4)), rng.choice(["a", "b", "c"], 58, p=[0.6, 0.25, 0.15])
+    with pytest.warns(UserWarning, match="the model predicts the class frequencies"):
+        clf = GPClassifier(random_state=0).fit(X, y)
+    assert clf.method_ == "class_frequencies" and clf.candidate_ == "class_frequencies"
+    counts = np.array([np.sum(y == c) for c in clf.classes_]) + 0.5
+    np.testing.assert_allclose(clf.predict_proba(X[:3]), np.tile(counts / counts.sum(), (3, 1)), rtol=1e-12)
+    results = clf.cv_results_
+    assert min(results["mean_test_nll"]) == results["mean_test_nll"][results["candidate"].index("class_frequencies")]
+
+
+def test_a_closed_form_chosen_on_one_split_is_refitted_on_every_row(monkeypatch):
+    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    monkeypatch.setattr(model_selection, "PORTFOLIO", CLOSED[:1])
+    X, y = _problem(200)
+    clf = GPClassifier(random_state=0).fit(X, y)
+    assert clf.selection_scheme_ == "split" and clf.method_ == "dirichlet"
+    assert clf.model_.n_data == 200 and clf.kernel_start_.rows == 200

@@ -158,16 +158,20 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays). Lengthscales
         refer to standardised features when ``standardize=True``. What is not given comes from
         ``kernel_init``.
-    kernel_init : {"auto", "fixed", "regression", "dirichlet"}
+    kernel_init : {"auto", "fixed", "regression", "dirichlet", "exact_ep"}
         Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
         noise 0.1 (the papers' start). ``"regression"``: the lengthscales that maximise the
         marginal likelihood of an exact GP regression of the centred one-hot labels on at most
         500 random training rows, found by L-BFGS-B in seconds (:mod:`alphagp.kernel_start`),
         amplitude 1, noise 0.1. ``"dirichlet"``: the kernel (lengthscales, amplitude) that
-        maximises the marginal likelihood of the Dirichlet-based GP classifier on at most 2,000
-        random training rows (the same search). What a start found is ``kernel_start_``.
-        ``"auto"``: the method's own start (``dirichlet`` starts from its own model, whose start
-        is then its kernel's type-II maximum likelihood; the others from the fixed start);
+        maximises the marginal likelihood of the Dirichlet-based GP classifier on at most 1,000
+        random training rows (the same search). ``"exact_ep"``: the kernel (one lengthscale, or
+        one per feature with ``method_params={"lengthscales": "ard"}``, and the amplitude) that
+        maximises exact EP's evidence on every row, its gradient at the EP fixed point
+        (:mod:`alphagp.pair_ep`). What a start found is ``kernel_start_``.
+        ``"auto"``: the method's own start (``dirichlet`` and ``exact_ep`` start from their own
+        models, whose start is then their kernel's type-II maximum likelihood; the others from the
+        fixed start);
         ``method="auto"``'s candidates each name the start that measured better for them, unless
         this is set explicitly.
     optimize_hyperparameters : bool

@@ -6,28 +6,34 @@ the lowest mean held-out negative log-likelihood (NLL) and fits it on all traini
 
 * below :data:`CV_ROWS` training rows, stratified k-fold cross-validation (``cv`` folds, at
   most as many as the smallest class has rows), so that a validation split of a dozen rows
-  does not decide. Candidates race: once one candidate is scored on every fold, a later one whose mean NLL on
+  does not decide; below :data:`TINY_ROWS` rows the folds are drawn :data:`TINY_REPEATS` times,
+  and integer weights (a count-weighted table) split the rows' copies across the folds, not the
+  rows. Candidates race: once one candidate is scored on every fold, a later one whose mean NLL on
   its first folds exceeds the leader's on the same folds by more than :data:`RACE_MARGIN` is
   not fitted on the rest (:func:`behind`);
 * from :data:`CV_ROWS` rows on, one stratified split: each candidate trains with validated
   early stopping on the same held-out ``validation_fraction`` of the rows, and is scored by
   the NLL of the state it returns (the best one on those rows). The winner's fit is then the
-  final fit already and is kept, unless callbacks or a checkpoint ask for a fit of their own.
+  final fit already and is kept, unless callbacks or a checkpoint ask for a fit of their own, or
+  the winner is a closed form from its own start (one start and one step on every row).
+
+The class frequencies (:data:`FREQUENCIES`, the features ignored) are a candidate too: where
+nothing beats them on the held-out rows they are the model, with a warning (issue 73: on a 58-row
+table the closed form's best grid point scored 1.33 against the frequencies' 1.00).
 
 A candidate is a set of estimator parameters (method, inducing points, schedule). Its values
 fill only the parameters the user left at their defaults: ``GPClassifier(n_inducing=100)``
 tries every candidate with 100 inducing points. A candidate whose method cannot take an
-explicit ``alpha``, ``epsilon``, ``damping`` or mini-batch ``batch_size`` the user set is left
-out. With ``max_time``, every fit gets an equal share of the time left (a final fit counted as
+explicit ``alpha``, ``epsilon``, ``damping``, mini-batch ``batch_size`` or inducing points the user
+set is left out. With ``max_time``, every fit gets an equal share of the time left (a final fit counted as
 one more where there is one), so the whole selection stays within the budget up to one step of
 each fit.
 
-The kernel start (``kernel_init="regression"``, :mod:`alphagp.kernel_start`; up to
-:data:`START_FEATURES` features, unless the user sets it) is fitted once, on the standardised
-training rows, and every candidate that starts from it gets its lengthscales:
-the start is a hyper-parameter of all candidates alike, and fitting it once instead of once per
-candidate and fold takes it from a dozen surrogate fits to one (the folds' held-out rows take
-part in this one start, a small leak into the folds' scores that all candidates share). With ``max_time`` it takes at most
+The kernel starts the candidates share (:data:`SHARED_STARTS`: the regression of the labels, up to
+:data:`START_FEATURES` features unless the user sets it, and the Dirichlet GP's,
+:mod:`alphagp.kernel_start`) are fitted once per split, on its training rows alone, and every
+candidate that starts from one gets it there: no candidate is scored on rows its kernel saw. The
+final fit fits its own start on every row. With ``max_time`` the starts take at most
 :data:`~alphagp.kernel_start.BUDGET_SHARE` of the budget.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
@@ -51,9 +57,10 @@ from sklearn.base import clone
 
 from ..data.held_out import class_counts, held_out_problem, held_out_rows
 from ..data.streaming import StandardizedRows, column_mean_std
-from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, describe_start, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
 from ..methods import free_alpha, method_spec, resolve_alpha, takes
+from ..methods.class_frequencies import PRIOR_COUNT
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
@@ -66,15 +73,21 @@ from .fit_plan import is_own_start, kernel_start_of
 class Candidate:
     """One setting of the portfolio: a ``name`` for the progress output and ``cv_results_``,
     the estimator ``params`` it sets, and the training rows it is tried at
-    (``min_rows <= N < max_rows``; batch methods cost O(N) memory and time per step)."""
+    (``min_rows <= N < max_rows``; batch methods cost O(N) memory and time per step; exact EP at
+    most ``max_factors`` pair factors)."""
 
     name: str
     params: dict = field(default_factory=dict)
     min_rows: int = 0
     max_rows: int | None = None
+    max_factors: int | None = None
 
-    def suits(self, n_rows: int) -> bool:
-        return n_rows >= self.min_rows and (self.max_rows is None or n_rows < self.max_rows)
+    def suits(self, n_rows: int, n_classes: int = 2) -> bool:
+        """Whether the candidate runs on ``n_rows`` training rows of ``n_classes`` classes: its row
+        window, and at most ``max_factors`` pair factors N (C - 1) (exact EP's cost grows as their
+        cube)."""
+        return (n_rows >= self.min_rows and (self.max_rows is None or n_rows < self.max_rows)
+                and (self.max_factors is None or n_rows * (n_classes - 1) <= self.max_factors))
 
 
 _MINI_BATCHES = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping": True}
@@ -99,11 +112,27 @@ def _closed_form(alpha_eps: float, noise_scale: float) -> Candidate:
 #: rows of 16 data sets, the cheapest portfolio whose choice came within 2 % of the best candidate's
 #: held-out NLL (geometric mean over the sets; BENCHMARKS.md, "A GP classifier in closed form"); the
 #: EP family's row windows (:data:`EP_BELOW`, :data:`CV_ROWS`) cost nothing on the study's sets.
+#: exact EP (issue 73) runs where its pair factors N (C - 1) are at most this many (a sweep costs
+#: their cube: about a second on 1,000 of them on one thread)
+EXACT_EP_FACTORS = 1_000
+
+
+def _exact_ep(lengthscales: str) -> Candidate:
+    return Candidate(f"exact_ep(lengthscales={lengthscales})",
+                     {"method": "exact_ep", "kernel_init": "exact_ep", "method_params": {"lengthscales": lengthscales}},
+                     max_factors=EXACT_EP_FACTORS)
+
+
+#: the class frequencies, scored like every candidate and kept where nothing beats them
+FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
 PORTFOLIO: tuple[Candidate, ...] = (
     *(_closed_form(eps, scale) for eps in DIRICHLET_GRID["alpha_eps"] for scale in DIRICHLET_GRID["noise_scale"]),
+    _exact_ep("one"),
+    _exact_ep("ard"),
     Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}, max_rows=EP_BELOW),
     Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}, min_rows=2_000),
     Candidate("pep", {"method": "pep", "kernel_init": "regression"}, max_rows=EP_BELOW),
+    FREQUENCIES,
 )
 #: below this many training rows the candidates are compared by k-fold cross-validation
 CV_ROWS = 2_000
@@ -120,6 +149,14 @@ RACE_MARGIN = 0.10
 _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
 #: the values of ``alpha="auto"`` when ``alpha_grid`` is not given
 DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
+#: below this many training rows the stratified folds are drawn :data:`TINY_REPEATS` times (folds of a
+#: dozen rows cannot rank candidates alone: issue 73's 58-row table)
+TINY_ROWS, TINY_REPEATS = 100, 3
+#: integer weights summing to at most this many are copies of their rows, split across the folds
+MAX_COPIES = 100_000
+#: the kernel starts the candidates share (fitted once per split, on its training rows); exact EP's start
+#: is its own kernel search, which depends on its settings
+SHARED_STARTS = {"regression", "dirichlet"}
 
 
 def explicit_parameters(estimator) -> dict:
@@ -128,8 +165,9 @@ def explicit_parameters(estimator) -> dict:
     return {k: v for k, v in estimator.get_params().items() if not _same(v, defaults.get(k))}
 
 
-def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = False) -> list[tuple[Candidate, dict]]:
-    """``[(candidate, params)]``: the candidates that suit ``n_rows`` training rows and the user's
+def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = False,
+                   n_classes: int = 2) -> list[tuple[Candidate, dict]]:
+    """``[(candidate, params)]``: the candidates that suit ``n_rows`` training rows of ``n_classes`` classes and the user's
     explicit settings (``weighted``: sample weights, which only some methods take), each with the
     estimator parameters it is fitted with (its own values where the user kept the default).
 
@@ -151,8 +189,10 @@ def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = Fals
     for candidate in portfolio:
         method = candidate.params["method"]
         capabilities = method_spec(method).cls.CAPABILITIES
-        if (not candidate.suits(n_rows) or not takes(method, **given) or (auto_alpha and not free_alpha(method))
-                or (mini and not capabilities.mini_batches) or (weighted and not capabilities.sample_weight)):
+        inducing = "n_inducing" in explicit or "inducing_points" in explicit      # not every row: a sparse form
+        if (not candidate.suits(n_rows, n_classes) or not takes(method, **given) or (auto_alpha and not free_alpha(method))
+                or (mini and not capabilities.mini_batches) or (weighted and not capabilities.sample_weight)
+                or (inducing and not capabilities.sparse)):
             continue
         own = {k: v for k, v in candidate.params.items() if k not in explicit}
         params = {**own, "checkpoint": None, "verbose": False}
@@ -215,51 +255,76 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
             for surrogate in sorted(surrogates)}
 
 
-def with_start(params: dict, estimator, starts: dict[str, KernelStart]) -> dict:
-    """A candidate's ``params`` with its start's kernel (the lengthscales; the Dirichlet start's
-    amplitude and noise too) as its initial kernel (the candidate's or the user's ``kernel_params``
-    win), where the candidate starts from a surrogate of ``starts``, and held there where the start
-    is the closed-form method's own search (so the params fit what the selection fitted); unchanged
-    otherwise."""
-    merged = {**estimator.get_params(), **params}
-    start = starts.get(kernel_start_of(merged))
-    if start is None:
-        return params
-    given = merged["kernel_params"] or {}                                     # the candidate's own, or the user's
-    own = is_own_start(merged)
-    held = {"optimize_hyperparameters": False, **({"optimize_inducing": False}
-                                                  if params.get("optimize_inducing", estimator.optimize_inducing) == "auto"
-                                                  else {})}
-    return {**params, "kernel_params": {**start.kernel_params(), **given},
-            **(held if own else {})}                                         # the start was its kernel's search
+@dataclass(frozen=True)
+class Fold:
+    """One held-out split of a selection: the rows a candidate fits (``train``) and their weights,
+    the rows it is scored on (``test``) and theirs (``None``: unweighted rows)."""
+
+    train: np.ndarray
+    test: np.ndarray
+    train_weight: np.ndarray | None = None
+    test_weight: np.ndarray | None = None
 
 
-def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int):
-    """The held-out scheme: ``("cv", [(train, test), ...])`` below :data:`CV_ROWS` rows,
-    ``("split", None)`` from there on, ``("none", None)`` where no stratified share exists."""
-    from sklearn.model_selection import StratifiedKFold
-    counts = class_counts(y_idx)
+def _copies(weight: np.ndarray | None) -> np.ndarray | None:
+    """The rows' weights as counts of copies where they are whole numbers, some above one, and at
+    most :data:`MAX_COPIES` in all (a count-weighted table: its folds then split the copies, not the
+    rows); ``None`` otherwise."""
+    if weight is None:
+        return None
+    w = np.asarray(weight, dtype=np.float64)
+    if not np.all(w == np.round(w)) or w.max() <= 1 or w.sum() > MAX_COPIES:
+        return None
+    return w.astype(np.int64)
+
+
+def _splitter(k: int, n_rows: int, seed: int):
+    """Stratified k-fold, repeated :data:`TINY_REPEATS` times below :data:`TINY_ROWS` rows."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
+    if n_rows < TINY_ROWS:
+        return RepeatedStratifiedKFold(n_splits=k, n_repeats=TINY_REPEATS, random_state=seed)
+    return StratifiedKFold(k, shuffle=True, random_state=seed)
+
+
+def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int, weight: np.ndarray | None = None):
+    """The held-out scheme: ``("cv", [Fold, ...])`` below :data:`CV_ROWS` rows (stratified k-fold,
+    repeated on tiny data; with count weights the rows' copies are split, so a row of weight 3 can
+    be fitted with 2 copies and scored on 1), ``("split", None)`` from there on, ``("none", None)``
+    where no stratified share exists."""
+    copies = _copies(weight) if n_rows < CV_ROWS else None
+    owner = np.arange(n_rows) if copies is None else np.repeat(np.arange(n_rows), copies)
+    labels = y_idx[owner]
+    counts = class_counts(labels)
     smallest = int(counts[counts > 0].min())
     if smallest < 2:
         return "none", None
     if n_rows >= CV_ROWS:
         return ("split" if held_out_problem(y_idx, fraction, stratify=True) is None else "none"), None
     k = min(cv, smallest)
-    return "cv", list(StratifiedKFold(k, shuffle=True, random_state=seed).split(np.zeros(n_rows), y_idx))
+    w = None if weight is None else np.asarray(weight, dtype=np.float64)
+    folds = []
+    for train, test in _splitter(k, len(owner), seed).split(np.zeros(len(owner)), labels):
+        if copies is None:
+            folds.append(Fold(train, test, None if w is None else w[train], None if w is None else w[test]))
+            continue
+        fit_count = np.bincount(owner[train], minlength=n_rows).astype(np.float64)
+        test_count = np.bincount(owner[test], minlength=n_rows).astype(np.float64)
+        fit_rows, test_rows = np.flatnonzero(fit_count), np.flatnonzero(test_count)
+        folds.append(Fold(fit_rows, test_rows, fit_count[fit_rows], test_count[test_rows]))
+    return "cv", folds
 
 
-def class_frequency_nll(y_idx: np.ndarray, weight: np.ndarray | None, held_out) -> float:
+def class_frequency_nll(y_idx: np.ndarray, held_out: list[Fold]) -> float:
     """The held-out NLL of the model that predicts every row's class by the training class
-    frequencies (weighted, each count plus one half so no class gets probability 0), averaged over
-    the ``(train, test)`` row splits of ``held_out`` as the candidates' scores are: the bar a
-    classifier must clear to say anything about its features."""
+    frequencies (weighted, each count plus one half so no class gets probability 0: the
+    ``class_frequencies`` method's), averaged over the folds ``held_out`` as the candidates'
+    scores are: the bar a classifier must clear to say anything about its features."""
     C = int(y_idx.max()) + 1
-    w = np.ones(len(y_idx)) if weight is None else np.asarray(weight, dtype=np.float64)
     scores = []
-    for train, test in held_out:
-        counts = np.bincount(y_idx[train], weights=w[train], minlength=C) + 0.5
-        proba = np.broadcast_to(counts / counts.sum(), (len(test), C))
-        scores.append(negative_log_likelihood(proba, y_idx[test], None if weight is None else w[test]))
+    for fold in held_out:
+        counts = np.bincount(y_idx[fold.train], weights=fold.train_weight, minlength=C) + PRIOR_COUNT
+        proba = np.broadcast_to(counts / counts.sum(), (len(fold.test), C))
+        scores.append(negative_log_likelihood(proba, y_idx[fold.test], fold.test_weight))
     return float(np.mean(scores))
 
 
@@ -275,27 +340,39 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     clock = clock or time.perf_counter
     n = len(y)
     seed = int(np.random.default_rng(estimator.random_state).integers(2**31 - 1))
-    choices = candidates_for(estimator, n, portfolio, weighted=weight is not None)
+    choices = candidates_for(estimator, n, portfolio, weighted=weight is not None, n_classes=int(y_idx.max()) + 1)
     if not choices:
         raise ValueError(f"{_what(estimator)} found no candidate method that takes the settings given "
                          f"(alpha={estimator.alpha!r}, epsilon={estimator.epsilon!r}, damping={estimator.damping!r}); "
                          "choose a method")
-    scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed)
+    scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed, weight)
     began, budget = clock(), estimator.max_time
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
-    surrogates = {kernel_start_of({**estimator.get_params(), **params}) for _, params in choices} & set(SURROGATES)
-    limit = None if budget is None else BUDGET_SHARE * budget
-    kernel = shared_kernel_starts(estimator, X, y_idx, surrogates, weight, limit)
-    if estimator.verbose:
-        for fitted_start in kernel.values():
-            print(f"{_what(estimator)}: kernel start: {describe_start(fitted_start)}", flush=True)
     if scheme == "none":
         candidate, params = choices[0]
         params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
-        return Selection(candidate, params, _results([candidate], [with_start(params, estimator, kernel)], [[]], [[]]),
-                         scheme, kernel_starts=kernel)
-    fits_left = len(choices) * (len(folds) if scheme == "cv" else 1) + (scheme == "cv" or not keep_split_fit)
+        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme)
+    if scheme == "split":                 # the rows the candidates' early stopping holds out (the same draw)
+        fit_rows, held = held_out_rows(y_idx, estimator.validation_fraction, True, seed)
+        w = None if weight is None else np.asarray(weight, dtype=np.float64)
+        folds = [Fold(fit_rows, held, None if w is None else w[fit_rows], None if w is None else w[held])]
+    surrogates = {kernel_start_of({**estimator.get_params(), **params}) for _, params in choices} & SHARED_STARTS
+    limit = None if budget is None else BUDGET_SHARE * budget / len(folds)
+    starts: dict[int, dict] = {}
+
+    def starts_of(k: int) -> dict:
+        """The shared kernel starts of split ``k``, fitted on its training rows alone (once)."""
+        if k not in starts:
+            fold = folds[k]
+            starts[k] = shared_kernel_starts(estimator, X[fold.train], y_idx[fold.train], surrogates,
+                                             fold.train_weight, limit)
+            if estimator.verbose:
+                for fitted_start in starts[k].values():
+                    print(f"{_what(estimator)}: kernel start of split {k}: {describe_start(fitted_start)}", flush=True)
+        return starts[k]
+
+    fits_left = len(choices) * len(folds) + (scheme == "cv" or not keep_split_fit)
     scores, seconds, fitted, failures, leader = [], [], [], [], None
     classes = encode_labels(y)[0]
     if isinstance(estimator.n_inducing, int) and estimator.n_inducing > n:     # said once, of the rows given
@@ -306,13 +383,13 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
         if scheme == "split":
             params["early_stopping"] = True
         own_scores, own_seconds, model, raced = [], [], None, False
-        splits = folds if scheme == "cv" else [(None, None)]
-        for k, (train, test) in enumerate(splits):
+        for k, fold in enumerate(folds):
             share = None if budget is None else max(budget - (clock() - began), 0.0) / fits_left
             fits_left -= 1
             if share is not None and share <= 0.0:
                 break
-            rows = slice(None) if train is None else train
+            # on one split a candidate fits every row and holds the split's out itself (early stopping)
+            rows, rows_weight = (fold.train, fold.train_weight) if scheme == "cv" else (slice(None), weight)
             model = clone(estimator).set_params(checkpoint=None, verbose=False)
             model.classes_ = classes
             t0 = clock()
@@ -320,11 +397,10 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 with _clip_said():
                     model._fit_params({**estimator.get_params(),
                                        **_feasible(params, y_idx[rows], estimator.validation_fraction)},
-                                      X[rows], y_idx[rows], None if weight is None else weight[rows],
-                                      start=kernel, max_time=share)
+                                      X[rows], y_idx[rows], rows_weight, start=starts_of(k), max_time=share)
                 if scheme == "cv":
-                    own_scores.append(negative_log_likelihood(model._proba(X[test]), y_idx[test],
-                                                              None if weight is None else weight[test]))
+                    own_scores.append(negative_log_likelihood(model._proba(X[fold.test]), y_idx[fold.test],
+                                                              fold.test_weight))
                 else:
                     own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
             except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
@@ -333,17 +409,21 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 break
             finally:
                 own_seconds.append(clock() - t0)
-            if race and k + 1 < len(splits) and behind(own_scores, None if leader is None else scores[leader]):
-                raced, fits_left = True, fits_left - (len(splits) - k - 1)
+            if race and k + 1 < len(folds) and behind(own_scores, None if leader is None else scores[leader]):
+                raced, fits_left = True, fits_left - (len(folds) - k - 1)
                 break
         scores.append(own_scores)
         seconds.append(own_seconds)
         fitted.append(model if scheme == "split" else None)
-        if len(own_scores) == len(splits) and (leader is None or np.mean(own_scores) < np.mean(scores[leader])):
+        if len(own_scores) == len(folds) and (leader is None or np.mean(own_scores) < np.mean(scores[leader])):
             leader = index
         if estimator.verbose:
             mean = f"{np.mean(own_scores):.4f}" if own_scores else "not scored (budget spent)"
-            note = f", dropped: behind {choices[leader][0].name} by more than {RACE_MARGIN:.0%}" if raced else ""
+            note = ""
+            if raced:
+                ahead = choices[leader][0].name
+                note = (f", dropped: its held-out NLL on its first {len(own_scores)} of {len(folds)} folds is more "
+                        f"than {RACE_MARGIN:.0%} above that of {ahead} on the same folds")
             print(f"{_what(estimator)}: {candidate.name}: held-out NLL {mean} "
                   f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s{note})",
                   flush=True)
@@ -352,23 +432,37 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                          "give it more time, or name a method")
     if not any(scores):
         raise FloatingPointError(f"{_what(estimator)}: every candidate failed numerically: " + "; ".join(failures))
-    results = _results([c for c, _ in choices], [with_start({**p, "random_state": seed}, estimator, kernel)
-                                                 for _, p in choices], scores, seconds)
+    # a candidate's params name its start (kernel_init), which a fit on other rows fits on them
+    results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)
     best = results["rank_test_nll"].index(1)
-    held_out = folds if scheme == "cv" else [held_out_rows(y_idx, estimator.validation_fraction, True, seed)]
-    frequencies = class_frequency_nll(y_idx, weight, held_out)
+    frequencies = class_frequency_nll(y_idx, folds)
     if estimator.verbose:
         print(f"{_what(estimator)}: the training class frequencies: held-out NLL {frequencies:.4f}", flush=True)
-    if results["mean_test_nll"][best] >= frequencies:
-        warnings.warn(f"{_what(estimator)}: no candidate beat the training class frequencies on the held-out rows "
-                      f"(best: {choices[best][0].name}, NLL {results['mean_test_nll'][best]:.4f}; the class "
-                      f"frequencies: {frequencies:.4f}): the features, as given, tell the model less than the "
-                      "labels' proportions do; check their encoding (categorical_features, identifiers given as "
-                      "numbers) or use another model", UserWarning, stacklevel=4)
+    _warn_if_no_better_than_frequencies(estimator, choices, results, best, frequencies)
     candidate, params = choices[best]
     params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
     return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
-                     fitted[best], kernel)
+                     fitted[best], starts.get(0, {}))
+
+
+def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best: int, frequencies: float) -> None:
+    """The warning where no model of the features beat the class frequencies on the held-out rows:
+    where :data:`FREQUENCIES` is a candidate it won (and is kept), else the best candidate did not
+    clear that bar (and is kept)."""
+    means = results["mean_test_nll"]
+    models = [i for i, (c, _) in enumerate(choices) if c is not FREQUENCIES and np.isfinite(means[i])]
+    if not models:
+        return
+    top = min(models, key=lambda i: means[i])
+    if means[top] < frequencies:
+        return
+    kept = ("the model predicts the class frequencies (method_='class_frequencies')" if choices[best][0] is FREQUENCIES
+            else f"kept {choices[best][0].name}")
+    warnings.warn(f"{_what(estimator)}: no candidate beat the training class frequencies on the held-out rows "
+                  f"(best: {choices[top][0].name}, NLL {means[top]:.4f}; the class frequencies: {frequencies:.4f}); "
+                  f"{kept}: the features, as given, tell the model less than the labels' proportions do; check their "
+                  "encoding (categorical_features, identifiers given as numbers) or use another model",
+                  UserWarning, stacklevel=5)
 
 
 def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
@@ -377,7 +471,8 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
     indices ``y_idx``; rows weighted by ``weight`` ``[N]``, class weights included, where given):
     the winner's parameters over the user's become the final fit's plan (the user's parameters
     are never changed), or on one split the winner's fit is the final one (unless callbacks or a
-    checkpoint ask for a fit of their own); the final fit gets the time ``max_time`` has left.
+    checkpoint ask for a fit of their own, or the winner is a closed form from its own start, which
+    is refitted on every row: one start and one step); the final fit gets the time ``max_time`` has left.
     Where no held-out rows exist (a class of one row) the first candidate is fitted, with a
     warning. ``clock``: as :func:`select`'s. Returns ``estimator``."""
     clock = clock or time.perf_counter
@@ -391,14 +486,17 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
         print(f"{_what(estimator)} chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
               + ", ".join(f"{k}={selection.params.get(k, v)!r}" for k, v in selection.candidate.params.items()),
               flush=True)
-    if selection.fitted is not None and reuse:
+    params = {**estimator.get_params(), **selection.params}
+    one_step = is_own_start(params)       # a closed form from its own start: refitted on every row in one step
+    if selection.fitted is not None and reuse and not one_step:
         fitted.record_fit_of(estimator, selection.fitted, keep=_INPUT_ATTRIBUTES)
     else:
+        if one_step and selection.scheme == "split":           # every row, none held out to stop on
+            params["early_stopping"] = estimator.early_stopping
         budget = estimator.max_time
         remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
-        with _clip_said():
-            estimator._fit_params({**estimator.get_params(), **selection.params}, X, y_idx, weight, callbacks,
-                                  start=selection.kernel_starts, max_time=remaining)
+        with _clip_said():                # its kernel start (if any) on every row: the folds' saw fewer
+            estimator._fit_params(params, X, y_idx, weight, callbacks, max_time=remaining)
     fitted.record_selection(estimator, selection.candidate.name, selection.scheme, selection.cv_results)
     return estimator
 

@@ -19,6 +19,7 @@ from ..constraints import validate_parameter_constraints
 from ..likelihoods import likelihood_class
 from .augmented import AugmentedGibbs, AugmentedVI
 from .base import Capabilities, SiteMethod, SparseGPMethod
+from .class_frequencies import ClassFrequencies
 from .dirichlet import DirichletGP
 from .ep import EP, SEP, ScalableEP
 from .exact_ep import ExactEP
@@ -102,6 +103,9 @@ METHODS: dict[str, MethodSpec] = {
     "augmented_gibbs": MethodSpec(AugmentedGibbs, "augmented VI's hyper-parameters, then Gibbs sampling of the "
                                   "augmented logistic-softmax model (Galy-Fajou et al. 2019, 4.3; small data)",
                                   "logistic_softmax", ("n_predictive_samples", "seed")),
+    "class_frequencies": MethodSpec(ClassFrequencies, "the training class frequencies, the features ignored: the bar "
+                                    "a classifier must clear (method='auto' keeps it where nothing beats it)",
+                                    "softmax"),
 }
 
 #: the likelihood arguments the estimator sets (its own parameters), not ``method_params``
@@ -351,6 +355,7 @@ __all__ = [
     "AugmentedGibbs",
     "AugmentedVI",
     "Capabilities",
+    "ClassFrequencies",
     "DirichletGP",
     "ExactEP",
     "GaussianQMethod",
