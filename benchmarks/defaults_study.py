@@ -26,7 +26,7 @@ from alphagp.estimators import model_selection
 from alphagp.estimators.model_selection import Candidate
 from alphagp.metrics import all_metrics
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, done_keys, parse_benchmark_args
 
 #: name -> GPClassifier parameters (beyond n_jobs and random_state)
 CONFIGS = {
@@ -169,8 +169,13 @@ def main() -> None:
                              "each set's 70 %% training rows (cross-validation or one split, as the library does, "
                              "with the same folds for every portfolio); one row per set with every candidate's "
                              "held-out NLL and seconds")
+    parser.add_argument("--skip-done", action="store_true",
+                        help="with --portfolio: leave out the sets the results file has a clean row of for it")
     args = parse_benchmark_args(parser)
+    done = done_keys(args.output, lambda r: (r["dataset"], r.get("portfolio"))) if args.skip_done else set()
     for dataset in (["digits", *SETS] if args.datasets == ["all"] else args.datasets):
+        if args.portfolio and (dataset, args.portfolio) in done:
+            continue
         (run_levers if args.levers else run_portfolio if args.portfolio else run)(dataset, args)
 
 
