@@ -460,3 +460,33 @@ def test_the_size_check_counts_the_matrices_over_many_inducing_points(monkeypatc
     with pytest.raises(ValueError, match="fewer inducing points"):
         GPClassifier(method="dirichlet", n_inducing=8000).check_fit_size(60_000, 784, y)
     GPClassifier(method="dirichlet", n_inducing=4000).check_fit_size(60_000, 784, y)
+
+
+def test_the_size_check_counts_what_an_exact_posterior_holds(monkeypatch):
+    """Issue 73: the exact closed form on 5,000 rows of 26 classes was refused at an estimated 29.1 GiB
+    (C [N, N] matrices counted) and used 0.63 GiB; it holds a few [N, N] matrices whatever C. Exact EP
+    holds [P, P] matrices over its P = N (C - 1) pair factors: 3,000 rows of 26 classes are refused."""
+    from alphagp import data
+    monkeypatch.setattr(data, "physical_memory_bytes", lambda: 24 * 2**30)
+    y = np.arange(5000) % 26
+    GPClassifier(method="dirichlet").check_fit_size(5000, 16, y)
+    with pytest.raises(ValueError, match="GiB"):
+        GPClassifier(method="exact_ep").check_fit_size(3000, 16, y[:3000])
+    GPClassifier(method="exact_ep").check_fit_size(1000, 16, np.arange(1000) % 2)
+
+
+def test_the_closed_forms_auto_inducing_points_grow_with_the_rows_within_memory_and_time(monkeypatch):
+    from alphagp import data
+    from alphagp.methods.dirichlet import DirichletGP
+    monkeypatch.setattr(data, "physical_memory_bytes", lambda: 24 * 2**30)
+    sizes = [DirichletGP.auto_n_inducing(n, 10, 8, None) for n in (20_000, 40_000)]
+    assert 1000 < sizes[0] and sizes[0] <= sizes[1]
+    for n, m in zip((20_000, 40_000), sizes):          # within the memory the check allows the matrices
+        assert DirichletGP.working_bytes(n, 10, m, 8, False) <= DirichletGP.MEMORY_SHARE * 12 * 2**30
+    assert DirichletGP.auto_n_inducing(9000, 10, 8, None) == 9000        # exact where it fits
+    budgeted = DirichletGP.auto_n_inducing(40_000, 10, 8, 60.0)
+    assert budgeted < sizes[1]
+    assert DirichletGP.SECONDS_PER_FLOP * (2 * 40_000 * budgeted**2 + 10 * budgeted**3) <= 60.0
+    from alphagp.estimators.fit_plan import plan_fit
+    plan = plan_fit(GPClassifier(method="dirichlet").get_params(), np.arange(40_000) % 10, device="cpu")
+    assert plan.n_inducing == sizes[1] and not plan.exact

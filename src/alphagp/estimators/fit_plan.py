@@ -290,21 +290,25 @@ def is_own_start(params: Mapping) -> bool:
 
 
 def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | None = None, stream: bool = False,
-             n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
+             n_rows: int | None = None, max_time: float | None = None, max_inducing: int | None = None) -> FitPlan:
     """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
     them; ``method`` a registered name) for a fit on rows of class indices ``y_idx`` ``[N]`` with
     power ``alpha`` (the constructor's, or a candidate's of ``alpha="auto"``; ``None``: the
     method's default) into a :class:`FitPlan` on ``device``. ``stream``: a ``partial_fit``
     stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
     (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).
+    ``max_inducing``: at most this many inducing points where ``n_inducing="auto"`` (a selection's
+    candidate on one split, whose winner is refitted with the method's own count).
 
     The ``"auto"`` settings, where the method's ``AUTO_SETTINGS`` name no value of their own:
     ``batch_size`` all rows, ``inducing_init`` random training rows (the papers' start),
     ``kernel_init`` the fixed start, ``shared_hyperparameters`` one kernel per class,
     ``early_stopping`` from :data:`EARLY_STOPPING_ROWS` rows where a stratified share exists,
     ``n_inducing`` every row fitted up to the method's ``Capabilities.exact_rows`` (the exact
-    posterior, whose inducing inputs are then the rows and never move), else :data:`AUTO_INDUCING`
-    (clipped to the rows fitted; a number the user gives is clipped with a warning). A
+    posterior, whose inducing inputs are then the rows and never move; always for a method
+    without a sparse form), else the method's ``auto_n_inducing`` (which may grow with the rows,
+    the memory and the budget) or :data:`AUTO_INDUCING` (clipped to the rows fitted; a number the
+    user gives is clipped with a warning). A
     closed-form method (``Capabilities.closed_form``) takes one step where its kernel comes from
     its own start or is held fixed.
 
@@ -345,9 +349,13 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
                           UserWarning, stacklevel=4)
     given = params["inducing_points"]
     m = params["n_inducing"]
-    if m == "auto":
-        every_row = fitted <= capabilities.exact_rows or not capabilities.sparse
-        m = fitted if not mini and every_row else auto.get("n_inducing", AUTO_INDUCING)
+    if m == "auto" and not mini and (fitted <= capabilities.exact_rows or not capabilities.sparse):
+        m = fitted
+    elif m == "auto":
+        budget = params["max_time"] if max_time is None else max_time
+        grown = method_spec(name).cls.auto_n_inducing(fitted, int(y_idx.max()) + 1, DTYPES[params["dtype"]].itemsize,
+                                                      budget)
+        m = min(AUTO_INDUCING if grown is None else grown, max_inducing or fitted)
     n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
     exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted
@@ -479,10 +487,6 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
 
 #: copies of the inducing inputs a fit holds: the parameter, its gradient and Adam's two moments
 _INDUCING_COPIES = 4
-#: [C, M, M] matrices a fit holds at its peak (q(u)'s factors, the sparse posterior's sums, factors
-#: and solves; issue 67: the closed form with M = 8,000 over MNIST's 10 classes passed the check,
-#: reached 23 GB, 4.5 such matrices of 5.1 GB, and was killed)
-_INDUCING_SQUARE_COPIES = 6
 
 
 #: [rows, D] arrays a training step holds beyond one per kernel group: the standardised batch and a
@@ -500,7 +504,8 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
     """A one-line ``ValueError`` before anything is allocated when a fit's memory would pass half of
     this machine's: the features ``[N, D]``, a step's working set (``G + 2`` arrays of its rows by
     D, for G kernel groups: C, or 1 shared), the inducing inputs ``[G, M, D]`` with their
-    gradient and optimiser state, and the ``[C, M, M]`` matrices over the inducing points, as
+    gradient and optimiser state, and the matrices over the inducing points (the method's
+    ``working_bytes``: ``[C, M, M]``, or what an exact posterior holds over its rows), as
     ``plan`` has them for ``n`` rows of ``d`` features. A file with one huge feature index asks
     for that; a large M over many classes for the last."""
     from ..data import physical_memory_bytes
@@ -508,9 +513,9 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
     m = min(plan.n_inducing, n)
     size = DTYPES[plan.dtype].itemsize
     step_rows = n if plan.batch_size is None else min(plan.batch_size, n)
+    square = method_spec(plan.method).cls.working_bytes(n, n_classes, m, size, plan.exact)
     need = (n * d * 8 + step_rows * d * size * (groups + _STEP_COPIES)
-            + groups * m * d * size * _INDUCING_COPIES + n_classes * m * m * size * _INDUCING_SQUARE_COPIES
-            + d * _COLUMN_NAME_BYTES)
+            + groups * m * d * size * _INDUCING_COPIES + square + d * _COLUMN_NAME_BYTES)
     if plan.kernel_init != "fixed":          # the kernel start's rows and its search over D lengthscales
         need += min(n, _START_ROWS) * d * 8 * _START_COPIES + d * 8 * _SEARCH_VECTORS
     if plan.inducing_init in ("kmeans", "kmeans++"):

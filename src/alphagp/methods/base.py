@@ -200,6 +200,26 @@ class SparseGPMethod(WeightedRows, nn.Module):
     #: to the settings not named (:func:`~alphagp.estimators.fit_plan.plan_fit`)
     AUTO_SETTINGS: ClassVar[dict] = {}
 
+    #: [C, M, M] matrices over the inducing points a fit holds at its peak (q(u)'s factors, the sparse
+    #: posterior's sums, factors and solves; issue 67: the closed form with M = 8,000 over MNIST's 10
+    #: classes passed a check without them, reached 23 GB, 4.5 such matrices of 5.1 GB, and was killed)
+    SQUARE_COPIES: ClassVar[int] = 6
+
+    @classmethod
+    def working_bytes(cls, _n_rows: int, n_classes: int, n_inducing: int, itemsize: int, _exact: bool) -> int:
+        """Bytes of the matrices over the inducing points (the rows, for an exact posterior) a fit of
+        ``n_rows`` rows of ``n_classes`` classes with ``n_inducing`` of them, ``exact`` or not, in
+        floats of ``itemsize`` bytes holds at its peak (the memory check's count; a method with
+        another layout says its own)."""
+        return n_classes * n_inducing * n_inducing * itemsize * cls.SQUARE_COPIES
+
+    @classmethod
+    def auto_n_inducing(cls, _n_rows: int, _n_classes: int, _itemsize: int, _max_time: float | None) -> int | None:
+        """``n_inducing="auto"`` beyond the exact rows, for ``n_rows`` rows of ``n_classes`` classes in
+        floats of ``itemsize`` bytes and a fit of at most ``max_time`` seconds: the method's
+        ``AUTO_SETTINGS`` count (``None``: the planner's)."""
+        return cls.AUTO_SETTINGS.get("n_inducing")
+
     def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
         super().__init__()
         C = kernel.n_latent

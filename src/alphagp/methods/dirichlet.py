@@ -104,17 +104,60 @@ class DirichletGP(SparseGPMethod):
     CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, exact_rows=5000,
                                 closed_form=True, data_parallel=True, streaming=True)
     #: the kernel from its own start (type-II maximum likelihood on a subsample), one kernel and one
-    #: inducing set for all classes, 1,000 random training rows beyond the exact rows (validation
-    #: NLL: on Satimage's 4,053 fit rows 0.2526 in 1.4 s, 0.2548 with k-means centres in 2.9 s;
-    #: on MNIST-20000's 18,000, 0.179 in 14 s, 0.167 with k-means in 53 s and 0.151 with 2,000
-    #: random rows in 72 s: a larger random set beats k-means at its seconds)
+    #: inducing set for all classes, random training rows beyond the exact rows, as many as
+    #: :meth:`auto_n_inducing` says (validation NLL: on Satimage's 4,053 fit rows 0.2526 in 1.4 s,
+    #: 0.2548 with k-means centres in 2.9 s; on MNIST-20000's 18,000, 0.179 in 14 s, 0.167 with
+    #: k-means in 53 s and 0.151 with 2,000 random rows in 72 s: a larger random set beats k-means at
+    #: its seconds)
     AUTO_SETTINGS: ClassVar[dict] = {"kernel_init": "dirichlet", "shared_hyperparameters": True,
-                                     "inducing_init": "random", "n_inducing": 1000}
+                                     "inducing_init": "random"}
     OWN_PARAMETERS: ClassVar[dict] = {"alpha_eps": [Interval(Real, 0, 1, closed="neither")],
                                       "noise_scale": [Interval(Real, 0, None, closed="neither")]}
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
         ("alpha", "epsilon", "damping"), "the Dirichlet-based GP is a GP regression of transformed labels in closed "
         "form: it has no power, no labelling-error probability and no EP damping")
+
+    #: [N, N] matrices the exact posterior holds at its peak with one kernel (K + diag(high), its factor,
+    #: the solves and the gradient's; issue 73: 5,000 rows of 26 classes used 0.63 GiB, 3.4 of them,
+    #: where C [N, N] matrices per class were counted: 29.1 GiB)
+    EXACT_COPIES: ClassVar[int] = 5
+    #: beyond the exact rows ``n_inducing="auto"`` is a share of the rows (at least :data:`SPARSE_MIN`):
+    #: issue 73, a 26-class set of 14,000 rows, test NLL 0.181, 0.136 and 0.115 at M = 1,000, 2,000 and
+    #: 3,000; MNIST 3.19 % error at M = 4,000 against 4.61 % at 1,000 (BENCHMARKS.md)
+    SPARSE_SHARE, SPARSE_MIN = 4, 1000
+    #: the share of half this machine's memory the [C, M, M] matrices of an "auto" M may take (the
+    #: rest for the rows, the features and the inducing inputs)
+    MEMORY_SHARE = 0.8
+    #: seconds per flop of the sparse fit's 2 N M^2 + C M^3 (measured on this project's CPU machine,
+    #: one thread: MNIST's 54,000 rows, 10 classes, M = 4,000, 252 s); with ``max_time`` the "auto" M
+    #: keeps the fit's estimate within it
+    SECONDS_PER_FLOP = 1.06e-10
+
+    @classmethod
+    def working_bytes(cls, n_rows: int, n_classes: int, n_inducing: int, itemsize: int, exact: bool) -> int:
+        """The exact posterior's [N, N] matrices (one factor shared by the classes); the sparse one's
+        [C, M, M]."""
+        if exact:
+            return cls.EXACT_COPIES * n_rows * n_rows * itemsize
+        return super().working_bytes(n_rows, n_classes, n_inducing, itemsize, exact)
+
+    @classmethod
+    def auto_n_inducing(cls, n_rows: int, n_classes: int, itemsize: int, max_time: float | None) -> int:
+        """Every row (the exact posterior, beyond ``Capabilities.exact_rows``) where its [N, N]
+        matrices take at most :attr:`MEMORY_SHARE` of half this machine's memory and, with
+        ``max_time``, its N^3 flops fit it; else a quarter of the rows, at least 1,000 (class
+        attributes), as many as that memory holds and, with ``max_time``, as the time model allows."""
+        from ..data import physical_memory_bytes
+        memory = cls.MEMORY_SHARE * physical_memory_bytes() / 2
+        if cls.working_bytes(n_rows, n_classes, n_rows, itemsize, True) <= memory and (
+                max_time is None or cls.SECONDS_PER_FLOP * n_rows**3 <= max_time):
+            return n_rows
+        m = max(cls.SPARSE_MIN, n_rows // cls.SPARSE_SHARE)
+        m = min(m, int(math.sqrt(memory / (n_classes * itemsize * cls.SQUARE_COPIES))))
+        if max_time is not None:
+            while m > 100 and cls.SECONDS_PER_FLOP * (2 * n_rows * m * m + n_classes * m**3) > max_time:
+                m = int(0.9 * m)
+        return min(m, n_rows)
 
     def __init__(self, inducing_points: torch.Tensor, kernel, likelihood, n_data: int, alpha_eps: float = 1e-3,
                  noise_scale: float = 1.0, exact: bool = False):

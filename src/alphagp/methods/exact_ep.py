@@ -129,6 +129,16 @@ class ExactEP(SparseGPMethod):
         "damping": "exact EP damps its parallel updates itself (from 1, by 0.7 whenever a sweep moves the marginals "
                    "more than the one before)"}
 
+    #: [P, P] matrices over the pair factors a fit holds at its peak (G and its gradient, B's factor, the
+    #: marginals' solve, R and the evidence's sensitivity)
+    FACTOR_COPIES: ClassVar[int] = 8
+
+    @classmethod
+    def working_bytes(cls, n_rows: int, n_classes: int, _n_inducing: int, itemsize: int, _exact: bool) -> int:
+        """The [P, P] matrices over the P = N (C - 1) pair factors."""
+        factors = n_rows * (n_classes - 1)
+        return cls.FACTOR_COPIES * factors * factors * itemsize
+
     def __init__(self, inducing_points: torch.Tensor, kernel, likelihood, n_data: int, alpha: float = 1.0,
                  lengthscales: str = "one", exact: bool = True):
         super().__init__(inducing_points, kernel, likelihood)
