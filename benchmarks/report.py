@@ -43,10 +43,10 @@
     python benchmarks/report.py dgpranks | dgpranksfig   # deep-GP paper Figs. 6-8: ranks of alpha per depth
     python benchmarks/report.py ephyper | vigap | likmaps   # the papers' figures of issue 61
     python benchmarks/report.py closedform | closedformpanel | epexact | closedformlevers   # issue 67
-    python benchmarks/report.py exactep   # issue 73: exact EP beside scikit-learn's GPC
+    python benchmarks/report.py exactep | capacity   # issue 73: exact EP beside scikit-learn's GPC, the closed form's M
 
 The reports live in one module per document of benchmarks/docs/ (report_ep_paper, report_alpha_paper,
-report_logistic_softmax, report_deep_gp, report_defaults with report_closed_form and report_exact_ep, report_speed,
+report_logistic_softmax, report_deep_gp, report_defaults with report_closed_form and report_gold_standard, report_speed,
 report_methods, report_edges; shared helpers in report_common); this module only names them.
 """
 
@@ -60,14 +60,14 @@ from report_deep_gp import REPORTS as DEEP_GP
 from report_defaults import REPORTS as DEFAULTS
 from report_edges import REPORTS as EDGES
 from report_ep_paper import REPORTS as EP_PAPER
-from report_exact_ep import REPORTS as EXACT_EP
+from report_gold_standard import REPORTS as GOLD_STANDARD
 from report_logistic_softmax import REPORTS as LOGISTIC_SOFTMAX
 from report_methods import REPORTS as METHODS
 from report_speed import REPORTS as SPEED
 
 #: the reports by name: ``python report.py NAME ARGS...`` calls ``REPORTS[NAME](*ARGS)``
 REPORTS = {**EP_PAPER, **ALPHA_PAPER, **LOGISTIC_SOFTMAX, **DEEP_GP, **DEFAULTS, **CLOSED_FORM, **SPEED, **METHODS,
-           **EDGES, **EXACT_EP}
+           **EDGES, **GOLD_STANDARD}
 
 
 if __name__ == "__main__":

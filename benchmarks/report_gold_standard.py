@@ -1,5 +1,6 @@
-"""Reports of issue 73, the gold standard in seconds (``python report.py NAME ARGS``), printed into
-``docs/defaults.md``: exact EP beside scikit-learn's GPC (``exact_ep.py``)."""
+"""Reports of issue 73, the gold standard in seconds and capacity that grows (``python report.py NAME
+ARGS``), printed into ``docs/defaults.md``: exact EP beside scikit-learn's GPC (``exact_ep.py``), the
+closed form's held-out NLL against M and seconds (``closed_form_capacity.py``)."""
 
 from __future__ import annotations
 
@@ -42,4 +43,30 @@ def exact_ep_report(results: str = "exact_ep") -> None:
           f"{len(AIM_SETS)}")
 
 
-REPORTS = {"exactep": exact_ep_report}
+def capacity_report(results: str = "closed_form_capacity") -> None:
+    """The closed form's held-out NLL and seconds at each M and inducing inputs, per set, beside
+    HistGradientBoosting's on the same rows (its held-out NLL, and the fit's seconds over its)."""
+    rows = load(results)
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
+          f"{sorted({r['machine'] for r in rows})}\n")
+    latest = {}
+    for r in rows:
+        latest[(r["dataset"], r["asked"], r["inducing_init"])] = r
+    print("| data set (fit rows) | M (asked) | inducing inputs | held-out NLL | held-out error | seconds | "
+          "seconds / HGB's |\n|---|---|---|---|---|---|---|")
+    for d in dict.fromkeys(r["dataset"] for r in rows):
+        hgb = latest.get((d, "hgb", "-"))
+        fits = sorted((r for (s, a, _), r in latest.items() if s == d and a != "hgb"),
+                      key=lambda r: (r["n_inducing"], r["inducing_init"]))
+        for r in fits:
+            exact = " (exact)" if r.get("exact") else ""
+            ratio = "-" if hgb is None else f"{r['seconds'] / hgb['seconds']:.1f}"
+            print(f"| {d} ({r['n_fit']}) | {r['n_inducing']}{exact} ({r['asked']}) | {r['inducing_init']} | "
+                  f"{r['held_nll']:.4f} | {r['held_error']:.4f} | {r['seconds']:.1f} | {ratio} |")
+        if hgb is not None:
+            print(f"| {d} ({hgb['n_fit']}) | HistGradientBoosting | - | {hgb['held_nll']:.4f} | "
+                  f"{hgb['held_error']:.4f} | {hgb['seconds']:.1f} | 1.0 |")
+    print("\nheld-out: a stratified 10 % of the training rows, which no fit reads; one thread, one run")
+
+
+REPORTS = {"exactep": exact_ep_report, "capacity": capacity_report}
