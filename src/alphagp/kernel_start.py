@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -85,6 +85,9 @@ class KernelStart:
     surrogate: str = "regression"
     alpha_eps: float | None = None
     noise_scale: float | None = None
+    #: buffers of the method the start is the kernel search of, as the search left them on its rows
+    #: (exact EP's sites: the fit's EP starts there), by name; not kept in model files
+    method_state: dict = field(default_factory=dict, compare=False, repr=False)
 
     def kernel_params(self) -> dict:
         """The classifier kernel's start as ``kernel_params`` (plain lists): the learnt lengthscales,
@@ -282,7 +285,8 @@ def _exact_ep_start(X, y_idx, n_classes, weight, initial_lengthscale, max_iterat
     return KernelStart(lengthscale=fit.lengthscale[None], amplitude=np.array([fit.amplitude]),
                        noise=np.array([fit.noise]), log_marginal_likelihood=fit.log_evidence, rows=len(Xs),
                        evaluations=fit.evaluations, converged=fit.converged, seconds=fit.seconds,
-                       surrogate="exact_ep")
+                       surrogate="exact_ep", method_state={"site_tau": fit.sites.tau, "site_nu": fit.sites.nu,
+                                                           "labels": torch.as_tensor(np.asarray(y_idx), dtype=torch.long)})
 
 
 def describe_start(start: KernelStart) -> str:

@@ -121,6 +121,9 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
                          epsilon=plan.epsilon, damping=plan.damping, n_classes=n_classes, exact=plan.exact,
                          **plan.method_params)
+    if start is not None and start.method_state and plan.exact:     # the search's state on these rows
+        model.load_state_dict({k: v.to(dtype=getattr(model, k).dtype) for k, v in start.method_state.items()},
+                              strict=False)
     for parameter in likelihood_parameters(model):
         parameter.requires_grad_(plan.optimize_hyperparameters)
     model.inducing_points.requires_grad_(plan.optimize_inducing)
