@@ -43,7 +43,7 @@
     python benchmarks/report.py dgpranks | dgpranksfig   # deep-GP paper Figs. 6-8: ranks of alpha per depth
     python benchmarks/report.py ephyper | vigap | likmaps   # the papers' figures of issue 61
     python benchmarks/report.py closedform | closedformpanel | epexact | closedformlevers   # issue 67
-    python benchmarks/report.py exactep | capacity   # issue 73: exact EP beside scikit-learn's GPC, the closed form's M
+    python benchmarks/report.py exactep | capacity | panel73   # issue 73: exact EP beside GPC, the closed form's M, the panel
 
 The reports live in one module per document of benchmarks/docs/ (report_ep_paper, report_alpha_paper,
 report_logistic_softmax, report_deep_gp, report_defaults with report_closed_form and report_gold_standard, report_speed,

@@ -4,7 +4,10 @@ closed form's held-out NLL against M and seconds (``closed_form_capacity.py``)."
 
 from __future__ import annotations
 
-from report_common import load
+from report_closed_form import DEFAULT, GP_PEERS, LARGER, SMALL
+from report_common import load, panel_figure
+
+from common import RESULTS
 
 #: the binary sets issue 73's aim names (its table: pima, breast_cancer, australian, sonar, ionosphere)
 AIM_SETS = ("pima", "breast_cancer", "australian", "sonar", "ionosphere")
@@ -69,4 +72,105 @@ def capacity_report(results: str = "closed_form_capacity") -> None:
     print("\nheld-out: a stratified 10 % of the training rows, which no fit reads; one thread, one run")
 
 
-REPORTS = {"exactep": exact_ep_report, "capacity": capacity_report}
+#: the panel's two-class sets, and the bar: the class frequencies
+BINARY = ("crabs", "sonar", "ionosphere", "breast_cancer", "australian", "pima", "banknote")
+FREQUENCIES = "class frequencies"
+
+
+def _met(value: bool) -> str:
+    return "met" if value else "missed"
+
+
+def panel_73(results: str = "defaults_panel_73") -> None:
+    """Issue 73's panel (``defaults_panel.py``, 70/30 split, seed 0, test split scored once, one
+    run): every estimator's test NLL and seconds per set, then the issue's aims counted from the rows:
+    the default's lowest test NLL of the GP peers on the small sets, of every classifier, its seconds
+    against GPflow's, the binary sets against the lower of scikit-learn's GPC and logistic
+    regression, the class frequencies' test NLL as a floor, Satimage against CatBoost, digits and
+    the sets up to 5,000 rows against HistGradientBoosting's seconds, and what the default chose."""
+    rows = {}
+    for r in load(results):
+        rows[(r["dataset"], r["estimator"])] = r
+    print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}; "
+          f"{sorted({r['machine'] for r in rows.values()})}\n")
+    names = [n for n in dict.fromkeys(n for _, n in rows) if n != FREQUENCIES]
+    sets = [d for d in SMALL + LARGER if any(k[0] == d for k in rows)]
+    print("| data set (training rows) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    for d in sets:
+        n_train = next(r["n_train"] for (dd, _), r in rows.items() if dd == d)
+        cells = [f"{rows[(d, n)]['test_nll']:.4f} ({rows[(d, n)]['train_seconds']:.1f} s)" if (d, n) in rows else "-"
+                 for n in names]
+        print(f"| {d} ({n_train}) | " + " | ".join(cells) + " |")
+    print("\ncells: test NLL (training seconds)\n")
+    counts = {k: [0, 0] for k in ("gp_small", "all", "time", "binary", "floor", "size")}
+    print("| data set | default | lowest GP peer | lowest other classifier | class frequencies | default's seconds / "
+          "GPflow's | / HistGradientBoosting's | default chose |\n|---|---|---|---|---|---|---|---|")
+    for d in sets:
+        mine = rows.get((d, DEFAULT))
+        if mine is None:
+            continue
+        peers = [rows[(d, n)] for n in GP_PEERS if (d, n) in rows]
+        others = [r for (dd, n), r in rows.items() if dd == d and not n.startswith("alphagp") and n != FREQUENCIES]
+        best_peer = min(peers, key=lambda r: r["test_nll"]) if peers else None
+        best_other = min(others, key=lambda r: r["test_nll"]) if others else None
+        if best_peer and d in SMALL:
+            counts["gp_small"][0] += mine["test_nll"] < best_peer["test_nll"]
+            counts["gp_small"][1] += 1
+        if best_other:
+            counts["all"][0] += mine["test_nll"] < best_other["test_nll"]
+            counts["all"][1] += 1
+        gpflow, hgb = rows.get((d, "GPflow SVGP")), rows.get((d, "HistGradientBoosting"))
+        ratio = mine["train_seconds"] / gpflow["train_seconds"] if gpflow else float("nan")
+        if gpflow and d in SMALL:
+            counts["time"][0] += ratio <= 1.0
+            counts["time"][1] += 1
+        hgb_ratio = mine["train_seconds"] / hgb["train_seconds"] if hgb else float("nan")
+        if hgb and mine["n_train"] <= 5000:
+            counts["size"][0] += mine["train_seconds"] <= max(10 * hgb["train_seconds"], 5.0)
+            counts["size"][1] += 1
+        bars = [rows[(d, n)]["test_nll"] for n in ("scikit-learn GPC", "LogisticRegression") if (d, n) in rows]
+        if d in BINARY and bars:
+            counts["binary"][0] += mine["test_nll"] <= min(bars)
+            counts["binary"][1] += 1
+        floor = rows.get((d, FREQUENCIES))
+        if floor:
+            counts["floor"][0] += mine["test_nll"] <= floor["test_nll"]
+            counts["floor"][1] += 1
+        print(f"| {d} | {mine['test_nll']:.4f} | "
+              + (f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})" if best_peer else "-")
+              + " | " + (f"{best_other['test_nll']:.4f} ({best_other['estimator']})" if best_other else "-")
+              + " | " + (f"{floor['test_nll']:.4f}" if floor else "-")
+              + f" | {ratio:.2f} | {hgb_ratio:.1f} | {mine.get('candidate', '-')} |")
+    print()
+    print(f"the default: lowest test NLL of the GP peers on {counts['gp_small'][0]} of {counts['gp_small'][1]} small "
+          f"sets (aim: 14 of 16, {_met(counts['gp_small'][0] >= 14)}); lowest of every classifier on "
+          f"{counts['all'][0]} of {counts['all'][1]} (aim: 9 of 21, {_met(counts['all'][0] >= 9)}); training time at "
+          f"most GPflow's on {counts['time'][0]} of {counts['time'][1]} small sets (aim: 12 of 16, "
+          f"{_met(counts['time'][0] >= 12)})")
+    print(f"the default at or below the lower of scikit-learn GPC's and LogisticRegression's test NLL on "
+          f"{counts['binary'][0]} of {counts['binary'][1]} binary sets (aim: every, "
+          f"{_met(counts['binary'][0] == counts['binary'][1])}); at or below the class frequencies' on "
+          f"{counts['floor'][0]} of {counts['floor'][1]} sets (aim: every, {_met(counts['floor'][0] == counts['floor'][1])})")
+    print(f"sets up to 5,000 training rows in at most 10 times HistGradientBoosting's seconds or 5 s: {counts['size'][0]} "
+          f"of {counts['size'][1]} (aim: every, {_met(counts['size'][0] == counts['size'][1])})")
+    for d, aim in (("satimage", 0.226),):
+        if (d, DEFAULT) in rows:
+            nll = rows[(d, DEFAULT)]["test_nll"]
+            print(f"{d}: the default's test NLL {nll:.4f} (aim: at most {aim}, {_met(nll <= aim)})")
+    if (("digits", DEFAULT) in rows) and (("digits", "HistGradientBoosting") in rows):
+        mine, hgb = rows[("digits", DEFAULT)], rows[("digits", "HistGradientBoosting")]
+        times = mine["train_seconds"] / hgb["train_seconds"]
+        print(f"digits: the default's test NLL {mine['test_nll']:.4f} (aim: at most 0.035) in {mine['train_seconds']:.1f} s, "
+              f"{times:.1f} times HistGradientBoosting's {hgb['train_seconds']:.1f} s in the same run (aim: at most 5; "
+              f"{_met(mine['test_nll'] <= 0.035 and times <= 5)})")
+    chosen = {}
+    for d in sets:
+        if (d, DEFAULT) in rows:
+            c = rows[(d, DEFAULT)].get("candidate") or "-"
+            chosen[c.split("(")[0]] = chosen.get(c.split("(")[0], 0) + 1
+    print("the default chose: " + ", ".join(f"{c} on {k}" for c, k in sorted(chosen.items(), key=lambda kv: -kv[1])))
+    panel_figure({k: v for k, v in rows.items() if k[1] != FREQUENCIES}, sets, names, RESULTS / f"{results}.png",
+                 log_nll=True)
+
+
+REPORTS = {"exactep": exact_ep_report, "capacity": capacity_report, "panel73": panel_73}
