@@ -11,7 +11,8 @@ first call's graph tracing counted). Prints one JSON object.
     benchmarks/peers/.venv-gpflow/bin/python benchmarks/peers/gpflow_svgp.py problem.npz
 
 A problem from ``benchmarks/defaults_panel.py`` holds ``epochs``, ``batch_size`` and
-``eval_every`` (mini-batches for that many epochs). One from ``benchmarks/time_to_accuracy.py`` instead holds ``batch_size``,
+``eval_every`` (mini-batches for that many epochs; with ``max_seconds``, fewer where the training
+seconds pass it, the last epoch evaluated). One from ``benchmarks/time_to_accuracy.py`` instead holds ``batch_size``,
 ``budget_seconds``, ``eval_first_seconds`` and ``eval_growth``: the model then trains on
 mini-batches (a fresh permutation each epoch) until the training-time budget is spent,
 evaluating first after ``eval_first_seconds`` of training and then each time the training time
@@ -84,8 +85,11 @@ def main(path: str) -> None:
                 step(tf.constant(Xtr[idx]), tf.constant(Y[idx]))
                 seconds += time.perf_counter() - start
                 first_step = seconds if first_step is None else first_step
-            if epoch % int(p["eval_every"]) == 0 or epoch == int(p["epochs"]):
+            capped = seconds >= float(p.get("max_seconds", np.inf))        # the panel's stated time cap
+            if epoch % int(p["eval_every"]) == 0 or epoch == int(p["epochs"]) or capped:
                 curve.append({"epoch": epoch, "train_seconds": seconds, **{f"test_{k}": v for k, v in metrics().items()}})
+            if capped:
+                break
     elif "budget_seconds" in p:   # mini-batches until the training-time budget is spent
         batch, budget, first = int(p["batch_size"]), float(p["budget_seconds"]), float(p["eval_first_seconds"])
         rng, next_eval, epoch = np.random.default_rng(0), first, 0

@@ -10,7 +10,8 @@ the class probabilities as the mean of the softmax of 256 draws of the latent po
 
 Reads an ``.npz`` with ``X_train``, ``y_train`` (class indices), ``X_test``, ``y_test``,
 ``alpha_epsilon``, ``iterations``, ``learning_rate``, ``eval_every``, ``inducing`` (0: exact)
-and ``Z`` (the inducing inputs where ``inducing`` > 0); evaluation time is not counted. Writes
+and ``Z`` (the inducing inputs where ``inducing`` > 0), and optionally ``max_seconds`` (the iterations
+stop at the first whose training seconds pass it, evaluated); evaluation time is not counted. Writes
 the final test probabilities beside the problem file and prints one JSON object.
 
     benchmarks/peers/.venv-gpytorch/bin/python benchmarks/peers/gpytorch_dirichlet.py problem.npz
@@ -86,8 +87,11 @@ def main(path: str) -> None:
         loss.backward()
         optimizer.step()
         seconds += time.perf_counter() - start
-        if i % every == 0 or i == iterations:
+        capped = seconds >= float(p["max_seconds"]) if "max_seconds" in p else False   # the panel's time cap
+        if i % every == 0 or i == iterations or capped:
             curve.append({"iteration": i, "train_seconds": seconds, **metrics()})
+        if capped:
+            break
     np.save(path + ".proba.npy", metrics.last)
     print(json.dumps({"version": gpytorch.__version__, "curve": curve}))
 

@@ -1,8 +1,8 @@
 """GPyTorch's SVGP with a softmax likelihood on one prepared problem (runs in GPyTorch's own venv).
 
 Reads the ``.npz`` written by ``benchmarks/time_to_accuracy.py`` (or by ``defaults_panel.py``,
-with ``epochs`` and ``eval_every`` instead of the budget: that many epochs, the final test
-probabilities saved beside the problem file): training and test rows, class
+with ``epochs`` and ``eval_every`` instead of the budget: that many epochs, or fewer where the
+training seconds pass ``max_seconds``, the final test probabilities saved beside the problem file): training and test rows, class
 indices, initial inducing points ``Z`` ``[C, M, D]`` (one set per class, like alphagp's), the
 initial lengthscale, the mini-batch size, Adam's rate, the training-time budget and when to
 evaluate (first after ``eval_first_seconds``, then at times growing by ``eval_growth``). The
@@ -86,8 +86,11 @@ def main(path: str) -> None:
         for epoch in range(1, int(p["epochs"]) + 1):
             for idx in torch.randperm(len(ytr), generator=generator).split(batch):
                 seconds += step(idx)
-            if epoch % int(p["eval_every"]) == 0 or epoch == int(p["epochs"]):
+            capped = seconds >= float(p["max_seconds"]) if "max_seconds" in p else False   # the panel's time cap
+            if epoch % int(p["eval_every"]) == 0 or epoch == int(p["epochs"]) or capped:
                 curve.append({"epoch": epoch, "train_seconds": seconds, **{f"test_{k}": v for k, v in metrics().items()}})
+            if capped:
+                break
         np.save(path + ".proba.npy", metrics.last)   # the final test probabilities, scored by the caller
     budget, first = float(p["budget_seconds"]) if "budget_seconds" in p else 0.0, float(p.get("eval_first_seconds", 0))
     next_eval, epoch = first, 0
