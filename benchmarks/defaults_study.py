@@ -14,7 +14,6 @@ training seconds. One thread, one configuration at a time.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -141,15 +140,21 @@ EP_EXACT = (
     *(Candidate(f"{method}_exact_{start}", {"method": method, "kernel_init": start, "n_inducing": EVERY_ROW})
       for method in ("ep", "pep") for start in ("dirichlet", "regression")),
 )
-#: issue 73: the default's portfolio of issue 67 (the closed form's grid, SEP and PEP in their row windows)
-#: with exact EP (one lengthscale, and one per feature) and exact power EP (alpha = 0.5), each up to 2,000
-#: pair factors, and the class frequencies
+#: issue 73: the default's portfolio of issue 67 (the closed form's grid of six points, SEP and PEP in their
+#: row windows) with exact EP (one lengthscale, and one per feature) and exact power EP (alpha = 0.5), each up
+#: to 2,000 pair factors, and the class frequencies
 _EXACT_FACTORS = 2_000
+_ISSUE_67_MINI = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping": True}
 EXACT_EP_STUDY = (
-    *(c for c in model_selection.PORTFOLIO if c.params["method"] not in ("exact_ep", "class_frequencies")),
-    *(replace(c, max_factors=_EXACT_FACTORS) for c in model_selection.PORTFOLIO if c.params["method"] == "exact_ep"),
-    Candidate("exact_pep(lengthscales=one)", {"method": "exact_pep", "kernel_init": "exact_ep",
-                                              "method_params": {"lengthscales": "one"}}, max_factors=_EXACT_FACTORS),
+    *(Candidate(f"dirichlet(alpha_eps={eps:g}, noise_scale={scale:g})",
+                {"method": "dirichlet", "kernel_init": "dirichlet", "method_params": {"alpha_eps": eps, "noise_scale": scale}})
+      for eps in (1e-2, 1e-3, 1e-4) for scale in (1.0, 0.1)),
+    Candidate("sep", {"method": "sep", **_ISSUE_67_MINI, "kernel_init": "regression"}, max_rows=1_000),
+    Candidate("sep", {"method": "sep", **_ISSUE_67_MINI, "kernel_init": "regression"}, min_rows=2_000),
+    Candidate("pep", {"method": "pep", "kernel_init": "regression"}, max_rows=1_000),
+    *(Candidate(f"{method}(lengthscales={ls})", {"method": method, "kernel_init": "exact_ep",
+                                                  "method_params": {"lengthscales": ls}}, max_factors=_EXACT_FACTORS)
+      for method, ls in (("exact_ep", "one"), ("exact_ep", "ard"), ("exact_pep", "one"))),
     model_selection.FREQUENCIES,
 )
 PORTFOLIOS = {"wide": WIDE, "levers": LEVERS, "kernel_start": KERNEL_START, "closed_form": CLOSED_FORM,

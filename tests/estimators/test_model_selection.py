@@ -359,7 +359,7 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
     assert grid == {0.25, 0.5, 1.0} and clf.selection_scheme_ == "cv"
     assert sum(t for _, _, t in shares) <= 40.0 * (1 + 1e-9) and clock.now <= 40.0 * (1 + 1e-9)
     methods = {m for m, _, _ in shares}
-    assert methods == ({"pep"} if method == "pep" else {"sep", "pep"})       # the free-alpha candidates
+    assert methods == ({"pep"} if method == "pep" else {"sep", "exact_pep"})     # the free-alpha candidates
     assert len(shares) == 3 * len(methods) * 2 + 1                         # every (alpha, fold), then the refit
 
 

@@ -78,14 +78,16 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         below 2,000 rows (candidates clearly behind the best after a fold are dropped) and on one
         stratified ``validation_fraction`` split from there on, and the best is fitted on all rows
         (:mod:`~alphagp.estimators.model_selection`). The portfolio puts the closed form first: the
-        Dirichlet-based GP classifier (``dirichlet``) at six settings (``alpha_eps`` 1e-2, 1e-3,
-        1e-4; the paper's noise or a tenth of it), its kernel learnt once by the marginal
-        likelihood on at most 1,000 rows and shared by all six; then stochastic EP (mini-batches
-        of 128, validated early stopping) below 1,000 rows and from 2,000 on, and power EP at
-        alpha = 0.5 below 1,000 rows, both from the lengthscales of a regression of the labels.
-        Parameters set explicitly override the candidates' values; ``max_time`` bounds the whole
-        selection. ``cv_results_`` and ``candidate_`` say what was tried and what won. A
-        registered name fits that method:
+        Dirichlet-based GP classifier (``dirichlet``) at two settings (``alpha_eps`` 1e-3 and 1e-4,
+        a tenth of the paper's noise), its kernel learnt by the marginal likelihood on at most
+        1,000 rows of each split and shared by both, its inducing points growing with the rows;
+        then exact EP and exact power EP (alpha = 0.5) on every row where N (C - 1) is at most
+        1,000, each with the kernel that maximises its own evidence; stochastic EP (mini-batches
+        of 128, validated early stopping) below 1,000 rows and from 2,000 on, from the
+        lengthscales of a regression of the labels; and the class frequencies, kept with a
+        warning where nothing beats them. Parameters set explicitly override the candidates'
+        values; ``max_time`` bounds the whole selection. ``cv_results_`` and ``candidate_`` say
+        what was tried and what won. A registered name fits that method:
 
         {methods}
 
