@@ -3,8 +3,6 @@ checked against a second computation of the same cross-validation, the budget wi
 clock, the rows read against the training rows, and the choice through model files and
 checkpoints."""
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
@@ -116,7 +114,7 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None, max_inducing=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         shares.append(max_time)
         clock.now += max_time * overrun
         return self
@@ -205,7 +203,7 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
     X, y = _problem(200)
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None, max_inducing=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         shares.append(max_time)
         clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [1.0], 1
@@ -263,7 +261,7 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     def name(params):
         return "flat" if params["max_iter"] == 2 else params["method"]
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None, max_inducing=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         fits.append(name(params))
         self._scripted = script[name(params)]
         return self
@@ -293,7 +291,7 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
     X, y = _problem(200)
     clock, fits = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None, max_inducing=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         fits.append((params["method"], params["n_inducing"], params["batch_size"], max_time))
         clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [0.5], 1
@@ -344,7 +342,7 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None, max_inducing=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         shares.append((params["method"], params["alpha"], max_time))
         clock.now += max_time
         self.validation_scores_, self.best_iteration_ = [0.5], 1
@@ -427,20 +425,3 @@ def test_a_closed_form_chosen_on_one_split_is_refitted_on_every_row(monkeypatch)
     clf = GPClassifier(random_state=0).fit(X, y)
     assert clf.selection_scheme_ == "split" and clf.method_ == "dirichlet"
     assert clf.model_.n_data == 200 and clf.kernel_start_.rows == 200
-
-
-def test_on_one_split_an_auto_count_is_scored_capped_and_the_winner_refitted_with_its_own(monkeypatch):
-    from alphagp.estimators import gp_classifier
-    from alphagp.methods.dirichlet import DirichletGP
-    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
-    monkeypatch.setattr(model_selection, "SCORE_INDUCING", 20)
-    monkeypatch.setattr(model_selection, "PORTFOLIO", CLOSED[:1])
-    monkeypatch.setattr(DirichletGP, "CAPABILITIES", replace(DirichletGP.CAPABILITIES, exact_rows=50))
-    monkeypatch.setattr(DirichletGP, "auto_n_inducing", classmethod(lambda cls, n, *_: n // 4))
-    planned, real = [], gp_classifier.plan_fit
-    monkeypatch.setattr(gp_classifier, "plan_fit", lambda *a, **k: planned.append(real(*a, **k)) or planned[-1])
-    X, y = _problem(200)
-    clf = GPClassifier(random_state=0).fit(X, y)
-    assert clf.selection_scheme_ == "split"
-    assert [p.n_inducing for p in planned] == [20, 50]          # scored at 20 on 180 rows, refitted at 200 // 4
-    assert clf.n_inducing_ == 50 and clf.model_.n_data == 200

@@ -257,7 +257,7 @@ def test_a_selection_that_no_gp_wins_against_the_class_frequencies_says_so(monke
     X, y = r.normal(size=(120, 2)), r.choice(3, size=120, p=[0.8, 0.1, 0.1])
     truth = {tuple(x): label for x, label in zip(X, y)}
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None, max_inducing=None):
+    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
         self.validation_scores_, self.best_iteration_ = [0.5], 1
         return self
 

@@ -290,15 +290,13 @@ def is_own_start(params: Mapping) -> bool:
 
 
 def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | None = None, stream: bool = False,
-             n_rows: int | None = None, max_time: float | None = None, max_inducing: int | None = None) -> FitPlan:
+             n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
     """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
     them; ``method`` a registered name) for a fit on rows of class indices ``y_idx`` ``[N]`` with
     power ``alpha`` (the constructor's, or a candidate's of ``alpha="auto"``; ``None``: the
     method's default) into a :class:`FitPlan` on ``device``. ``stream``: a ``partial_fit``
     stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
     (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).
-    ``max_inducing``: at most this many inducing points where ``n_inducing="auto"`` (a selection's
-    candidate on one split, whose winner is refitted with the method's own count).
 
     The ``"auto"`` settings, where the method's ``AUTO_SETTINGS`` name no value of their own:
     ``batch_size`` all rows, ``inducing_init`` random training rows (the papers' start),
@@ -355,7 +353,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
         budget = params["max_time"] if max_time is None else max_time
         grown = method_spec(name).cls.auto_n_inducing(fitted, int(y_idx.max()) + 1, DTYPES[params["dtype"]].itemsize,
                                                       budget)
-        m = min(AUTO_INDUCING if grown is None else grown, max_inducing or fitted)
+        m = AUTO_INDUCING if grown is None else grown
     n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
     exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted

@@ -414,18 +414,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         return self._fit_params(self.get_params(), X, y_idx, weight, callbacks)
 
     def _fit_params(self, params: dict, X, y_idx, weight=None, callbacks=None,
-                    start: dict[str, KernelStart] | None = None, max_time: float | None = None,
-                    max_inducing: int | None = None):
+                    start: dict[str, KernelStart] | None = None, max_time: float | None = None):
         """Fit parameters ``params`` (``get_params()`` with a candidate's values over them; an explicit
         method) on validated rows ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` (of
         ``classes_``, set already) and weights ``weight`` ``[N]`` (or ``None``): plan,
         build, train. The path of ``fit``, of the selection's candidates and of its final fit.
         ``start``: kernel starts fitted already by surrogate (the selection's), used where the plan
-        starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``);
-        ``max_inducing``: a cap on an "auto" count of inducing points beyond the exact rows (a
-        selection's candidate on one split)."""
-        plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time,
-                        max_inducing=max_inducing)
+        starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""
+        plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
         check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
         fitted.record_plan(self, plan)
         if self.verbose:

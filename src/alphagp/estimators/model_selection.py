@@ -15,9 +15,9 @@ the lowest mean held-out negative log-likelihood (NLL) and fits it on all traini
   early stopping on the same held-out ``validation_fraction`` of the rows, and is scored by
   the NLL of the state it returns (the best one on those rows). The winner's fit is then the
   final fit already and is kept, unless callbacks or a checkpoint ask for a fit of their own, or
-  the winner is a closed form from its own start (one start and one step on every row). Counts of
-  inducing points left at "auto" are scored at most :data:`SCORE_INDUCING` there: the closed form's
-  grows with the rows, the memory and the budget (its ``auto_n_inducing``) in the refit alone.
+  the winner is a closed form from its own start (one start and one step on every row). The closed
+  form's inducing points grow with the rows, the memory and each fit's share of the budget (its
+  ``auto_n_inducing``), so a candidate is scored at the capacity its refit has.
 
 The class frequencies (:data:`FREQUENCIES`, the features ignored) are a candidate too: where
 nothing beats them on the held-out rows they are the model, with a warning (issue 73: on a 58-row
@@ -153,9 +153,6 @@ DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 #: below this many training rows the stratified folds are drawn :data:`TINY_REPEATS` times (folds of a
 #: dozen rows cannot rank candidates alone: issue 73's 58-row table)
 TINY_ROWS, TINY_REPEATS = 100, 3
-#: on one split the candidates are scored with at most this many inducing points where their count is
-#: "auto" (the closed form's grows with the rows: its winner is refitted on every row with its own)
-SCORE_INDUCING = 1_000
 #: integer weights summing to at most this many are copies of their rows, split across the folds
 MAX_COPIES = 100_000
 #: the kernel starts the candidates share (fitted once per split, on its training rows); exact EP's start
@@ -401,8 +398,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 with _clip_said():
                     model._fit_params({**estimator.get_params(),
                                        **_feasible(params, y_idx[rows], estimator.validation_fraction)},
-                                      X[rows], y_idx[rows], rows_weight, start=starts_of(k), max_time=share,
-                                      max_inducing=SCORE_INDUCING if scheme == "split" else None)
+                                      X[rows], y_idx[rows], rows_weight, start=starts_of(k), max_time=share)
                 if scheme == "cv":
                     own_scores.append(negative_log_likelihood(model._proba(X[fold.test]), y_idx[fold.test],
                                                               fold.test_weight))
