@@ -70,6 +70,22 @@ def capacity_report(results: str = "closed_form_capacity") -> None:
         if hgb is not None:
             print(f"| {d} ({hgb['n_fit']}) | HistGradientBoosting | - | - | {hgb['held_nll']:.4f} | "
                   f"{hgb['held_error']:.4f} | {hgb['seconds']:.1f} | 1.0 |")
+    print()
+    def nll(d, asked, kernel="start"):
+        r = latest.get((d, asked, "random", kernel))
+        return None if r is None else r["held_nll"]
+
+    for d in dict.fromkeys(r["dataset"] for r in rows):
+        own, thousand, bound = nll(d, "auto"), nll(d, "1000"), nll(d, "1000", "bound(20)")
+        hgb = latest.get((d, "hgb", "-", "start"))
+        if own is None or thousand is None:
+            continue
+        words = "lower" if own < thousand else "higher"
+        print(f"{d}: the method's own count {words} than 1,000 random rows ({own:.4f} against {thousand:.4f})"
+              + ("" if bound is None else f"; the kernel learnt for M = 1,000 on the bound "
+                 f"{'lower' if bound < thousand else 'higher'} than its start ({bound:.4f})")
+              + ("" if hgb is None else f"; HistGradientBoosting {hgb['held_nll']:.4f} "
+                 f"({'below' if hgb['held_nll'] < min(own, thousand) else 'above'} both)"))
     print("\nheld-out: a stratified 10 % of the training rows, which no fit reads; one thread, one run per commit; "
           "kernel: the closed form's start on 1,000 rows, or bound(K): then K L-BFGS iterations on Titsias' bound "
           "over every fit row with the inducing inputs held (the seconds include the start's)")
