@@ -487,6 +487,7 @@ def test_the_closed_forms_auto_inducing_points_grow_with_the_rows_within_memory_
     budgeted = DirichletGP.auto_n_inducing(40_000, 10, 8, 60.0)
     assert budgeted < sizes[1]
     assert DirichletGP.SECONDS_PER_FLOP * (2 * 40_000 * budgeted**2 + 10 * budgeted**3) <= 60.0
+    assert DirichletGP.auto_n_inducing(40_000, 10, 8, 30.0) < budgeted               # a smaller budget, fewer
     from alphagp.estimators.fit_plan import plan_fit
     plan = plan_fit(GPClassifier(method="dirichlet").get_params(), np.arange(40_000) % 10, device="cpu")
     assert plan.n_inducing == sizes[1] and not plan.exact

@@ -18,7 +18,6 @@ from ..kernel_start import SURROGATES, KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_bullets, method_spec, n_latent, ordinal_methods
 from ..metrics import all_metrics, negative_log_likelihood
-from ..numerics import rows_per_block
 from ..threads import torch_threads
 from . import build, fitted, model_file, model_selection, streams
 from .base import GPEstimatorBase
@@ -56,6 +55,10 @@ class _when_streaming:
 
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
+#: the bytes of those arrays a chunk may hold: every chunk reads the model's [C, M, M] factors once
+#: more, so with many inducing points a chunk of a few dozen rows spends its time reading them (the
+#: closed form at M = 4,636 over MNIST's 10 classes had chunks of 22 rows under a 32 MiB bound)
+_FEATURE_BLOCK_BYTES = 512 * 2**20
 
 
 class GPClassifier(ClassifierMixin, GPEstimatorBase):
@@ -531,10 +534,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """``(rows, tensor)`` for chunks of the validated, unstandardised rows ``X``, standardised on
         the model's device and dtype, under ``n_jobs`` threads: at most ``chunk_size`` rows, and no
         more than keep a chunk's kernel features (``[C, M, rows]`` and their temporaries) within
-        :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever C and M."""
+        :data:`_FEATURE_BLOCK_BYTES`, whatever C and M."""
         C, M = len(self.classes_), self.model_.inducing_points.shape[1]
-        yield from self._row_chunks(X, min(chunk_size, rows_per_block(C * M * DTYPES[self.dtype].itemsize
-                                                                       * _FEATURE_COPIES)))
+        per_row = C * M * DTYPES[self.dtype].itemsize * _FEATURE_COPIES
+        yield from self._row_chunks(X, min(chunk_size, max(1, _FEATURE_BLOCK_BYTES // per_row)))
 
     def predict_f(self, X, return_std: bool = False):
         """``[N, C]`` means of the C latent functions at ``X`` under the fitted posterior (columns

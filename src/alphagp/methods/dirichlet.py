@@ -130,8 +130,11 @@ class DirichletGP(SparseGPMethod):
     MEMORY_SHARE = 0.8
     #: seconds per flop of the sparse fit's 2 N M^2 + C M^3 (measured on this project's CPU machine,
     #: one thread: MNIST's 54,000 rows, 10 classes, M = 4,000, 252 s); with ``max_time`` the "auto" M
-    #: keeps the fit's estimate within it
+    #: keeps the fit's estimate within it, the predictive of a tenth of the rows held out to score it
+    #: (2 C M^2 flops a row) counted in
     SECONDS_PER_FLOP = 1.06e-10
+    #: the rows held out to score a fit, as a share of the fitted (``validation_fraction``'s default)
+    SCORED_SHARE = 0.1
 
     @classmethod
     def working_bytes(cls, n_rows: int, n_classes: int, n_inducing: int, itemsize: int, exact: bool) -> int:
@@ -155,7 +158,8 @@ class DirichletGP(SparseGPMethod):
         m = max(cls.SPARSE_MIN, n_rows // cls.SPARSE_SHARE)
         m = min(m, int(math.sqrt(memory / (n_classes * itemsize * cls.SQUARE_COPIES))))
         if max_time is not None:
-            while m > 100 and cls.SECONDS_PER_FLOP * (2 * n_rows * m * m + n_classes * m**3) > max_time:
+            while m > 100 and cls.SECONDS_PER_FLOP * ((2 + 2 * cls.SCORED_SHARE * n_classes) * n_rows * m * m
+                                                      + n_classes * m**3) > max_time:
                 m = int(0.9 * m)
         return min(m, n_rows)
 
