@@ -20,13 +20,29 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?P<marker><!-- readme-test: compile only[^>]*-->\n)?```python\n(?P<code>.*?)```", re.DOTALL)
 
 
+def _section_of(text: str, offset: int) -> str:
+    """The slug of the last heading above ``offset`` outside code fences ("top" before any)."""
+    heading, fenced = "top", False
+    for line in text[:offset].splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            heading = re.sub(r"[^a-z0-9]+", "-", line.lstrip("#").strip().lower()).strip("-")
+    return heading
+
+
 def snippets() -> list:
+    """Each block with an id ``page#section`` (``-2``, ``-3`` for later blocks of one section), which
+    an edit elsewhere on the page leaves unchanged (the slow list in conftest.py names them)."""
     found = []
     for page in PAGES:
         text = page.read_text()
+        seen: dict[str, int] = {}
         for match in BLOCK.finditer(text):
-            line = text.count("\n", 0, match.start("code")) + 1
-            found.append(pytest.param(match["code"], bool(match["marker"]), id=f"{page.name}:{line}"))
+            section = _section_of(text, match.start())
+            seen[section] = seen.get(section, 0) + 1
+            suffix = f"-{seen[section]}" if seen[section] > 1 else ""
+            found.append(pytest.param(match["code"], bool(match["marker"]), id=f"{page.name}#{section}{suffix}"))
     return found
 
 

@@ -496,8 +496,12 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
             params["early_stopping"] = estimator.early_stopping
         budget = estimator.max_time
         remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
-        with _clip_said():                # its kernel start (if any) on every row: the folds' saw fewer
-            estimator._fit_params(params, X, y_idx, weight, callbacks, max_time=remaining)
+        # a shared start again, on every row and with the settings the folds' had: the kernel validated
+        shared = {kernel_start_of(params)} & SHARED_STARTS
+        limit = None if remaining is None else BUDGET_SHARE * remaining
+        with _clip_said():
+            estimator._fit_params(params, X, y_idx, weight, callbacks, max_time=remaining,
+                                  start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit) or None)
     fitted.record_selection(estimator, selection.candidate.name, selection.scheme, selection.cv_results)
     return estimator
 

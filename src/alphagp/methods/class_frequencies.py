@@ -5,7 +5,7 @@ class gets probability 0).
 Not a GP method but the bar every one of them must clear: a model that predicts worse than this on
 held-out rows says less about the labels than their proportions do. ``method="auto"`` scores it on
 the same held-out rows as its other candidates and keeps it, with a warning, where nothing beats
-it (a tiny table whose features carry little). It is one closed-form step: the counts.
+it (a tiny table whose features carry little). It is one closed-form step: the counts, to which a stream's calls add theirs.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class ClassFrequencies(SparseGPMethod):
     """
 
     CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, closed_form=True,
-                                streaming=False)
+                                streaming=True)
     #: nothing to start or to place: one kernel, one inducing input
     AUTO_SETTINGS: ClassVar[dict] = {"kernel_init": "fixed", "shared_hyperparameters": True, "n_inducing": 1}
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
@@ -69,6 +69,12 @@ class ClassFrequencies(SparseGPMethod):
         with torch.no_grad():
             self.class_counts.copy_(self._counts(y, idx))
         return self._objective(X, y, idx)
+
+    @torch.no_grad()
+    def absorb(self, X: torch.Tensor, y: torch.Tensor, weight: torch.Tensor | None = None) -> None:
+        """Add the (weighted) class counts of a stream call's rows (class indices ``y`` ``[B]``, weights
+        ``weight`` ``[B]`` or ``None``; their features ``X`` ``[B, D]`` unread) to the counts."""
+        self.class_counts.add_(torch.bincount(y, weights=weight, minlength=self.n_classes).to(self.class_counts))
 
     @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
