@@ -71,7 +71,7 @@ class ClassFrequencies(SparseGPMethod):
         return self._objective(X, y, idx)
 
     @torch.no_grad()
-    def absorb(self, X: torch.Tensor, y: torch.Tensor, weight: torch.Tensor | None = None) -> None:
+    def absorb(self, X: torch.Tensor, y: torch.Tensor, weight: torch.Tensor | None = None) -> None:  # noqa: ARG002
         """Add the (weighted) class counts of a stream call's rows (class indices ``y`` ``[B]``, weights
         ``weight`` ``[B]`` or ``None``; their features ``X`` ``[B, D]`` unread) to the counts."""
         self.class_counts.add_(torch.bincount(y, weights=weight, minlength=self.n_classes).to(self.class_counts))
