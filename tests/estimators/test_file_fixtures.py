@@ -45,7 +45,9 @@ def test_a_model_file_of_before_predicts_as_it_did(name):
         out = np.stack(est.predict(X_new[:, 1:], return_std=True), 1)
     else:
         out = est.predict_proba(X_new)
-    np.testing.assert_allclose(out, np.array(RECORDED[name]), rtol=1e-10, atol=1e-13)
+    # a float32 file's cut points, written as float64 then, are float32 now: float32's rounding
+    rtol, atol = (1e-5, 1e-7) if "float32" in name else (1e-10, 1e-13)
+    np.testing.assert_allclose(out, np.array(RECORDED[name]), rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("method", list(METHODS))

@@ -269,7 +269,7 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     other value the method does not take (``alpha``, ``epsilon``, ``damping`` where it has none)
     is a ``ValueError`` with the method's reason (``REFUSES``). The arguments are checked against
     the method's ``OWN_PARAMETERS`` and the likelihood's ``PARAMETERS``, and the registry's fixed
-    values against the given ones.
+    values against the given ones. The likelihood's own parameters take ``inducing_points``' dtype.
     """
     spec = method_spec(name)
     n_classes = config.pop("n_classes", None)
@@ -278,6 +278,8 @@ def build_method(name: str, inducing_points, kernel, **config) -> nn.Module:
     context = {"n_classes": n_classes} if n_classes is not None and "n_classes" in _signature_defaults(likelihood_cls) \
         else {}
     likelihood = likelihood_cls(**context, **{k: config[k] for k in spec.likelihood_args if k in config})
+    if isinstance(likelihood, nn.Module):               # its own parameters (ordinal cut points) in the model's dtype
+        likelihood.to(dtype=inducing_points.dtype)
     accepted = constructor_parameters(spec.cls)
     config = {k: v for k, v in {**spec.defaults, **config, **spec.fixed}.items() if k in accepted}
     return spec.cls(inducing_points, kernel, likelihood, **config)

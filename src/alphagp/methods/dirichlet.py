@@ -301,10 +301,17 @@ class DirichletGP(SparseGPMethod):
         """Add rows ``X`` ``[B, D]`` (standardised) with class indices ``y`` ``[B]`` and weights
         ``weight`` ``[B]`` (or ``None``) to the sparse posterior at the current kernel and inducing
         inputs (a stream's call, ``partial_fit``): their sums join the rows' sums, so the posterior
-        after every call is the one of all rows so far, as a fit on them with this kernel gives."""
+        after every call is the one of all rows so far, as a fit on them with this kernel gives.
+        Rows of weight 0 are left out (their likelihood to the power 0 is 1; their noise would be
+        infinite), as ``fit`` leaves them out."""
         if self.exact:
             raise ValueError("the exact Dirichlet GP conditions on every row at once and cannot take rows a call at "
                              "a time; fit it with fewer inducing points than rows (n_inducing) to stream")
+        if weight is not None:
+            kept = weight > 0
+            X, y, weight = X[kept], y[kept], weight[kept]
+            if not len(y):
+                return
         stats = self._sparse_statistics(X, y, weight)
         for name, tensor in stats.tensors().items():
             getattr(self, f"stat_{name}").add_(tensor)
