@@ -491,3 +491,17 @@ def test_the_closed_forms_auto_inducing_points_grow_with_the_rows_within_memory_
     from alphagp.estimators.fit_plan import plan_fit
     plan = plan_fit(GPClassifier(method="dirichlet").get_params(), np.arange(40_000) % 10, device="cpu")
     assert plan.n_inducing == sizes[1] and not plan.exact
+
+
+def test_under_a_budget_the_closed_form_is_exact_only_where_the_time_model_allows():
+    """Issue 74: ``max_time=1`` on 3,000 rows planned the exact posterior (27e9 flops a solve, about
+    3 s here) and ran several times past the budget; under a budget the method's own choice decides."""
+    from alphagp.estimators.fit_plan import plan_fit
+    from alphagp.methods.dirichlet import DirichletGP
+    y = np.arange(3000) % 3
+    params = GPClassifier(method="dirichlet").get_params()
+    assert plan_fit(params, y, device="cpu").exact
+    assert DirichletGP.SECONDS_PER_FLOP * 3000**3 > 1.0
+    budgeted = plan_fit({**params, "max_time": 1.0}, y, device="cpu")
+    assert not budgeted.exact and budgeted.n_inducing == DirichletGP.auto_n_inducing(3000, 3, 8, 1.0) < 3000
+    assert plan_fit({**params, "max_time": 1000.0}, y, device="cpu").exact

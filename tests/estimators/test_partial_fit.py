@@ -207,3 +207,20 @@ def test_a_long_declared_stream_is_sized_by_its_calls_rows(iris, monkeypatch):
     with pytest.raises(ValueError, match="more than half of this machine's memory"):
         GPClassifier(method="sep", batch_size=100, n_inducing=5).partial_fit(big, np.arange(len(big)) % 3,
                                                                              classes=[0, 1, 2])
+
+
+def test_a_closed_form_stream_warns_where_its_first_call_fixes_too_little(iris):
+    """Issue 74: a Dirichlet stream keeps the kernel and inducing inputs of its first call, so a
+    first call of one class, or of one row under n_inducing='auto' (M = 1), is said; a first call
+    with every class and 60 rows is not."""
+    import warnings
+    X, y = iris
+    order = np.argsort(y, kind="stable")
+    with pytest.warns(UserWarning, match=r"holds no row of class\(es\) \[1, 2\]"):
+        GPClassifier(method="dirichlet").partial_fit(X[order][:50], y[order][:50], classes=[0, 1, 2])
+    with pytest.warns(UserWarning, match="its M = 1 inducing inputs are its first call's 1 rows"):
+        GPClassifier(method="sep").partial_fit(X[:1], y[:1], classes=[0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GPClassifier(method="dirichlet").partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+        GPClassifier(method="sep").partial_fit(X[order][:50], y[order][:50], classes=[0, 1, 2])

@@ -75,3 +75,26 @@ def test_a_failed_evaluation_shortens_the_step_and_the_last_evaluation_is_at_the
         if optimizer.converged:
             break
     assert 0.45 < float(x) <= 0.5
+
+
+def test_a_step_past_its_budget_ends_within_two_evaluations_at_the_parameters_it_started_from():
+    """Issue 74: the line search read the clock only after its step, so one step could evaluate the
+    objective 31 times past ``max_time``. With ``out_of_time`` true after the first trial (a
+    long step that every trial overshoots: the objective is not finite beyond x = 1e-9), the step
+    ends with one more evaluation, back at its start; true already, it evaluates nothing."""
+    calls = []
+
+    def f(x):
+        if float(x.detach()[0]) > 1e-9:
+            raise CholeskyError("not positive definite")
+        return (x[0] - 2.0) ** 2
+
+    x = torch.nn.Parameter(torch.tensor([0.0], dtype=torch.float64))
+    optimizer = LBFGS([x])
+    closure = _closure(x, f, calls)
+    optimizer.step(closure, out_of_time=lambda: len(calls) >= 2)
+    assert len(calls) == 3 and torch.equal(calls[-1], x.detach()) and float(x) == 0.0
+    optimizer.step(closure, out_of_time=lambda: True)
+    assert len(calls) == 3
+    optimizer.step(closure)                                             # no budget: the search halves on
+    assert len(calls) > 10

@@ -347,13 +347,14 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
                           UserWarning, stacklevel=4)
     given = params["inducing_points"]
     m = params["n_inducing"]
-    if m == "auto" and not mini and (fitted <= capabilities.exact_rows or not capabilities.sparse):
+    budget = params["max_time"] if max_time is None else max_time
+    exact_fits = not mini and fitted <= capabilities.exact_rows
+    if m == "auto" and not mini and (not capabilities.sparse or (exact_fits and budget is None)):
         m = fitted
-    elif m == "auto":
-        budget = params["max_time"] if max_time is None else max_time
+    elif m == "auto":                   # beyond the exact rows, or under a budget the method's own choice
         grown = method_spec(name).cls.auto_n_inducing(fitted, int(y_idx.max()) + 1, DTYPES[params["dtype"]].itemsize,
                                                       budget)
-        m = AUTO_INDUCING if grown is None else grown
+        m = (fitted if exact_fits else AUTO_INDUCING) if grown is None else grown
     n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
     exact = capabilities.exact_rows > 0 and not mini and n_inducing == fitted

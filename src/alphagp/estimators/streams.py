@@ -24,6 +24,7 @@ from ..training import Trainer
 from . import fitted, model_selection
 from .base import explain_numerical_failure
 from .fit_plan import (
+    AUTO_INDUCING,
     DEFAULT_ADAM_LEARNING_RATE,
     DTYPES,
     check_model_size,
@@ -95,6 +96,27 @@ def start(est, X, y, classes, n_rows) -> None:
         model, built = est._build_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state))
         fitted.record_model(est, model, **built)
     fitted.record_training(est, [], 0)
+    _warn_of_a_narrow_first_call(est, plan, y_idx)
+
+
+def _warn_of_a_narrow_first_call(est, plan, y_idx: np.ndarray) -> None:
+    """Warn where the stream's first call (class indices ``y_idx`` ``[B]``) fixes less than the stream
+    needs: its inducing inputs' count, clipped by ``n_inducing="auto"`` to fewer than
+    :data:`~alphagp.estimators.fit_plan.AUTO_INDUCING` rows, and, for a closed-form method (whose
+    kernel and inducing inputs the first call sets for good), classes it holds no row of."""
+    said = []
+    if (est.n_inducing == "auto" and est.inducing_points is None and plan.n_inducing == len(y_idx)
+            and plan.n_inducing < AUTO_INDUCING):
+        said.append(f"its M = {plan.n_inducing} inducing inputs are its first call's {len(y_idx)} rows, for the "
+                    f"whole stream")
+    missing = [est.classes_[k].item() for k in range(len(est.classes_)) if k not in set(y_idx.tolist())]
+    if est.model_.capabilities.closed_form and missing:
+        said.append(f"its kernel and inducing inputs are learnt from its first call alone and kept, which holds no "
+                    f"row of class(es) {missing}")
+    if said:
+        warnings.warn(f"a {est.method_!r} stream: " + "; ".join(said) + f". Give a first call with rows of every "
+                      f"class and at least {AUTO_INDUCING} rows (or a method that keeps learning its kernel and "
+                      "inducing inputs on later calls, such as 'sep')", UserWarning, stacklevel=4)
 
 
 def weights(est, sample_weight, X, y, classes) -> np.ndarray | None:

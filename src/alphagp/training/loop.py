@@ -174,6 +174,7 @@ class Trainer:
         self._fingerprint: dict = {}
         self._best_state: dict | None = None
         self._time_at_start = 0.0
+        self._epoch_start: float | None = None
 
     # ------------------------------------------------------------------ checkpoints
     def _save(self) -> None:
@@ -345,7 +346,7 @@ class Trainer:
         return y.to(self._dtype) if y.is_floating_point() else y.long()
 
     def _epoch(self, X, y_t, n, bar) -> None:
-        start = self.clock()
+        start = self._epoch_start = self.clock()
         total, rows = 0.0, 0
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
         for done, idx in enumerate(self._batches(n), start=1):
@@ -401,7 +402,7 @@ class Trainer:
             return -last["objective"] / (self.n_points or n)
 
         with self._bounded_steps():
-            self.optimizer.step(closure)
+            self.optimizer.step(closure, out_of_time=self._out_of_time)
         if not last:            # a converged optimiser (a resumed fit) evaluates nothing: the state is kept
             with torch.no_grad():
                 last["objective"] = self._evaluate(X, y, idx, n, backward=False)
@@ -438,6 +439,12 @@ class Trainer:
             objective = self.parallel.sum_gradients(self._params, objective)
         self._check_finite(objective)
         return objective
+
+    def _out_of_time(self) -> bool:
+        """Inside an optimiser's step (L-BFGS's line search): whether ``max_time`` has passed, on this
+        process's clock (a data-parallel fit reads it between steps only, where every process agrees)."""
+        return (self.max_time is not None and not self.reducer.active and self._epoch_start is not None
+                and self._seconds_spent(self._epoch_start) >= self.max_time)
 
     def _seconds_spent(self, epoch_start: float) -> float:
         """Training seconds this call of fit has spent (the epoch began at ``epoch_start`` on the

@@ -135,9 +135,13 @@ class LBFGS(torch.optim.Optimizer):
         return loss, grad
 
     @torch.no_grad()
-    def step(self, closure):
+    def step(self, closure, out_of_time=None):
         """One iteration; ``closure`` zeroes the gradients, evaluates the loss, back-propagates and
-        returns the loss. Returns the loss at the parameters the step leaves."""
+        returns the loss. ``out_of_time`` (or ``None``): a callable read before the line search and
+        after each rejected trial; when it says ``True`` the step ends untaken (the start re-evaluated
+        where a trial moved away from it), so a budget is overrun by at most two evaluations, not the
+        search's 31. Returns the loss at the
+        parameters the step leaves."""
         group, state = self.param_groups[0], self._state
         if "loss" not in state:
             loss, grad = self._evaluate(closure)
@@ -149,7 +153,7 @@ class LBFGS(torch.optim.Optimizer):
                          count=torch.zeros((), dtype=torch.long), iteration=torch.zeros((), dtype=torch.long),
                          converged=torch.zeros((), dtype=torch.bool))
         f0, g0 = float(state["loss"]), state["grad"]
-        if self.converged:
+        if self.converged or (out_of_time is not None and out_of_time()):   # the last evaluation was at x0
             return f0
         x0 = self._flat()
         direction = self._direction(g0)
@@ -166,6 +170,10 @@ class LBFGS(torch.optim.Optimizer):
             if g is not None and f <= f0 + group["c1"] * t * slope:
                 break
             t *= 0.5
+            if out_of_time is not None and out_of_time():        # the budget ends mid-search: no step
+                self._set(x0)
+                self._evaluate(closure)
+                return f0
         else:                                               # nothing lowers the loss along the direction
             self._set(x0)
             self._evaluate(closure)
