@@ -373,22 +373,29 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                     print(f"{_what(estimator)}: kernel start of split {k}: {describe_start(fitted_start)}", flush=True)
         return starts[k]
 
-    fits_left = len(choices) * len(folds) + (scheme == "cv" or not keep_split_fit)
-    scores, seconds, fitted, failures, leader = [], [], [], [], None
+    for k in range(len(folds)):           # one-time costs first, so the budget's shares are the fits' alone
+        starts_of(k)
     classes = encode_labels(y)[0]
     if isinstance(estimator.n_inducing, int) and estimator.n_inducing > n:     # said once, of the rows given
         warnings.warn(f"n_inducing={estimator.n_inducing} is larger than the {n} training rows; the candidates "
                       "use at most the rows they fit on", UserWarning, stacklevel=4)
-    for index, (candidate, params) in enumerate(choices):
-        params = {**params, "random_state": seed}
-        if scheme == "split":
-            params["early_stopping"] = True
-        own_scores, own_seconds, model, raced = [], [], None, False
-        for k, fold in enumerate(folds):
-            share = None if budget is None else max(budget - (clock() - began), 0.0) / fits_left
+    count = len(choices)
+    scores: list[list[float]] = [[] for _ in range(count)]
+    seconds: list[list[float]] = [[] for _ in range(count)]
+    fitted: list = [None] * count
+    failures, failed, dropped = [], set(), {}          # dropped: candidate -> the one it fell behind
+    fits_left = count * len(folds) + (scheme == "cv" or not keep_split_fit)
+    # fold by fold, every candidate still in the race in each round, all with the round's share of the
+    # budget (a candidate-major order gave the first candidate the others' time its overruns took)
+    for k, fold in enumerate(folds):
+        live = [i for i in range(count) if i not in failed and i not in dropped and len(scores[i]) == k]
+        share = None if budget is None else max(budget - (clock() - began), 0.0) / max(fits_left, 1)
+        for i in live:
+            candidate, params = choices[i]
             fits_left -= 1
-            if share is not None and share <= 0.0:
-                break
+            if share is not None and (share <= 0.0 or clock() - began >= budget):
+                continue                   # the budget is spent: left unscored on this fold and the next
+            params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
             # on one split a candidate fits every row and holds the split's out itself (early stopping)
             rows, rows_weight = (fold.train, fold.train_weight) if scheme == "cv" else (slice(None), weight)
             model = clone(estimator).set_params(checkpoint=None, verbose=False)
@@ -400,33 +407,35 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                                        **_feasible(params, y_idx[rows], estimator.validation_fraction)},
                                       X[rows], y_idx[rows], rows_weight, start=starts_of(k), max_time=share)
                 if scheme == "cv":
-                    own_scores.append(negative_log_likelihood(model._proba(X[fold.test]), y_idx[fold.test],
-                                                              fold.test_weight))
+                    scores[i].append(negative_log_likelihood(model._proba(X[fold.test]), y_idx[fold.test],
+                                                             fold.test_weight))
                 else:
-                    own_scores.append(float(model.validation_scores_[model.best_iteration_ - 1]))
+                    scores[i].append(float(model.validation_scores_[model.best_iteration_ - 1]))
+                fitted[i] = model if scheme == "split" else None
             except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
                 failures.append(f"{candidate.name}: {err}")           # is left unscored, ranked last
-                own_scores, model = [], None
-                break
+                scores[i], fitted[i] = [], None
+                failed.add(i)
+                fits_left -= len(folds) - k - 1
             finally:
-                own_seconds.append(clock() - t0)
-            if race and k + 1 < len(folds) and behind(own_scores, None if leader is None else scores[leader]):
-                raced, fits_left = True, fits_left - (len(folds) - k - 1)
-                break
-        scores.append(own_scores)
-        seconds.append(own_seconds)
-        fitted.append(model if scheme == "split" else None)
-        if len(own_scores) == len(folds) and (leader is None or np.mean(own_scores) < np.mean(scores[leader])):
-            leader = index
-        if estimator.verbose:
-            mean = f"{np.mean(own_scores):.4f}" if own_scores else "not scored (budget spent)"
+                seconds[i].append(clock() - t0)
+        complete = [i for i in live if len(scores[i]) == k + 1]
+        if race and k + 1 < len(folds) and complete:
+            ahead = min(complete, key=lambda i: np.mean(scores[i]))
+            for i in complete:
+                if behind(scores[i], scores[ahead]):
+                    dropped[i] = ahead
+                    fits_left -= len(folds) - k - 1
+    if estimator.verbose:
+        for i, (candidate, _) in enumerate(choices):
+            own = scores[i]
+            mean = f"{np.mean(own):.4f}" if own else ("failed" if i in failed else "not scored (budget spent)")
             note = ""
-            if raced:
-                ahead = choices[leader][0].name
-                note = (f", dropped: its held-out NLL on its first {len(own_scores)} of {len(folds)} folds is more "
-                        f"than {RACE_MARGIN:.0%} above that of {ahead} on the same folds")
+            if i in dropped:
+                note = (f", dropped: its held-out NLL on its first {len(own)} of {len(folds)} folds is more "
+                        f"than {RACE_MARGIN:.0%} above that of {choices[dropped[i]][0].name} on the same folds")
             print(f"{_what(estimator)}: {candidate.name}: held-out NLL {mean} "
-                  f"({len(own_scores)} {'folds' if scheme == 'cv' else 'split'}, {sum(own_seconds):.1f} s{note})",
+                  f"({len(own)} {'folds' if scheme == 'cv' else 'split'}, {sum(seconds[i]):.1f} s{note})",
                   flush=True)
     if not any(scores) and not failures:
         raise ValueError(f"{_what(estimator)}: max_time={budget!r} s was spent before any candidate could be scored; "
@@ -452,15 +461,20 @@ def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best:
     clear that bar (and is kept)."""
     means = results["mean_test_nll"]
     models = [i for i, (c, _) in enumerate(choices) if c is not FREQUENCIES and np.isfinite(means[i])]
-    if not models:
+    chose_frequencies = choices[best][0] is FREQUENCIES
+    if not models and not chose_frequencies:
         return
-    top = min(models, key=lambda i: means[i])
-    if means[top] < frequencies:
-        return
-    kept = ("the model predicts the class frequencies (method_='class_frequencies')" if choices[best][0] is FREQUENCIES
+    if models:
+        top = min(models, key=lambda i: means[i])
+        if means[top] < frequencies and not chose_frequencies:
+            return
+        best_model = f"best: {choices[top][0].name}, NLL {means[top]:.4f}"
+    else:
+        best_model = "every model fell behind them on its first folds"
+    kept = ("the model predicts the class frequencies (method_='class_frequencies')" if chose_frequencies
             else f"kept {choices[best][0].name}")
     warnings.warn(f"{_what(estimator)}: no candidate beat the training class frequencies on the held-out rows "
-                  f"(best: {choices[top][0].name}, NLL {means[top]:.4f}; the class frequencies: {frequencies:.4f}); "
+                  f"({best_model}; the class frequencies: {frequencies:.4f}); "
                   f"{kept}: the features, as given, tell the model less than the labels' proportions do; check their "
                   "encoding (categorical_features, identifiers given as numbers) or use another model",
                   UserWarning, stacklevel=5)
