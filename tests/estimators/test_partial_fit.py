@@ -107,7 +107,7 @@ def test_bad_stream_input_is_a_clear_error(iris):
     batch_fitted.set_params(method="vi")                         # partial_fit is offered; the fitted model is sep
     batch_fitted.partial_fit(X[:20], y[:20])                     # sep streams: a fitted model continues
     pep = GPClassifier(method="pep", n_inducing=5, max_iter=2).fit(X, y).set_params(method="sep")
-    with pytest.raises(ValueError, match="the fitted method 'pep' cannot continue on a stream"):
+    with pytest.raises(ValueError, match="the fitted method 'pep' fits in batch and cannot continue on a stream"):
         pep.partial_fit(X[:20], y[:20])
 
 
@@ -224,3 +224,16 @@ def test_a_closed_form_stream_warns_where_its_first_call_fixes_too_little(iris):
         warnings.simplefilter("error")
         GPClassifier(method="dirichlet").partial_fit(X[:60], y[:60], classes=[0, 1, 2])
         GPClassifier(method="sep").partial_fit(X[order][:50], y[order][:50], classes=[0, 1, 2])
+
+
+def test_the_defaults_fitted_model_says_what_continues_it_and_what_does_not(iris):
+    """Issue 74: a default fit on 150 rows is an exact posterior (exact EP or the Dirichlet GP), which
+    a stream cannot extend (said, with what to do); a default stream sums its rows, where n_rows
+    changes nothing (said)."""
+    X, y = iris
+    fitted = GPClassifier(random_state=0).fit(X, y)
+    assert fitted.fit_plan_.exact
+    with pytest.raises(ValueError, match="exact posterior of its 150 training rows.*fit again on the old and new"):
+        fitted.partial_fit(X[:5], y[:5])
+    with pytest.warns(UserWarning, match="n_rows=1000 changes nothing in a 'dirichlet' stream"):
+        GPClassifier().partial_fit(X[:60], y[:60], classes=[0, 1, 2], n_rows=1000)

@@ -485,9 +485,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         count the stream's running total of weight (:mod:`~alphagp.estimators.streams`).
 
         For the methods whose state does not grow with the rows (``Capabilities.streaming``:
-        ``sep``, ``vi`` and its likelihoods, ``apep``, ``arpep``, ``rpapep``, ``augmented``);
-        ``method="auto"`` streams with the first such candidate of the default's portfolio,
-        ``sep`` on mini-batches of 128 (``method_`` says so). No early stopping. Returns ``self``."""
+        ``dirichlet`` with inducing points, ``sep``, ``vi`` and its likelihoods, ``apep``, ``arpep``,
+        ``rpapep``, ``augmented``, ``class_frequencies``); ``method="auto"`` streams with the first
+        such candidate of the default's portfolio, the closed form (``method_`` says so), whose
+        kernel and inducing inputs come from the first call and whose posterior sums every call's
+        rows (no N: ``n_rows`` changes nothing there, and says so). A fitted model whose method
+        does not stream, or an exact posterior (the default's fit of a small table: exact EP or the
+        exact Dirichlet GP), is refused with what to do: fit again on all the rows. No early
+        stopping. Returns ``self``."""
         start = not hasattr(self, "model_")
         if start and classes is None:
             raise ValueError("the first call of partial_fit needs classes=, every label of the stream "

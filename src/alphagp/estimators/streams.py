@@ -97,6 +97,7 @@ def start(est, X, y, classes, n_rows) -> None:
         fitted.record_model(est, model, **built)
     fitted.record_training(est, [], 0)
     _warn_of_a_narrow_first_call(est, plan, y_idx)
+    _warn_if_n_rows_is_unused(est, n_rows)
 
 
 def _warn_of_a_narrow_first_call(est, plan, y_idx: np.ndarray) -> None:
@@ -119,6 +120,25 @@ def _warn_of_a_narrow_first_call(est, plan, y_idx: np.ndarray) -> None:
                       "inducing inputs on later calls, such as 'sep')", UserWarning, stacklevel=4)
 
 
+def _cannot_continue(est) -> str:
+    """Why the fitted model of ``est`` cannot take a stream's rows, and what to do instead."""
+    N = est.fit_plan_.n_data
+    if est.fit_plan_.exact:
+        return (f"the fitted model is the exact posterior of its {N} training rows (method_={est.method_!r}), which "
+                "partial_fit cannot extend: fit again on the old and new rows together, or fit with fewer inducing "
+                f"points than rows (n_inducing) for a sparse model that partial_fit extends")
+    names = [name for name in streaming_methods() if name != est.method_]
+    return (f"the fitted method {est.method_!r} fits in batch and cannot continue on a stream: fit again on the old "
+            f"and new rows together, or fit one of the methods that stream ({', '.join(names)})")
+
+
+def _warn_if_n_rows_is_unused(est, n_rows) -> None:
+    """A closed-form stream sums its rows and has no N to scale by: ``n_rows`` changes nothing there."""
+    if n_rows is not None and est.model_.capabilities.closed_form:
+        warnings.warn(f"n_rows={n_rows} changes nothing in a {est.method_!r} stream: its posterior sums the rows its "
+                      "calls bring, whatever their total", UserWarning, stacklevel=4)
+
+
 def weights(est, sample_weight, X, y, classes) -> np.ndarray | None:
     """A call's row weights ``[B]`` (``sample_weight`` times a ``class_weight`` dict over
     ``classes``, every label of the stream), or ``None``; checked before the call changes
@@ -137,11 +157,7 @@ def step(est, X, y, weight=None) -> None:
     stepped with Adam (else Adam's default), continuing the optimiser's state; N and the total
     weight as the module docstring says."""
     if not est.model_.capabilities.streaming:
-        names = ", ".join(streaming_methods())
-        exact = (" conditions on every training row (the exact posterior) and" if est.fit_plan_.exact else "")
-        raise ValueError(f"the fitted method {est.method_!r}{exact} cannot continue on a stream; partial_fit takes "
-                         f"{names}" + ("; fit with fewer inducing points than rows (n_inducing) to stream" if exact
-                                       else ""))
+        raise ValueError(_cannot_continue(est))
     plan, model = est.fit_plan_, est.model_
     y_idx = est._encode(y)                         # a label outside classes_: refused before anything changes
     rows, total = getattr(est, "_stream_seen", None) or (0, 0.0)
