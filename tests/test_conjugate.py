@@ -191,3 +191,34 @@ def test_the_exact_posterior_is_scikit_learns_per_column():
         m, sd = gpr.predict(X_new.numpy(), return_std=True)
         np.testing.assert_allclose(mean[c].numpy(), m + float(posterior.mean[c]), rtol=1e-9, atol=1e-10)
         np.testing.assert_allclose(var[c].numpy(), sd ** 2, rtol=1e-8, atol=1e-10)
+
+
+def test_where_a_class_block_is_not_positive_definite_one_factor_per_column_takes_over(monkeypatch):
+    """Issue 74: G_c = D^-1 - A^-1 loses positive definiteness to rounding on legal data (170 rows of
+    one feature, 6 classes, noise_scale 0.008). With the Woodbury factors failing, the evidence and
+    the posterior come from one factor of K + S_c per column, equal to the Woodbury ones where
+    those exist; a Dirichlet GP fit on that table fits."""
+    from alphagp import GPClassifier, conjugate
+    from alphagp.numerics import CholeskyError
+    X, _, counts, high, low, T, own = _problem(30, 3, seed=6)
+    K = _kernel(X, torch.full((3,), 0.8, dtype=torch.float64))
+    noise = torch.where(own, low, high)
+    X_new = torch.randn(7, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Kxs = _kernel(torch.cat([X, X_new]), torch.full((3,), 0.8, dtype=torch.float64))[:30, 30:]
+    woodbury = exact_log_evidence(K, high, low, T, counts)
+    marginals = ExactPosterior(K, T, counts, noise).marginals(Kxs, torch.ones(3, 7, dtype=torch.float64))
+
+    def failing(*args):
+        raise CholeskyError("not positive definite")
+
+    monkeypatch.setattr(conjugate, "_woodbury", failing)
+    assert abs(float(exact_log_evidence(K, high, low, T, counts) - woodbury)) <= 1e-10 * abs(float(woodbury))
+    for a, b in zip(ExactPosterior(K, T, counts, noise).marginals(Kxs, torch.ones(3, 7, dtype=torch.float64)),
+                    marginals):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+    monkeypatch.undo()
+    rng = np.random.default_rng(0)
+    X1, y1 = rng.standard_normal((170, 1)), rng.integers(0, 6, 170)
+    proba = GPClassifier(method="dirichlet", method_params={"noise_scale": 0.008}, random_state=0).fit(X1, y1) \
+        .predict_proba(X1)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(1), 1.0)

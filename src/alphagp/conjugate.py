@@ -57,7 +57,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .numerics import LOG_2PI, cholesky_solve, stable_cholesky
+from .numerics import LOG_2PI, CholeskyError, cholesky_solve, stable_cholesky
 
 
 def class_order(y: torch.Tensor, n_classes: int) -> tuple[torch.Tensor, list[int]]:
@@ -164,7 +164,29 @@ def exact_log_evidence(K: torch.Tensor, high: torch.Tensor, low: torch.Tensor, T
     closed form). Differentiable in ``K``, ``high``, ``low`` and ``T``."""
     if bool(torch.any(low >= high)):
         raise ValueError("the noise in a row's own column must be below the noise in the other columns")
-    return _SharedKernelEvidence.apply(K, high, low, T, list(counts))
+    try:
+        return _SharedKernelEvidence.apply(K, high, low, T, list(counts))
+    except CholeskyError:
+        if not _columns_fit(K, T.shape[0]):
+            raise
+    # a class's G_c = D^-1 - A^-1 lost its positive definiteness to rounding (a near-singular K,
+    # noise levels far apart): one factor of K + S_c per column instead
+    return batched_exact_log_evidence(K, column_noise(high, low, counts), T)
+
+
+#: the most bytes the per-column fallback of the one-kernel factors may take (C copies of [n, n])
+FALLBACK_BYTES = 2 * 2**30
+
+
+def _columns_fit(K: torch.Tensor, columns: int) -> bool:
+    """Whether ``columns`` copies of ``K`` ``[n, n]`` fit :data:`FALLBACK_BYTES`."""
+    return columns * K.numel() * K.element_size() <= FALLBACK_BYTES
+
+
+def column_noise(high: torch.Tensor, low: torch.Tensor, counts: list[int]) -> torch.Tensor:
+    """``[C, n]`` the two-level noise of rows sorted by class (``counts`` rows per class): ``low``
+    ``[n]`` in each row's own column, ``high`` ``[n]`` in the others (:func:`noise_levels`' inverse)."""
+    return torch.where(_own_column(counts, high.shape[0], high.device), low, high)
 
 
 def noise_levels(noise: torch.Tensor, counts: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -213,9 +235,15 @@ class ExactPosterior:
         """``K`` ``[n, n]`` (one kernel; ``noise`` ``[C, n]`` then of the two-level form of the module
         docstring) or ``[C, n, n]``, targets ``T`` ``[C, n]`` and noise ``[C, n]`` of rows sorted by
         class with ``counts`` rows per class."""
+        factors = None
         if K.dim() == 2:
             high, low = noise_levels(noise, counts)
-            factors = _woodbury(K, high, low, T, counts)
+            try:
+                factors = _woodbury(K, high, low, T, counts)
+            except CholeskyError:               # one factor per column instead (exact_log_evidence's fallback)
+                if not _columns_fit(K, T.shape[0]):
+                    raise
+        if factors is not None:
             self.mean, self.alpha, self.inverse = factors.mean, factors.alpha, factors.A_inv
             self.blocks = [(c, rows, torch.cholesky_inverse(L_G)) for c, rows, L_G in factors.blocks]
         else:
@@ -230,6 +258,8 @@ class ExactPosterior:
         rows (``[n, b]`` for one kernel, ``[C, n, b]`` per column) and prior variances
         ``prior_var`` ``[C, b]``."""
         if self.blocks is None:
+            if Kxs.dim() == 2:                  # one kernel, factored per column (the fallback)
+                Kxs = Kxs.expand(len(self.mean), -1, -1)
             mu = (self.alpha[:, None, :] @ Kxs)[:, 0, :]
             quad = ((self.inverse @ Kxs) * Kxs).sum(1)
         else:

@@ -505,3 +505,17 @@ def test_under_a_budget_the_closed_form_is_exact_only_where_the_time_model_allow
     budgeted = plan_fit({**params, "max_time": 1.0}, y, device="cpu")
     assert not budgeted.exact and budgeted.n_inducing == DirichletGP.auto_n_inducing(3000, 3, 8, 1.0) < 3000
     assert plan_fit({**params, "max_time": 1000.0}, y, device="cpu").exact
+
+
+@pytest.mark.parametrize("method", ["dirichlet", "exact_ep", "label_regression", "sep", "vi"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_row_at_the_largest_finite_values_predicts_as_a_row_far_away(method, dtype):
+    """Issue 74: the closed form's squared distances of a row at +/-1e308 were inf - inf = NaN and its
+    predict_proba raised; there, as a million standard deviations away, the kernel is 0 and the
+    prediction is the prior's."""
+    from alphagp.testing import contract_problem, contract_settings
+    X, y = contract_problem()
+    clf = GPClassifier(**contract_settings(method, dtype=dtype)).fit(X, y)
+    far = clf.predict_proba(np.array([[1e6, 1e6]]))
+    extreme = clf.predict_proba(np.array([[1e308, -1e308], [-1e308, 1e308], [1e308, 0.0]]))
+    np.testing.assert_allclose(extreme, np.repeat(far, 3, axis=0), atol=1e-6 if dtype == "float32" else 1e-12)

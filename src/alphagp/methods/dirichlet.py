@@ -32,6 +32,7 @@ follows for any means.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import replace
 from numbers import Real
@@ -49,7 +50,7 @@ from ..conjugate import (
     noise_levels,
 )
 from ..constraints import Interval
-from ..numerics import stable_cholesky, triangular_inverse
+from ..numerics import CholeskyError, stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
 from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 
@@ -232,11 +233,26 @@ class DirichletGP(SparseGPMethod):
         noise = self._noise(yo, None if weight is None else weight[order])
         T = self._targets(yo)
         K = self._train_covariance(Xo)
-        if K.dim() == 2:
-            value = exact_log_evidence(K, *noise_levels(noise, counts), T, counts)
-        else:
-            value = batched_exact_log_evidence(K, noise, T)
+        with self._noise_named(noise, weight):
+            if K.dim() == 2:
+                value = exact_log_evidence(K, *noise_levels(noise, counts), T, counts)
+            else:
+                value = batched_exact_log_evidence(K, noise, T)
         return value, order, counts
+
+    @contextlib.contextmanager
+    def _noise_named(self, noise: torch.Tensor, weight: torch.Tensor | None):
+        """A failed factor of K + noise (``noise`` ``[C, n]``, rows weighted by ``weight``) said in the
+        terms the user set: ``noise_scale`` and the row weights, the noise's two sources."""
+        try:
+            yield
+        except CholeskyError as err:
+            spread = "" if weight is None else (f"; row weights from {float(weight.min()):.3g} to "
+                                                f"{float(weight.max()):.3g} divide it")
+            raise CholeskyError(f"the Dirichlet GP's covariance plus its label noise (noise_scale={self.noise_scale:g}: "
+                                f"noise from {float(noise.min()):.3g} to {float(noise.max()):.3g}{spread}) is not "
+                                "positive definite in this float precision: use a larger noise_scale, row weights "
+                                "nearer 1, or dtype='float64'") from err
 
     def _sparse_statistics(self, X, y, weight) -> SparseStatistics:
         """The rows' sums (:class:`~alphagp.conjugate.SparseStatistics`) at the current kernel and
@@ -339,8 +355,9 @@ class DirichletGP(SparseGPMethod):
                 Z = self.inducing_points[0]
                 counts = self.class_counts.tolist()
                 y = torch.repeat_interleave(torch.arange(self.n_classes, device=Z.device), self.class_counts)
-                posterior = ExactPosterior(self._train_covariance(Z), self._targets(y), counts,
-                                           self._noise(y, self.row_weight))
+                noise = self._noise(y, self.row_weight)
+                with self._noise_named(noise, self.row_weight):
+                    posterior = ExactPosterior(self._train_covariance(Z), self._targets(y), counts, noise)
             else:
                 stats = SparseStatistics(**{name: getattr(self, f"stat_{name}") for name in
                                             ("phi", "a_t", "a_1", "tt", "t1", "s1", "log_s", "trace", "n")})
