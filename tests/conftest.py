@@ -158,3 +158,25 @@ def rewrite_model_header(raw: bytes, edit, keep_checksum: bool = True) -> bytes:
     blob = json.dumps(table).encode()
     blob += b" " * (-len(blob) % 8)
     return struct.pack("<Q", len(blob)) + blob + raw[8 + n:]
+
+
+def edited_model_file(path, out, header=None, tensors=None):
+    """A copy of model file ``path`` with its header (``header(h)``) and tensors (``tensors(t)``)
+    edited in place, written with a recomputed checksum, as a tool that edits files would."""
+    import json
+    import struct
+
+    from alphagp import serialization
+    raw = path.read_bytes()
+    table = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+    text = table["__metadata__"]["alphagp"]
+    if header is not None:
+        edited = json.loads(text)
+        header(edited)
+        text = json.dumps(edited)
+    values = serialization.load_tensors(raw)
+    if tensors is not None:
+        tensors(values)
+    out.write_bytes(serialization.save_tensors(values, metadata={
+        "alphagp": text, "alphagp_sha256": serialization.checksum(text, values)}))
+    return out

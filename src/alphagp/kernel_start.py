@@ -160,7 +160,7 @@ def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_id
     the shared kernel), rows ``X`` ``[n, D]`` with class indices ``y_idx`` ``[n]`` in
     ``range(n_classes)``, sorted by class, and positive row weights ``weight`` ``[n]`` or ``None``."""
     from .conjugate import exact_log_evidence
-    from .methods.dirichlet import transformed_labels
+    from .methods.dirichlet import transformed_labels, weighted_noise
     labels = transformed_labels(alpha_eps)
     counts = torch.bincount(y_idx, minlength=n_classes).tolist()
     amplitude, lengthscale = theta[0, 0].exp(), theta[0, 1:].exp()
@@ -171,7 +171,9 @@ def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_id
     w = torch.ones(len(X), dtype=X.dtype) if weight is None else weight
     own = torch.nn.functional.one_hot(y_idx, n_classes).T.bool()
     T = torch.where(own, torch.tensor(labels["t_own"], dtype=X.dtype), torch.tensor(labels["t_other"], dtype=X.dtype))
-    return exact_log_evidence(K, noise_scale * labels["s_other"] / w, noise_scale * labels["s_own"] / w, T, counts)
+    levels = weighted_noise(noise_scale * torch.tensor([labels["s_other"], labels["s_own"]], dtype=X.dtype)[:, None],
+                            w, noise_scale)
+    return exact_log_evidence(K, levels[0], levels[1], T, counts)
 
 
 def _bounds(n_features: int, with_noise: bool = True) -> list[tuple[float, float]]:
@@ -230,7 +232,8 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     if dirichlet:
         from .methods.dirichlet import transformed_labels
         gap = transformed_labels(alpha_eps)
-        share = np.bincount(labels, weights=None if w is None else w.double().numpy(), minlength=n_classes)
+        share = np.bincount(labels, weights=None if weight is None else np.asarray(weight, dtype=np.float64)[rows],
+                            minlength=n_classes)
         share = share / share.sum()
         variance = (gap["t_own"] - gap["t_other"]) ** 2 * float((share * (1 - share)).mean())   # the targets'
         variance = variance or 1.0

@@ -519,3 +519,15 @@ def test_a_row_at_the_largest_finite_values_predicts_as_a_row_far_away(method, d
     far = clf.predict_proba(np.array([[1e6, 1e6]]))
     extreme = clf.predict_proba(np.array([[1e308, -1e308], [-1e308, 1e308], [1e308, 0.0]]))
     np.testing.assert_allclose(extreme, np.repeat(far, 3, axis=0), atol=1e-6 if dtype == "float32" else 1e-12)
+
+
+def test_the_exact_closed_forms_refusals_name_what_the_user_set():
+    """Issue 74: a kernel per class for the exact Dirichlet GP, and weights of 1e-300, were refused
+    with internal messages (the shared inducing inputs; the noise levels' order)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 2)), np.arange(60) % 3
+    with pytest.raises(ValueError, match=r"a kernel per class \(shared_hyperparameters=False\) needs its sparse"):
+        GPClassifier(method="dirichlet", shared_hyperparameters=False).fit(X, y)
+    assert GPClassifier(method="dirichlet", shared_hyperparameters=False, n_inducing=10).fit(X, y).score(X, y) > 0
+    with pytest.raises(ValueError, match="row weights down to .* past the largest number of its dtype: scale the"):
+        GPClassifier(method="dirichlet").fit(X, y, sample_weight=np.full(60, 1e-300))

@@ -327,3 +327,27 @@ def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
             warnings.catch_warnings():
         warnings.simplefilter("ignore", UncheckedModelFileWarning)
         GPClassifier.load(tmp_path / "wrong.safetensors")
+
+
+@pytest.mark.parametrize("method, edit, said", [
+    ("dirichlet", {"tensors": lambda t: t["state.class_counts"].copy_(torch.tensor([30, 20, 20]))},
+     r"class counts \[30, 20, 20\] that are not non-negative numbers summing to its 60 rows"),
+    ("dirichlet", {"tensors": lambda t: t["state.class_counts"].copy_(torch.tensor([-10, 40, 30]))},
+     "class counts .* not non-negative"),
+    ("dirichlet", {"tensors": lambda t: t["state.row_weight"].__setitem__(3, 0.0)},
+     "row weights down to 0, not all positive"),
+    ("dirichlet", {"header": lambda h: h["content"]["fit_plan"]["method_params"].__setitem__("n_classes", 5)},
+     r"method_params name \['n_classes'\], which method 'dirichlet' does not take"),
+    ("class_frequencies", {"tensors": lambda t: t["state.class_counts"].__setitem__(0, -2.0)},
+     "class counts .* not non-negative and finite"),
+])
+def test_a_closed_form_file_edited_past_what_a_fit_leaves_is_refused_at_load(method, edit, said, tmp_path):
+    """Issue 74: these files loaded and then failed at predict with raw errors (a size mismatch,
+    "repeats can not be negative", a keyword given twice) or predicted from a negative weight."""
+    from conftest import edited_model_file
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 2)), np.arange(60) % 3
+    GPClassifier(method=method).fit(X, y).save(tmp_path / "m.agp")
+    edited = edited_model_file(tmp_path / "m.agp", tmp_path / "edited.agp", **edit)
+    with pytest.raises(ModelFileError, match=said):
+        GPClassifier.load(edited)

@@ -8,6 +8,8 @@ import pytest
 
 from alphagp import GPClassifier, GPOrdinalClassifier
 
+from conftest import edited_model_file
+
 
 def _problem(n: int = 150):
     """The issue's data: three grades cut from a noisy linear score of three features."""
@@ -35,28 +37,6 @@ def test_an_ordinal_models_uncertainty_is_the_split_of_the_grades_entropy(method
     assert np.all(np.isfinite(through.predict_uncertainty(X[:5])["total"]))
 
 
-def _edited(path, out, header=None, tensors=None):
-    """A copy of model file ``path`` with its header (``header(h)``) and tensors (``tensors(t)``)
-    edited in place, written with a recomputed checksum, as a tool that edits files would."""
-    import json
-    import struct
-
-    from alphagp import serialization
-    raw = path.read_bytes()
-    table = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
-    text = table["__metadata__"]["alphagp"]
-    if header is not None:
-        edited = json.loads(text)
-        header(edited)
-        text = json.dumps(edited)
-    values = serialization.load_tensors(raw)
-    if tensors is not None:
-        tensors(values)
-    out.write_bytes(serialization.save_tensors(values, metadata={
-        "alphagp": text, "alphagp_sha256": serialization.checksum(text, values)}))
-    return out
-
-
 @pytest.fixture(scope="module")
 def ordinal_file(tmp_path_factory):
     X, y = _problem()
@@ -76,7 +56,7 @@ def test_an_edited_grade_order_is_refused(ordinal_file, tmp_path):
     GPClassifier file with reversed classes, and an ordinal file over a method that is not ordinal."""
     from alphagp.serialization import ModelFileError
     with pytest.raises(ModelFileError, match="other than the grades"):
-        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "reversed.safetensors", _reverse_classes))
+        GPOrdinalClassifier.load(edited_model_file(ordinal_file, tmp_path / "reversed.safetensors", _reverse_classes))
     X, y = _problem()
     plain = tmp_path / "plain.safetensors"
     GPClassifier(method="ep", n_inducing=8, max_iter=5, random_state=0).fit(X, y).save(plain)
@@ -85,13 +65,13 @@ def test_an_edited_grade_order_is_refused(ordinal_file, tmp_path):
         _reverse_classes(h)
         h["content"]["classes"]["ordered"] = True
     with pytest.raises(ModelFileError, match="only an ordinal classifier's grades"):
-        GPClassifier.load(_edited(plain, tmp_path / "ordered.safetensors", ordered_and_reversed))
+        GPClassifier.load(edited_model_file(plain, tmp_path / "ordered.safetensors", ordered_and_reversed))
 
     def not_ordinal(h):
         h["content"]["method"]["name"] = "ep"
         h["content"]["fit_plan"]["method"] = "ep"
     with pytest.raises(ModelFileError):
-        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "ep.safetensors", not_ordinal))
+        GPOrdinalClassifier.load(edited_model_file(ordinal_file, tmp_path / "ep.safetensors", not_ordinal))
     assert GPOrdinalClassifier.load(ordinal_file).classes_.tolist() == ["low", "mid", "high"]
 
 
@@ -107,7 +87,7 @@ def test_cut_points_a_fit_cannot_leave_are_refused_on_load(ordinal_file, tmp_pat
         key = next(k for k in values if k.endswith(tensor.split(".")[-1]))
         values[key] = values[key].fill_(value)
     with pytest.raises(ModelFileError, match="cut points|NaN or infinity"):
-        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "cuts.safetensors", tensors=fill))
+        GPOrdinalClassifier.load(edited_model_file(ordinal_file, tmp_path / "cuts.safetensors", tensors=fill))
 
 
 @pytest.mark.parametrize("grades, rate", [(3, 50.0), (8, 50.0)])
@@ -241,7 +221,7 @@ def test_the_left_over_messages_name_the_right_things(ordinal_file, tmp_path, ca
         key = next(k for k in values if k.endswith("log_gaps"))
         values[key] = torch.zeros(5, dtype=values[key].dtype)
     with pytest.raises(ModelFileError, match="do not fit the model") as err:
-        GPOrdinalClassifier.load(_edited(ordinal_file, tmp_path / "shape.safetensors", tensors=widen))
+        GPOrdinalClassifier.load(edited_model_file(ordinal_file, tmp_path / "shape.safetensors", tensors=widen))
     assert "\n" not in str(err.value)
 
 

@@ -684,7 +684,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             problems.append(f"classes {self.classes_.tolist()} out of their sorted order in a {type(self).__name__} "
                             f"of method {self.method_!r}: only an ordinal classifier's grades keep an order of "
                             "their own")
-        problems += self.model_.likelihood.state_problems()
+        problems += self.model_.likelihood.state_problems() + self.model_.state_problems()
         unfinished = [name for name, t in self.model_.state_dict().items()
                       if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]
         if unfinished:

@@ -18,7 +18,7 @@ from .. import serialization
 from ..kernel_start import KernelStart
 from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
-from ..methods import build_method, n_latent
+from ..methods import build_method, method_parameters, n_latent
 from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from . import file_upgrades, fitted
 from .fit_plan import FitPlan
@@ -183,6 +183,10 @@ def model_from_file(est, content: dict):
     rows it has seen) and its state's shapes (sets ``est.classes_``)."""
     fitted.record_classes(est, classes_from_plain(content["classes"]))
     state, plan = content["state"], FitPlan.from_plain(content["fit_plan"])
+    unknown = sorted(set(plan.method_params) - set(method_parameters(plan.method)))
+    if unknown:
+        raise ValueError(f"its plan's method_params name {unknown}, which method {plan.method!r} does not take (its "
+                         f"own: {sorted(method_parameters(plan.method))})")
     Z = state["inducing_points"]
     C = len(est.classes_)
     seen = content.get("stream_seen")

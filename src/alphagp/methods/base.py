@@ -213,6 +213,11 @@ class SparseGPMethod(WeightedRows, nn.Module):
         another layout says its own)."""
         return n_classes * n_inducing * n_inducing * itemsize * cls.SQUARE_COPIES
 
+    def state_problems(self) -> list[str]:
+        """What in the method's state (as a model file gave it) no fit could have left, said in
+        words (a loaded file with any is refused); none for the methods without such state."""
+        return []
+
     @classmethod
     def auto_n_inducing(cls, _n_rows: int, _n_classes: int, _itemsize: int, _max_time: float | None) -> int | None:
         """``n_inducing="auto"`` beyond the exact rows, for ``n_rows`` rows of ``n_classes`` classes in

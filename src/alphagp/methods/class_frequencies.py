@@ -49,6 +49,13 @@ class ClassFrequencies(SparseGPMethod):
         weight = None if self.sample_weight is None else self.sample_weight[idx.to(self.sample_weight.device)]
         return torch.bincount(y, weights=weight, minlength=self.n_classes).to(self.class_counts.dtype)
 
+    def state_problems(self) -> list[str]:
+        """Class counts that are negative or not finite."""
+        counts = self.class_counts
+        if bool(torch.all(torch.isfinite(counts) & (counts >= 0))):
+            return []
+        return [f"class counts {counts.tolist()} that are not non-negative and finite"]
+
     def _log_probabilities(self) -> torch.Tensor:
         counts = self.class_counts + PRIOR_COUNT
         return torch.log(counts / counts.sum())

@@ -58,6 +58,18 @@ from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 BLOCK_ROWS = 4096
 
 
+def weighted_noise(noise: torch.Tensor, weight: torch.Tensor, noise_scale: float) -> torch.Tensor:
+    """The label noise ``noise`` ``[..., n]`` of rows weighted by ``weight`` ``[n]`` (a row of weight w
+    is the row repeated w times: its noise over w); ``ValueError`` where weights so small take it
+    past the dtype's largest number."""
+    weighted = noise / weight
+    if not bool(torch.all(torch.isfinite(weighted))):
+        raise ValueError(f"row weights down to {float(weight.min()):.3g} (in {str(weight.dtype).removeprefix('torch.')})"
+                         f" divide the Dirichlet GP's label noise (noise_scale={noise_scale:g}) past the largest "
+                         "number of its dtype: scale the weights up")
+    return weighted
+
+
 def transformed_labels(alpha_eps: float) -> dict[str, float]:
     """The log-normal approximation of Gamma(a, 1) (module docstring) for a row's own class
     (a = 1 + alpha_eps) and the other classes (a = alpha_eps): targets ``t_own``, ``t_other`` and
@@ -166,6 +178,10 @@ class DirichletGP(SparseGPMethod):
 
     def __init__(self, inducing_points: torch.Tensor, kernel, likelihood, n_data: int, alpha_eps: float = 1e-3,
                  noise_scale: float = 1.0, exact: bool = False):
+        if exact and kernel.raw_lengthscale.shape[0] != 1:
+            raise ValueError("the exact Dirichlet GP conditions every class on the same training rows under one "
+                             "kernel; a kernel per class (shared_hyperparameters=False) needs its sparse form: give "
+                             "n_inducing below the rows, or shared_hyperparameters=True")
         super().__init__(inducing_points, kernel, likelihood)
         C, M = self.n_classes, inducing_points.shape[1]
         if exact and M != n_data:
@@ -208,7 +224,9 @@ class DirichletGP(SparseGPMethod):
         labels = torch.where(own, torch.tensor(self._labels["s_own"], dtype=dtype, device=device),
                              torch.tensor(self._labels["s_other"], dtype=dtype, device=device))
         noise = self.noise_scale * labels + self.kernel.noise[:, None]
-        return noise if weight is None else noise / weight
+        if weight is None:
+            return noise
+        return weighted_noise(noise, weight, self.noise_scale)
 
     def _targets(self, y: torch.Tensor) -> torch.Tensor:
         """``[C, n]`` the transformed labels of class indices ``y`` ``[n]``."""
@@ -224,6 +242,20 @@ class DirichletGP(SparseGPMethod):
         """The noise-free K(X, X): ``[n, n]`` (one kernel) or ``[C, n, n]``."""
         K = self.kernel.cross(X, X, expand=False)
         return K[0] if K.shape[0] == 1 else K
+
+    def state_problems(self) -> list[str]:
+        """An exact model's class counts (whole, non-negative, summing to its rows) and row weights
+        (positive, finite); a sparse model's row count (non-negative)."""
+        if not self.exact:
+            return [] if float(self.stat_n) >= 0 else [f"a negative row count {float(self.stat_n):g}"]
+        counts, rows = self.class_counts, self.inducing_points.shape[1]
+        problems = []
+        if bool(torch.any(counts < 0)) or int(counts.sum()) != rows:
+            problems.append(f"class counts {counts.tolist()} that are not non-negative numbers summing to its {rows} "
+                            "rows")
+        if not bool(torch.all(torch.isfinite(self.row_weight) & (self.row_weight > 0))):
+            problems.append(f"row weights down to {float(self.row_weight.min()):g}, not all positive and finite")
+        return problems
 
     # ------------------------------------------------------------------ the objective
     def _exact_objective(self, X, y, weight):
