@@ -362,7 +362,7 @@ def test_missing_labels_name_the_target_column_and_rows_and_text_labels_keep_non
     base = ["--quiet", "fit", "--target", "label", "--model", str(model), "--method", "sep", "--max-iter", "2"]
     assert main([*base, "--data", str(gaps)]) == 2
     err = capsys.readouterr().err
-    assert "the target column 'label' of gaps.csv has 2 missing labels (data rows 4, 11, counted from 1 below the header)" in err
+    assert "the target column 'label' of gaps.csv has 2 missing labels (rows 3, 10, counted from 0, the first below the header" in err
     assert err.count("\n") == 1
     assert main([*base, "--data", str(spelt)]) == 2
     assert "--text-labels" in capsys.readouterr().err
@@ -389,8 +389,8 @@ def test_a_weight_column_is_checked_by_name_and_row_and_update_takes_one(csv_fil
     model = tmp_path / "m.agp"
     base = ["--quiet", "fit", "--target", "label", "--model", str(model), "--method", "sep", "--max-iter", "2"]
     for values, flag, message in (
-            ({4: -1.0}, "w", "--weight-column 'w' must hold finite non-negative numbers; data row 5 (counted from 1 below the header) holds -1.0"),
-            ({4: np.nan}, "w", "data row 5 (counted from 1 below the header) holds nan"),
+            ({4: -1.0}, "w", "--weight-column 'w' must hold finite non-negative numbers; row 4 (counted from 0, the first below the header, as every row number alphagp prints) holds -1.0"),
+            ({4: np.nan}, "w", "row 4 (counted from 0, the first below the header, as every row number alphagp prints) holds nan"),
             ("zero", "w", "--weight-column 'w' is 0 in every row"),
             ({}, "label", "--weight-column 'label' is the target column")):
         data = frame.copy()

@@ -229,8 +229,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="the classes are ordered grades: GPOrdinalClassifier, one latent function and learnt cut "
                         "points (method ordinal_ep unless --method names another ordinal method)")
     g.add_argument("--grades", type=_grades, default=None, metavar="G1,G2,...",
-                   help="with --ordinal, the grades in their order, lowest first (default: the sorted labels, "
-                        "numbers ascending and text alphabetical)")
+                   help="with --ordinal, the grades in their order, lowest first (default: numeric labels "
+                        "ascending; text labels need it)")
     g.add_argument("--dtype", choices=["float64", "float32"], default=None,
                    help=f"floating-point type of the model {both('dtype')}")
     d = p.add_argument_group("deep GP (DeepGPClassifier / DeepGPRegressor)")
@@ -477,7 +477,7 @@ def _check_weight_text(path, name: str, target: str) -> None:
     text = pd.to_numeric(column, errors="coerce").isna() & column.notna()
     if text.any():
         row = int(np.flatnonzero(text.to_numpy())[0])
-        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {row + 1} (counted from 1 below the header) holds "
+        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; row {row} (counted from 0, the first below the header, as every row number alphagp prints) holds "
                          f"the text {column.iloc[row]!r}")
 
 
@@ -491,7 +491,7 @@ def _weight_column(X, name: str, path, target: str):
     values = _as_numbers(X.pop(name))
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
-        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; data row {bad[0] + 1} (counted from 1 below the header) "
+        raise ValueError(f"--weight-column {name!r} must hold finite non-negative numbers; row {bad[0]} (counted from 0, the first below the header, as every row number alphagp prints) "
                          f"holds {float(values[bad[0]])}" + (f" ({len(bad)} such rows)" if len(bad) > 1 else ""))
     if not np.any(values > 0):
         raise ValueError(f"--weight-column {name!r} is 0 in every row; at least one row needs a positive weight")
@@ -565,8 +565,10 @@ def cmd_predict(args) -> int:
     proba = clf.predict_proba(X)
     grades = hasattr(clf, "predict_median")          # an ordinal model: its median and mean grade too
     extra = [clf.predict_median(X), clf.predict_mean(X)] if grades else []
+    # the mean of grades that are not numbers is a position among them (0 the lowest), and says so
+    mean_name = "mean_grade" if np.issubdtype(np.asarray(clf.classes_).dtype, np.number) else "mean_grade_position"
     with open(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout) as out:
-        out.write(",".join(["prediction", *(["median_grade", "mean_grade"] if grades else []),
+        out.write(",".join(["prediction", *(["median_grade", mean_name] if grades else []),
                             *[f"p_{c}" for c in clf.classes_]]) + "\n")
         for i, (label, row) in enumerate(zip(clf.classes_[np.argmax(proba, 1)], proba)):
             cells = [str(extra[0][i]), f"{extra[1][i]:.6g}"] if grades else []

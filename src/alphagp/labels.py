@@ -34,8 +34,7 @@ def missing_labels(y) -> np.ndarray:
 
 def describe_rows(rows, limit: int = 5) -> str:
     """``"rows 3, 7 and 2 more"``: the first ``limit`` of ``rows`` (0-based indices, as Python
-    indexes an array; every message says "counted from 0", and the command line's "counted from 1
-    below the header") for a message."""
+    indexes an array; every message, the command line's too, says "counted from 0") for a message."""
     shown = ", ".join(str(int(r)) for r in rows[:limit])
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
     return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
@@ -105,13 +104,20 @@ def check_grades(grades) -> list:
 
 def grade_order(y, grades=None) -> list:
     """The order of the grades of labels ``y``: ``grades`` where given (:func:`check_grades`), else
-    the categories of a pandas ordered categorical ``y``, else the sorted distinct labels."""
+    the categories of a pandas ordered categorical ``y``, else the sorted distinct labels where
+    they are numbers (or booleans); text labels without ``grades`` are a ``ValueError``."""
     if grades is not None:
         return check_grades(grades)
     dtype = getattr(y, "dtype", None)
     if getattr(dtype, "ordered", False):                     # pandas CategoricalDtype(ordered=True)
         return list(np.asarray(dtype.categories))
-    return list(np.unique(np.asarray(y)))
+    labels = np.unique(np.asarray(y))
+    text = [v for v in labels.tolist() if isinstance(v, (str, bytes))]
+    if text:            # text sorts by its characters ('1' < '10' < '2', 'high' < 'low' < 'mid'): never a guess
+        raise ValueError(f"the grades {labels.tolist()[:6]}{' ...' if len(labels) > 6 else ''} are text, whose "
+                         "order alphagp cannot know; give it: grades=[lowest, ..., highest] (--grades on the command "
+                         "line), or y as a pandas Categorical with ordered=True")
+    return list(labels)
 
 
 def encode_ordered_labels(y, grades, declared: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -190,3 +190,20 @@ def test_tables_with_mixed_columns_integer_names_or_no_rows_get_clear_messages()
     assert clf.predict_proba(numbered).shape == (40, 2)
     with pytest.raises(ValueError, match="needs at least one row; X has none"):
         clf.predict(numbered.iloc[:0])
+
+
+def test_dates_past_the_nanosecond_range_encode_as_their_days():
+    """Issue 74: a date in the year 9000 (a datetime64[s] column; nanoseconds end in 2262) raised
+    pandas' out-of-bounds error; its days since 1970 are 2,567,655 (365.2425-day years, the
+    proleptic Gregorian calendar's mean, to a day), and NaT stays missing."""
+    import datetime
+
+    from alphagp.data.tables import _as_days
+    dates = pd.Series(pd.to_datetime(["2020-01-01 00:00", "1970-01-02 12:00"])).astype("datetime64[s]")
+    dates = pd.concat([dates, pd.Series([pd.Timestamp("9000-01-01").as_unit("s"), pd.NaT], dtype="datetime64[s]")],
+                      ignore_index=True)
+    days = _as_days(dates, "datetime")
+    expected = [(datetime.date(2020, 1, 1) - datetime.date(1970, 1, 1)).days, 1.5,
+                (datetime.date(9000, 1, 1) - datetime.date(1970, 1, 1)).days]
+    np.testing.assert_allclose(days[:3], expected, rtol=0, atol=1e-9)
+    assert np.isnan(days[3])

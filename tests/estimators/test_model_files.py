@@ -351,3 +351,21 @@ def test_a_closed_form_file_edited_past_what_a_fit_leaves_is_refused_at_load(met
     edited = edited_model_file(tmp_path / "m.agp", tmp_path / "edited.agp", **edit)
     with pytest.raises(ModelFileError, match=said):
         GPClassifier.load(edited)
+
+
+def test_a_file_of_another_estimator_relabelled_is_refused_by_name(tmp_path):
+    """Issue 74: an ordinal file whose kind says GPClassifier failed with "unexpected keyword argument
+    'grades'"; the parameters the class does not take are named."""
+    from alphagp import GPOrdinalClassifier
+
+    from conftest import edited_model_file
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2))
+    GPOrdinalClassifier(n_inducing=5, max_iter=2).fit(X, np.digitize(X[:, 0], [-0.5, 0.5])).save(tmp_path / "o.agp")
+
+    def relabel(header):
+        header["kind"] = "alphagp.GPClassifier"
+
+    edited = edited_model_file(tmp_path / "o.agp", tmp_path / "relabelled.agp", header=relabel)
+    with pytest.raises(ModelFileError, match=r"holds parameters \['grades'\] that a GPClassifier does not take"):
+        GPClassifier.load(edited)

@@ -166,10 +166,17 @@ def test_the_command_lines_grades_are_never_truncated_and_the_order_is_said(tmp_
     assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--grades", "1.5,2.5,3.5",
                  "--max-iter", "3", "--quiet"]) == 2
     assert "not among the grades [1.5, 2.5, 3.5]" in capsys.readouterr().err
-    frame["target"] = np.array(["low", "mid", "high"])[y]
+    frame["target"] = y + 1
     frame.to_csv(data, index=False)
     assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--max-iter", "3", "--quiet"]) == 0
     assert "grades, lowest first (sorted: no --grades was given" in capsys.readouterr().out
+    # issue 74: text grades have no order of their own ('high' < 'low' < 'mid'): --grades is asked for
+    frame["target"] = np.array(["low", "mid", "high"])[y]
+    frame.to_csv(data, index=False)
+    assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--max-iter", "3", "--quiet"]) == 2
+    assert "are text, whose order alphagp cannot know; give it: grades=" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"\['1', '10', '2'\] are text"):
+        GPOrdinalClassifier(n_inducing=5, max_iter=2).fit(X[:30], np.array(["1", "2", "10"])[y[:30]])
 
 
 def test_kernel_params_per_grade_say_the_model_has_one_latent_function(tmp_path, capsys):
@@ -264,8 +271,12 @@ def test_partial_fit_on_a_batch_method_says_which_methods_stream():
     X, y = _problem()
     clf = GPClassifier(method="pep", n_inducing=5, max_iter=2).fit(X, y)
     assert not hasattr(clf, "partial_fit")
-    with pytest.raises(AttributeError, match="the methods that stream: .*ordinal_vi"):
+    with pytest.raises(AttributeError, match="the methods of GPClassifier that stream: .*ordinal_vi"):
         clf.partial_fit(X[:10], y[:10])
+    # issue 74: an ordinal classifier names its own streaming method, and no method='auto' it refuses
+    ordinal = GPOrdinalClassifier(method="ordinal_ep", n_inducing=5, max_iter=2).fit(X, y)
+    with pytest.raises(AttributeError, match=r"of GPOrdinalClassifier that stream: ordinal_vi$"):
+        ordinal.partial_fit(X[:10], y[:10])
 
 
 def test_predict_on_the_command_line_takes_text_labels_and_gives_the_median_grade(tmp_path, capsys):
@@ -287,8 +298,11 @@ def test_predict_on_the_command_line_takes_text_labels_and_gives_the_median_grad
                  "--output", str(out)]) == 0
     table = pd.read_csv(out)
     expected = GPOrdinalClassifier.load(model).predict_median(frame[["a", "b", "c"]])
-    assert table.columns[:3].tolist() == ["prediction", "median_grade", "mean_grade"]
+    # text grades: the mean is a position among them, under a name that says so (issue 74)
+    assert table.columns[:3].tolist() == ["prediction", "median_grade", "mean_grade_position"]
     assert table["median_grade"].tolist() == expected.tolist()
+    np.testing.assert_allclose(table["mean_grade_position"], GPOrdinalClassifier.load(model).predict_proba(
+        frame[["a", "b", "c"]]) @ [0.0, 1.0, 2.0], rtol=1e-5)
 
 
 def test_the_selection_summary_shows_a_raced_out_candidates_score(capsys):

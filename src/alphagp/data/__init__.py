@@ -131,7 +131,7 @@ def read_frame(path, target: str | None = "target", drop: tuple[str, ...] = (),
 
 def _labels_checked(path: Path, sep: str, target: str, y: np.ndarray, text_labels: bool) -> np.ndarray:
     """The labels ``y`` of the target column, read again as text where ``text_labels``; a one-line
-    ``ValueError`` naming the column and the data rows (counted from 1 below the header) where
+    ``ValueError`` naming the column and the data rows (counted from 0, the first below the header) where
     labels are missing."""
     from ..labels import missing_labels
     if text_labels:
@@ -140,12 +140,12 @@ def _labels_checked(path: Path, sep: str, target: str, y: np.ndarray, text_label
     else:
         missing = missing_labels(y)
     if len(missing):
-        rows = ", ".join(str(r + 1) for r in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        rows = ", ".join(str(r) for r in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         hint = ("" if text_labels else "; or, where a label is text pandas reads as missing ('None', 'NA', 'null'), "
                 "read the labels as text (--text-labels on the command line)")
         raise ValueError(f"the target column {target!r} of {path.name} has {len(missing)} missing label"
-                         f"{'s' if len(missing) > 1 else ''} (data row{'s' if len(missing) > 1 else ''} {rows}, counted from 1 "
-                         "below the header): "
+                         f"{'s' if len(missing) > 1 else ''} (row{'s' if len(missing) > 1 else ''} {rows}, counted from 0, the "
+                         "first below the header, as every row number alphagp prints): "
                          f"drop those rows or give them a label{hint}")
     return y
 

@@ -53,8 +53,9 @@ def _as_days(values: pd.Series, kind: str) -> pd.Series:
     column as float days; NaT as NaN."""
     if kind == "datetime":
         values = values.dt.tz_convert("UTC").dt.tz_localize(None) if values.dt.tz is not None else values
-        return (values - pd.Timestamp(0)) / pd.Timedelta(days=1)
-    return values / pd.Timedelta(days=1)
+    # in microseconds (years up to 294,000 either side, where nanoseconds end in 2262) as floats
+    days = values.dt.as_unit("us").astype("int64").astype(np.float64) / 86_400e6
+    return days.where(values.notna())
 
 
 _DATE_TEXT = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$")

@@ -33,9 +33,11 @@ def _streams(est) -> bool:
     false) says which methods do."""
     if streams.streams_with(est.method):
         return True
+    taken = est.methods_taken()
+    names = [name for name in streams.streaming_methods() if name in taken]
     raise AttributeError(f"partial_fit is not available for method={est.method!r}, which fits in batch and cannot "
-                         f"continue on a stream; the methods that stream: {', '.join(streams.streaming_methods())} "
-                         "(fit one of them, or method='auto')")
+                         f"continue on a stream; the methods of {type(est).__name__} that stream: {', '.join(names)}"
+                         + (" (fit one of them, or method='auto')" if "auto" in taken else ""))
 
 
 class _when_streaming:
@@ -654,6 +656,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     def _file_content(self, include_training_state: bool = False) -> dict:
         return model_file.file_content(self, include_training_state)
+
+    @classmethod
+    def methods_taken(cls) -> list[str]:
+        """The ``method`` values this estimator takes: every registered method, and ``"auto"``."""
+        return [*METHODS, "auto"]
 
     @classmethod
     def load(cls, path, device=None) -> GPClassifier:

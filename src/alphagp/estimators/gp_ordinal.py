@@ -32,8 +32,8 @@ class GPOrdinalClassifier(GPClassifier):
     ----------
     grades : array-like or None
         The labels in their order, lowest first. ``None``: the order of a pandas ordered
-        categorical ``y`` (its categories), else the sorted labels (numbers ascending, text in
-        alphabetical order). Every label of ``y`` must be among them; a grade no training row
+        categorical ``y`` (its categories), else the sorted labels where they are numbers; text
+        labels need ``grades`` (their characters' order, '1' < '10' < '2', is refused). Every label of ``y`` must be among them; a grade no training row
         has is allowed (its probability comes from the cut points around it).
     method : str
         A method for ordered classes (``alphagp methods``): ``"ordinal_ep"`` (EP, the default),
@@ -70,8 +70,13 @@ class GPOrdinalClassifier(GPClassifier):
         finally:
             del self._order
 
+    @classmethod
+    def methods_taken(cls) -> list[str]:
+        """The methods for ordered classes (no ``"auto"``)."""
+        return ordinal_methods()
+
     def _check_method(self) -> None:
-        methods = ordinal_methods()
+        methods = self.methods_taken()
         if self.method not in methods:
             raise ValueError(f"GPOrdinalClassifier needs a method for ordered classes, one of {methods}; got "
                              f"method={self.method!r} (GPClassifier fits unordered classes)")

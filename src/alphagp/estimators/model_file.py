@@ -90,7 +90,12 @@ class EstimatorFiles:
             content = serialization.read(path, cls.MODEL_KIND)
         try:
             content = file_upgrades.upgrade(content)
-            est = cls(**{**cls._params_from_plain(content["params"]), **params})
+            stored = cls._params_from_plain(content["params"])
+            foreign = sorted(set(stored) - set(cls().get_params()))
+            if foreign:
+                raise serialization.ModelFileError(f"{path} holds parameters {foreign} that a {cls.__name__} does not "
+                                                   "take: the file of another estimator, relabelled (damaged or edited)")
+            est = cls(**{**stored, **params})
             est._validate_params()          # a file's parameters obey the constraints a fit's do
             fitted.record_input(est, content["n_features_in"], content["feature_names_in"])
             fitted.record_standardisation(est, content["mean"].numpy(), content["scale"].numpy())

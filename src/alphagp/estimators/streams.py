@@ -127,7 +127,7 @@ def _cannot_continue(est) -> str:
         return (f"the fitted model is the exact posterior of its {N} training rows (method_={est.method_!r}), which "
                 "partial_fit cannot extend: fit again on the old and new rows together, or fit with fewer inducing "
                 f"points than rows (n_inducing) for a sparse model that partial_fit extends")
-    names = [name for name in streaming_methods() if name != est.method_]
+    names = [name for name in streaming_methods() if name != est.method_ and name in est.methods_taken()]
     return (f"the fitted method {est.method_!r} fits in batch and cannot continue on a stream: fit again on the old "
             f"and new rows together, or fit one of the methods that stream ({', '.join(names)})")
 
