@@ -426,6 +426,11 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 if behind(scores[i], scores[ahead]):
                     dropped[i] = ahead
                     fits_left -= len(folds) - k - 1
+        if estimator.verbose and len(folds) > 1:       # progress as it runs: the folds left at this fold's pace
+            going = [i for i in complete if i not in dropped]
+            print(f"{_what(estimator)}: fold {k + 1} of {len(folds)}: {len(complete)} candidate(s) scored in "
+                  f"{sum(seconds[i][-1] for i in live if len(seconds[i]) > k):.1f} s, {len(going)} still in the race; "
+                  f"about {(len(folds) - k - 1) * sum(seconds[i][-1] for i in going):.0f} s of folds left", flush=True)
     if estimator.verbose:
         for i, (candidate, _) in enumerate(choices):
             own = scores[i]
