@@ -151,3 +151,23 @@ def test_class_conditional_sets_survive_a_model_file_and_older_files_say_what_to
     del loaded.conformity_classes_                                # a file written before the classes were kept
     with pytest.raises(ValueError, match="call conformalize"):
         loaded.predict_set(X[:5], conditional="class")
+
+
+def test_non_empty_sets_add_the_most_probable_class_to_the_empty_ones_and_keep_the_coverage(fitted):
+    """Issue 74: at a level below the model's accuracy some sets are empty (documented); with
+    ``non_empty=True`` those hold their most probable class, the others are unchanged, and the
+    coverage on fresh rows does not fall."""
+    X_cal, y_cal = blobs(500, 1)
+    X_test, y_test = blobs(4000, 2)
+    fitted.conformalize(X_cal, y_cal)
+    plain, filled = fitted.predict_set(X_test, 0.6), fitted.predict_set(X_test, 0.6, non_empty=True)
+    empty = ~plain.any(1)
+    assert empty.sum() > 20 and filled.any(1).all()
+    np.testing.assert_array_equal(filled[~empty], plain[~empty])
+    np.testing.assert_array_equal(filled[empty].sum(1), 1)
+    top = np.argmax(fitted.predict_proba(X_test[empty]), 1)
+    assert filled[empty][np.arange(empty.sum()), top].all()
+    rows = np.arange(len(y_test))
+    assert filled[rows, y_test].mean() >= plain[rows, y_test].mean()
+    with pytest.raises(ValueError, match="non_empty must be True or False"):
+        fitted.predict_set(X_test[:3], 0.6, non_empty="yes")

@@ -11,6 +11,12 @@ holds the true label with probability at least ``level`` (marginally, over calib
 rows; at most ``level + 1 / (n + 1)`` when the scores have no ties). Where ceil((n + 1) level) > n
 there are too few calibration rows for the level and every set holds every class.
 
+A set can be empty: where the level is below the model's accuracy, the threshold q can sit below
+1 - max_k p(k | x) for an ambiguous row, and no class is likely enough (issue 74: 87 of 1,250 sets
+at 0.8). That is the guarantee's smallest set, not a failure; ``non_empty=True`` puts the most
+probable class in such a set instead (MAPIE's ``include_last_label`` does the like for its
+adaptive sets), which keeps the coverage guarantee (it can only rise).
+
 :meth:`alphagp.GPClassifier.conformalize` stores the scores of rows the fit did not see;
 :meth:`alphagp.GPClassifier.predict_set` forms the sets.
 
@@ -62,11 +68,20 @@ def calibration(estimator, conditional: str | None) -> tuple[np.ndarray, np.ndar
     return scores, classes
 
 
-def prediction_sets(proba: np.ndarray, scores: np.ndarray, level: float, classes: np.ndarray | None = None) -> np.ndarray:
+def prediction_sets(proba: np.ndarray, scores: np.ndarray, level: float, classes: np.ndarray | None = None,
+                    non_empty: bool = False) -> np.ndarray:
     """``[N, C]`` booleans: class k is in row i's set when 1 - ``proba[i, k]`` is at most the
     calibration ``scores``' threshold for ``level``; with the calibration rows' class indices
-    ``classes`` ``[n]``, the threshold of class k's rows alone (Mondrian sets, module docstring)."""
+    ``classes`` ``[n]``, the threshold of class k's rows alone (Mondrian sets, module docstring).
+    ``non_empty``: an empty set (no class clears the threshold, a row the model finds ambiguous
+    where the level is below its accuracy) holds the most probable class instead; the coverage can
+    only rise, and the sets are no longer the smallest with the guarantee."""
     if classes is None:
-        return 1.0 - proba <= threshold(scores, level)
-    q = np.array([threshold(scores[classes == k], level) for k in range(proba.shape[1])])
-    return 1.0 - proba <= q[None, :]
+        sets = 1.0 - proba <= threshold(scores, level)
+    else:
+        q = np.array([threshold(scores[classes == k], level) for k in range(proba.shape[1])])
+        sets = 1.0 - proba <= q[None, :]
+    if non_empty:
+        empty = ~sets.any(1)
+        sets[empty, np.argmax(proba[empty], 1)] = True
+    return sets

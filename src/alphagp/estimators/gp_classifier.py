@@ -595,13 +595,15 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         fitted.record_conformity(self, conformity_scores(self._proba(X), y_idx), y_idx)
         return self
 
-    def predict_set(self, X, confidence_level: float = 0.9, conditional: str | None = None) -> np.ndarray:
+    def predict_set(self, X, confidence_level: float = 0.9, conditional: str | None = None,
+                    non_empty: bool = False) -> np.ndarray:
         """Prediction sets ``[N, C]`` (booleans, columns as ``classes_``) that hold the true label
         with probability at least ``confidence_level`` (a number in (0, 1)) for rows exchangeable
         with the calibration rows (:mod:`alphagp.conformal`): on average over the classes, or, with
         ``conditional="class"`` (Mondrian sets), for the rows of every class (each class's
         threshold from its own calibration rows; a class with too few of them for the level is in
-        every set).
+        every set). A set can be empty (no class likely enough at that level, :mod:`alphagp.conformal`);
+        ``non_empty=True`` puts the most probable class in such a set (the coverage only rises).
 
         The calibration rows are those of :meth:`conformalize`, or else the rows the fit held out
         for early stopping (``early_stopping=True``, and ``method="auto"`` from 2,000 rows). Those
@@ -611,7 +613,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``conditional="class"`` (a file written before they were kept)."""
         check_is_fitted(self, "model_")
         scores, classes = calibration(self, conditional)
-        return prediction_sets(self._proba(self._validate(X)), scores, confidence_level, classes)
+        if not isinstance(non_empty, (bool, np.bool_)):
+            raise ValueError(f"non_empty must be True or False, got {non_empty!r}")
+        return prediction_sets(self._proba(self._validate(X)), scores, confidence_level, classes, bool(non_empty))
 
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent means and variances ``[N, C]`` of validated, unstandardised rows ``X``."""
