@@ -318,17 +318,18 @@ def test_version_is_the_packages_and_its_module_imports_nothing():
 
 
 def test_the_readme_method_table_is_the_registrys(capsys):
-    """One source: the README's method table is `alphagp methods --markdown`, and the estimator's
-    docstring lists every registered method."""
+    """One source: the method tables of the README and of "Which method when" are `alphagp methods
+    --markdown`, and the estimator's docstring lists every registered method."""
 
     from alphagp import GPClassifier
     from alphagp.methods import METHODS
     assert main(["methods", "--markdown"]) == 0
     table = capsys.readouterr().out.strip()
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("| method | what it is |")
-    end = readme.index("<!-- end of the registry's table -->")
-    assert readme[start:end].strip() == table, "README's method table differs: paste `alphagp methods --markdown`"
+    for page in (REPO / "README.md", REPO / "docs" / "which_method.md"):
+        text = page.read_text()
+        start = text.index("| method | what it is |")
+        end = text.index("<!-- end of the registry's table -->")
+        assert text[start:end].strip() == table, f"{page.name}'s method table differs: paste `alphagp methods --markdown`"
     assert all(f"``{name}``: {spec.summary}" in " ".join(GPClassifier.__doc__.split())
                for name, spec in METHODS.items())
 

@@ -289,7 +289,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="where the model's arithmetic runs: cpu, cuda, cuda:1, ... (default: cpu)")
     t.add_argument("--distributed", type=_distributed, default=None, metavar="{false,true,rows}",
                    help="split the fit across the processes of a torchrun launch: true splits the classes "
-                        "(and rows), rows only the rows (default: false; README 'Distributed fits')")
+                        "(and rows), rows only the rows (default: false; user guide 'Distributed fits', docs/guide.md)")
     g_table = p.add_argument_group("mixed-type tables (GPClassifier)")
     g_table.add_argument("--categorical-features", choices=["from_dtype"], default=None,
                          help="one-hot encode a CSV's text columns and impute its missing numbers with a 0/1 "
@@ -420,7 +420,7 @@ def cmd_demo(args) -> int:
     if skipped:
         made = clf.n_iter_ * len(ytr) * len(clf.classes_)                 # one update per (row, class) and epoch
         print(f"  EP updates skipped: {skipped} of about {made} made ({skipped / made:.2%}): an update that would "
-              "have left the approximation invalid is not applied (README 'Diagnostics')")
+              "have left the approximation invalid is not applied (user guide 'Diagnostics', docs/guide.md)")
     return 0
 
 

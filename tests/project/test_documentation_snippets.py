@@ -47,10 +47,13 @@ def snippets() -> list:
 
 
 def test_snippets_are_found():
-    """The pattern finds the README's snippets (a changed fence would otherwise skip them all)."""
-    readme = [p for p in snippets() if p.id.startswith("README.md")]
-    assert len(readme) >= 5
-    assert sum(p.values[1] for p in readme) >= 1          # the MNIST recipe is compile-only
+    """The pattern finds the README's and the user guide's snippets (a changed fence would otherwise
+    skip them all)."""
+    found = snippets()
+    assert any(p.id.startswith("README.md") for p in found)
+    guide = [p for p in found if p.id.startswith("guide.md")]
+    assert len(guide) >= 5
+    assert sum(p.values[1] for p in guide) >= 1           # the MNIST recipe is compile-only
 
 
 @pytest.mark.parametrize("code, compile_only", snippets())
