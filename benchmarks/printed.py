@@ -123,16 +123,33 @@ def shape(line: str) -> str:
     return _NUMBER.sub("#", line)
 
 
+def _tails(line: str) -> list[str]:
+    """``line`` and, for a line of prose (not a table's row), every ending of it that starts a word
+    (a report line pasted after a bullet, a label or a sentence), each also without a final full
+    stop."""
+    if line.lstrip().startswith("|"):
+        return [line]
+    ends = [line[i:] for i in range(len(line)) if i == 0 or line[i - 1] == " "]
+    return ends + [end[:-1] for end in ends if end.endswith(".")]
+
+
 def pasted_lines(text: str, cache: dict) -> list[str]:
-    """The lines of ``text`` outside its blocks that have the shape of a line a report of
-    ``cache`` prints but are none of the lines of that shape (a report line edited by hand)."""
+    """The lines of ``text`` outside its blocks that hold, whole or after a prefix, the shape of a
+    line a report of ``cache`` prints but none of the lines of that shape (a report line edited
+    by hand)."""
     printed: dict[str, set[str]] = {}
     for out in cache.values():
         for line in out.split("\n"):
             if any(c.isdigit() for c in line):
                 printed.setdefault(shape(line), set()).add(line)
-    return [line for line in _BLOCK.sub("", text).split("\n")
-            if any(c.isdigit() for c in line) and shape(line) in printed and line not in printed[shape(line)]]
+    found = []
+    for line in _BLOCK.sub("", text).split("\n"):
+        if not any(c.isdigit() for c in line):
+            continue
+        tails = [end for end in _tails(line) if shape(end) in printed]
+        if tails and not any(end in printed[shape(end)] for end in tails):
+            found.append(line)
+    return found
 
 
 def known() -> set[tuple[str, str]]:

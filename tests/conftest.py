@@ -91,8 +91,6 @@ SLOW = frozenset((
     "tests/methods/test_mini_batch_stability.py::test_per_point_methods_stay_stable_on_mini_batches[pep]",
     "tests/project/test_documentation_snippets.py::test_snippet_runs[guide.md#deep-gps]",
     "tests/project/test_documentation_snippets.py::test_snippet_runs[ordinal.md#what-it-returns]",
-    "tests/project/test_printed_blocks.py::test_every_printed_block_is_what_its_rows_print",
-    "tests/project/test_printed_blocks.py::test_the_check_sees_lost_markers_and_edited_pasted_lines",
     "tests/project/test_slow_list.py::test_every_slow_id_names_a_collected_test",
     "tests/test_cli.py::test_demo_honours_n_inducing",
     "tests/test_conformal.py::test_class_conditional_sets_survive_a_model_file_and_older_files_say_what_to_do",

@@ -37,9 +37,9 @@ def test_every_printed_block_is_what_its_rows_print(printed, outputs):
 
 
 def test_the_check_sees_lost_markers_and_edited_pasted_lines(printed, outputs, monkeypatch, tmp_path):
-    """The two ways around the markers, each made in a copy of the default's document: a block
-    whose markers are deleted, and a line of a block's report pasted outside the markers with a
-    count changed."""
+    """The ways around the markers, each made in a copy of the default's document: a block whose
+    markers are deleted, and a line of a block's report pasted outside the markers with a count
+    changed, alone or after a prefix (a bullet and a label; issue 74)."""
     name = "benchmarks/docs/defaults.md"
     text = (REPO / name).read_text()
     start = text.index("<!-- printed by: report.py panel defaults_panel@4f71c67,07bfdef,50dd1e4 -->")
@@ -47,6 +47,7 @@ def test_the_check_sees_lost_markers_and_edited_pasted_lines(printed, outputs, m
     body = text[start:end].split("\n")[1:-1]
     line = next(line for line in body if line.startswith("lowest test NLL of the GP peers on 6 of 16"))
     edited = text[:end] + "\n\n" + line.replace("6 of 16", "7 of 16") + "\n" + text[end:]
+    prefixed = text[:end] + "\n\n- So: " + line.replace("6 of 16", "7 of 16") + ".\n" + text[end:]
     unmarked = text[:start] + "\n".join(body) + text[end:]
     copy = tmp_path / name
     copy.parent.mkdir(parents=True)
@@ -56,7 +57,10 @@ def test_the_check_sees_lost_markers_and_edited_pasted_lines(printed, outputs, m
     monkeypatch.setattr(printed, "known", lambda: known)
     copy.write_text(text)
     assert printed.problems(outputs) == []
-    for changed, expected in ((edited, "outside its block differs"), (unmarked, "has lost its markers")):
+    copy.write_text(text[:end] + "\n\n- So: " + line + ".\n" + text[end:])        # pasted unchanged: no problem
+    assert printed.problems(outputs) == []
+    for changed, expected in ((edited, "outside its block differs"), (prefixed, "outside its block differs"),
+                              (unmarked, "has lost its markers")):
         copy.write_text(changed)
         found = printed.problems(outputs)
         assert any(expected in problem for problem in found), found
