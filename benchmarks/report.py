@@ -44,10 +44,11 @@
     python benchmarks/report.py ephyper | vigap | likmaps   # the papers' figures of issue 61
     python benchmarks/report.py closedform | closedformpanel | epexact | closedformlevers   # issue 67
     python benchmarks/report.py exactep | capacity | panel73   # issue 73: exact EP beside GPC, the closed form's M, the panel
+    python benchmarks/report.py coverage   # the counts behind the papers' coverage rows
 
 The reports live in one module per document of benchmarks/docs/ (report_ep_paper, report_alpha_paper,
 report_logistic_softmax, report_deep_gp, report_defaults with report_closed_form and report_gold_standard, report_speed,
-report_methods, report_edges; shared helpers in report_common); this module only names them.
+report_methods, report_edges, report_coverage; shared helpers in report_common); this module only names them.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ import sys
 
 from report_alpha_paper import REPORTS as ALPHA_PAPER
 from report_closed_form import REPORTS as CLOSED_FORM
+from report_coverage import REPORTS as COVERAGE
 from report_deep_gp import REPORTS as DEEP_GP
 from report_defaults import REPORTS as DEFAULTS
 from report_edges import REPORTS as EDGES
@@ -67,7 +69,7 @@ from report_speed import REPORTS as SPEED
 
 #: the reports by name: ``python report.py NAME ARGS...`` calls ``REPORTS[NAME](*ARGS)``
 REPORTS = {**EP_PAPER, **ALPHA_PAPER, **LOGISTIC_SOFTMAX, **DEEP_GP, **DEFAULTS, **CLOSED_FORM, **SPEED, **METHODS,
-           **EDGES, **GOLD_STANDARD}
+           **EDGES, **GOLD_STANDARD, **COVERAGE}
 
 
 if __name__ == "__main__":
