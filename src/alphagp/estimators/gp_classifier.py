@@ -614,7 +614,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         check_is_fitted(self, "model_")
         scores, classes = calibration(self, conditional)
         if not isinstance(non_empty, (bool, np.bool_)):
-            raise ValueError(f"non_empty must be True or False, got {non_empty!r}")
+            raise ValueError(f"non_empty must be True or False, got {non_empty!r}")  # noqa: TRY004 -- as sklearn
         return prediction_sets(self._proba(self._validate(X)), scores, confidence_level, classes, bool(non_empty))
 
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
