@@ -280,4 +280,36 @@ def install_index_report(results: str = "install_index") -> None:
 
 
 #: the reports by name (merged into ``report.REPORTS``)
-REPORTS = {"ordinalfuzz": ordinal_fuzz_report, "installindex": install_index_report, "edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}
+def fuzz_report(results: str = "fuzz") -> None:
+    """Issue 74's fuzz of every method (``fuzz.py``): the outcomes, by route, dtype and weights, the
+    refusals by what they said, the unexplained exceptions in full, and the files read back."""
+    from collections import Counter
+    rows = load(results)
+    print(f"<!-- {provenance(rows)} -->")
+    outcomes = Counter(r["outcome"] for r in rows)
+    print(f"{len(rows)} problems over {len({r['method'] for r in rows})} methods (\"auto\" among them): "
+          + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    for field in ("route", "dtype", "weights", "estimator"):
+        counts = Counter((r[field], r["outcome"]) for r in rows)
+        print(f"by {field}: " + "; ".join(f"{value}: " + ", ".join(f"{o} {counts[(value, o)]}" for o in sorted(outcomes)
+                                                                    if counts[(value, o)])
+                                          for value in sorted({r[field] for r in rows})))
+    refusals = Counter(r["message"].split(";")[0].split(":")[1].strip()[:60] if ":" in r["message"] else r["message"]
+                       for r in rows if r["outcome"] == "refused")
+    if refusals:
+        print("\n| refusal (its first words) | problems |\n|---|---|")
+        for message, count in refusals.most_common():
+            print(f"| {message} | {count} |")
+    for r in rows:
+        if r["outcome"] in ("unexplained", "unreadable", "wrong", "nan"):
+            print(f"\n{r['outcome']}: problem {r['problem']}, {r['method']} {r['dtype']} {r['route']} weights "
+                  f"{r['weights']}: {(r['message'] or '').strip()[:200]}")
+    fresh = Counter(r["fresh_process"] for r in rows if r["fresh_process"] is not None)
+    print("\nfiles written " + str(sum(fresh.values())) + "; read back in a fresh process: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(fresh.items())))
+    print(f"unexplained exceptions {outcomes.get('unexplained', 0)}, files that cannot be read back "
+          f"{outcomes.get('unreadable', 0)}, read back otherwise {outcomes.get('wrong', 0) + fresh.get('wrong', 0)}, "
+          f"NaN {outcomes.get('nan', 0)}")
+
+
+REPORTS = {"fuzz": fuzz_report, "ordinalfuzz": ordinal_fuzz_report, "installindex": install_index_report, "edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}

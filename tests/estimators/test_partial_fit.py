@@ -237,3 +237,18 @@ def test_the_defaults_fitted_model_says_what_continues_it_and_what_does_not(iris
         fitted.partial_fit(X[:5], y[:5])
     with pytest.warns(UserWarning, match="n_rows=1000 changes nothing in a 'dirichlet' stream"):
         GPClassifier().partial_fit(X[:60], y[:60], classes=[0, 1, 2], n_rows=1000)
+
+
+def test_a_float32_streams_failed_factorisation_names_float32_as_fit_does(iris, monkeypatch):
+    """Issue 74's fuzz: a float32 ``augmented`` stream's failed factorisation came without the likely
+    cause that fit adds; a stream's steps now say it too."""
+    from alphagp.numerics import CholeskyError
+    X, y = iris
+
+    def failing(*args, **kwargs):
+        raise CholeskyError("Cholesky factorisation failed")
+
+    clf = GPClassifier(method="sep", dtype="float32", n_inducing=5)
+    monkeypatch.setattr(Trainer, "partial_fit", failing)
+    with pytest.raises(CholeskyError, match="Likely cause: float32"):
+        clf.partial_fit(X[:60], y[:60], classes=[0, 1, 2])

@@ -179,7 +179,7 @@ def step(est, X, y, weight=None) -> None:
                           n_points=model.n_weighted)
         if getattr(est, "_stream_optimizer", None) is not None:
             trainer.optimizer.load_state_dict(est._stream_optimizer)
-        with torch_threads(est.n_jobs):
+        with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
             state = trainer.partial_fit(StandardizedRows(X, est.mean_, est.scale_), y_idx, points)
     finally:
         model.set_sample_weight(None)      # the weights belong to this call
