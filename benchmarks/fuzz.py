@@ -38,6 +38,7 @@ import numpy as np
 from alphagp import GPClassifier, GPOrdinalClassifier
 from alphagp.estimators.streams import streams_with
 from alphagp.methods import METHODS, method_parameters, ordinal_methods
+from alphagp.numerics import CholeskyError
 from alphagp.serialization import ModelFileError
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
@@ -121,7 +122,7 @@ def explained(err: Exception, dtype: str) -> bool:
     one_line = "\n" not in str(err).strip()
     if isinstance(err, ValueError):
         return one_line
-    return isinstance(err, FloatingPointError) and dtype == "float32" and "float32" in str(err)
+    return isinstance(err, (FloatingPointError, CholeskyError)) and dtype == "float32" and "Likely cause: float32" in str(err)
 
 
 def fresh_process(saved: list[tuple[str, str, str]]) -> list[str]:

@@ -4,8 +4,9 @@ where the method takes mini-batches, on a mid-sized set in mini-batches.
 Small: scikit-learn's digits (1,797 rows, 64 features, 10 classes), batch training for
 ``--max-iter`` iterations. Mid-sized: Satellite (6,435 rows, 36 features, 6 classes), mini-batches
 of 200 for ``--epochs`` epochs, for the methods whose ``Capabilities.mini_batches`` is true. Both:
-a stratified 75/25 split per seed, M = 50 inducing points per class, everything else at the
-estimator's and the method's defaults, one thread. Nothing is tuned, so there is no validation
+a stratified 75/25 split per seed, M = 50 inducing points per class (the methods with an exact
+form where the rows allow, such as the closed form, at their own choice: every row here), everything
+else at the estimator's and the method's defaults, one thread. Nothing is tuned, so there is no validation
 split: each fit is scored once on its test rows. A row records the fit's and the prediction's
 seconds, the epochs run, and test error, NLL, ECE and Brier score. The loop runs over the registry
 (``alphagp.methods.METHODS``), so a new method is measured without an edit.
@@ -38,7 +39,10 @@ def fit_and_score(name: str, X_tr, X_te, y_tr, y_te, mode: str, args, seed: int)
     """Fit method ``name`` in ``mode`` and return the row's measurements."""
     batch = dict(batch_size=None, max_iter=args.max_iter) if mode == "batch" else dict(
         batch_size=200, max_iter=args.epochs)
-    clf = GPClassifier(method=name, n_inducing=args.M, n_jobs=args.threads, random_state=seed, **batch)
+    capabilities = METHODS[name].cls.CAPABILITIES
+    own = not capabilities.sparse or capabilities.exact_rows > 0    # exact where the rows allow: its own choice
+    clf = GPClassifier(method=name, n_inducing="auto" if own else args.M, n_jobs=args.threads, random_state=seed,
+                       **batch)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -48,7 +52,7 @@ def fit_and_score(name: str, X_tr, X_te, y_tr, y_te, mode: str, args, seed: int)
     metrics = clf.evaluate(X_te, y_te)
     predict_seconds = time.perf_counter() - start
     epochs = max(int(clf.n_iter_), 1)
-    return dict(fit_seconds=fit_seconds, epochs=epochs, seconds_per_epoch=fit_seconds / epochs,
+    return dict(fit_seconds=fit_seconds, epochs=epochs, n_inducing=int(clf.n_inducing_), seconds_per_epoch=fit_seconds / epochs,
                 predict_seconds=predict_seconds, n_test=len(y_te),
                 **{f"test_{k}": v for k, v in metrics.items()})
 
