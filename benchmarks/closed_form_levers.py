@@ -9,8 +9,8 @@ against one factor of K + diag(high) and a Woodbury correction per class
 median seconds of ``--repeats`` evaluations each, and the two values' relative difference.
 
 ``--part start``: ``GPClassifier(method="dirichlet")`` with its kernel start fitted on 300, 500,
-1,000 and all fit rows (``build.DIRICHLET_START_ROWS``) and in float64 or float32
-(``build.DIRICHLET_START_DTYPE``), scored on a stratified 20 % validation split of the training
+1,000 and all fit rows (``kernel_start.DIRICHLET_START_ROWS``) and in float64 or float32
+(``kernel_start.DIRICHLET_START_DTYPE``), scored on a stratified 20 % validation split of the training
 rows (the test split is not read), HistGradientBoosting fitted on the same rows in the same
 process for the ratio of seconds. One row per measurement to ``--output``.
 """
@@ -27,10 +27,14 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
-from alphagp import GPClassifier
-from alphagp.conjugate import batched_exact_log_evidence, class_order, exact_log_evidence, noise_levels
-from alphagp.estimators import build
-from alphagp.methods.dirichlet import transformed_labels
+from alphagp import GPClassifier, kernel_start
+from alphagp.conjugate import (
+    batched_exact_log_evidence,
+    class_order,
+    exact_log_evidence,
+    noise_levels,
+    transformed_labels,
+)
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
@@ -84,7 +88,7 @@ def start_rows_fit(X: np.ndarray, y: np.ndarray, rows: int, dtype: torch.dtype, 
     """One ``GPClassifier(method="dirichlet")`` fit with its start on ``rows`` rows in ``dtype``,
     scored on a 20 % validation split of ``X``, and HistGradientBoosting on the same rows."""
     X_fit, X_val, y_fit, y_val = train_test_split(X, y, test_size=0.2, stratify=y, random_state=0)
-    build.DIRICHLET_START_ROWS, build.DIRICHLET_START_DTYPE = rows, dtype
+    kernel_start.DIRICHLET_START_ROWS, kernel_start.DIRICHLET_START_DTYPE = rows, dtype
     start = time.perf_counter()
     clf = GPClassifier(method="dirichlet", random_state=0, n_jobs=threads).fit(X_fit, y_fit)
     seconds = time.perf_counter() - start

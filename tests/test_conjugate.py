@@ -19,9 +19,9 @@ from alphagp.conjugate import (
     batched_exact_log_evidence,
     class_order,
     exact_log_evidence,
+    transformed_labels,
 )
 from alphagp.kernel_start import dirichlet_log_marginal_likelihood, fit_kernel_start
-from alphagp.methods.dirichlet import transformed_labels
 
 
 def _kernel(X, lengthscale, amplitude=1.0):

@@ -8,7 +8,7 @@ import torch
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-from alphagp.kernel_start import centred_one_hot, fit_kernel_start, log_marginal_likelihood
+from alphagp.kernel_start import STARTS, centred_one_hot, fit_kernel_start, log_marginal_likelihood
 
 
 def _problem(n=60, d=3, classes=3, seed=0):
@@ -101,3 +101,28 @@ def test_a_time_limit_stops_the_search_after_its_first_iteration():
     cut = fit_kernel_start(X, y, 3, max_seconds=0.0)
     assert whole.converged and not cut.converged and cut.evaluations < whole.evaluations
     assert np.all(np.isfinite(cut.lengthscale))
+
+
+@pytest.mark.parametrize("name", sorted(STARTS))
+def test_every_registered_start_fits_and_gives_the_classifier_its_kernel(name):
+    """Issue 75: a start is its search and one registry line; every one fits a small problem with its
+    own settings, gives the classifier the kernel parameters it names, round-trips as plain data,
+    is a choice of ``kernel_init`` on the command line and starts a fit."""
+    from alphagp import GPClassifier
+    from alphagp.cli import build_parser
+    from alphagp.kernel_start import KernelStart, describe_start
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(60) > 0).astype(int) + (X[:, 1] > 1)
+    spec = STARTS[name]
+    start = fit_kernel_start(X, y, 3, surrogate=name, **spec.settings({}, None))
+    params = start.kernel_params()
+    assert sorted(params) == sorted(spec.carries) and "lengthscale" in params
+    assert all(np.all(np.isfinite(v)) and np.all(np.asarray(v) > 0) for v in params.values())
+    assert KernelStart.from_plain(start.to_plain()).kernel_params() == params
+    assert spec.summary in describe_start(start)
+    command = ["fit", "--data", "d.csv", "--model", "m.agp", "--kernel-init", name]
+    assert build_parser(command).parse_args(command).kernel_init == name
+    method = "dirichlet" if name == "dirichlet" else "exact_ep" if name == "exact_ep" else "sep"
+    fitted = GPClassifier(method=method, kernel_init=name, max_iter=3, random_state=0).fit(X, y)
+    assert fitted.kernel_start_.surrogate == name

@@ -49,10 +49,20 @@ the mean m_c, so the mean may change after the rows are summed): a fit takes the
 rows, a stream adds each call's rows, processes add theirs. q(u) has the whitened precision B_c
 and natural mean A S_c^-1 r_c (the form of :class:`~alphagp.methods.base.StoredQ`). With the
 training rows as inducing inputs the bound is the exact marginal likelihood.
+
+**The Dirichlet model's targets** (:func:`transformed_labels`, :func:`weighted_noise`): each class's
+Gamma(a, 1) approximated by a log-normal, a = 1 + alpha_eps for a row's own class and alpha_eps for
+the others, giving the targets and the two noise levels above; here so that the closed-form method
+and its kernel start read them from one place.
+
+Where a class's G loses its positive definiteness to rounding (a near-singular K, noise levels far
+apart), the evidence and the posterior take one factor of K + S_c per column instead, within
+:data:`FALLBACK_BYTES`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import torch
@@ -381,3 +391,27 @@ class SparsePosterior:
 
 __all__ = ["ExactPosterior", "SparsePosterior", "SparseStatistics", "batched_exact_log_evidence", "class_blocks", "class_order",
            "exact_log_evidence", "noise_levels", "profiled_mean"]
+
+
+# ---------------------------------------------------------------------- the Dirichlet labels
+def weighted_noise(noise: torch.Tensor, weight: torch.Tensor, noise_scale: float) -> torch.Tensor:
+    """The label noise ``noise`` ``[..., n]`` of rows weighted by ``weight`` ``[n]`` (a row of weight w
+    is the row repeated w times: its noise over w); ``ValueError`` where weights so small take it
+    past the dtype's largest number."""
+    weighted = noise / weight
+    if not bool(torch.all(torch.isfinite(weighted))):
+        raise ValueError(f"row weights down to {float(weight.min()):.3g} (in {str(weight.dtype).removeprefix('torch.')})"
+                         f" divide the Dirichlet GP's label noise (noise_scale={noise_scale:g}) past the largest "
+                         "number of its dtype: scale the weights up")
+    return weighted
+
+
+def transformed_labels(alpha_eps: float) -> dict[str, float]:
+    """The log-normal approximation of Gamma(a, 1) (module docstring) for a row's own class
+    (a = 1 + alpha_eps) and the other classes (a = alpha_eps): targets ``t_own``, ``t_other`` and
+    noise variances ``s_own`` < ``s_other``."""
+    values = {}
+    for name, a in (("own", 1.0 + alpha_eps), ("other", alpha_eps)):
+        s = math.log(1.0 / a + 1.0)
+        values[f"s_{name}"], values[f"t_{name}"] = s, math.log(a) - s / 2.0
+    return values

@@ -38,16 +38,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from scipy.optimize import minimize
 
+from .conjugate import exact_log_evidence, transformed_labels, weighted_noise
 from .numerics import stable_cholesky
-
-#: the models a start can be fitted on (module docstring)
-SURROGATES = ("regression", "dirichlet", "exact_ep")
 
 #: rows the surrogate reads at most (a random subsample): its cost grows as their cube
 MAX_ROWS = 500
@@ -96,10 +95,7 @@ class KernelStart:
         classifier's latent functions, so they are not carried over (on digits the regression's
         amplitude, 0.05, as the start gave a held-out NLL of 0.063 against 0.054 with the
         classifier's own start of 1; BENCHMARKS.md)."""
-        if self.surrogate in ("dirichlet", "exact_ep"):
-            return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist(),
-                    "noise": self.noise.tolist()}
-        return {"lengthscale": self.lengthscale.tolist()}
+        return {name: getattr(self, name).tolist() for name in STARTS[self.surrogate].carries}
 
     def to_plain(self) -> dict:
         return {"lengthscale": self.lengthscale.tolist(), "amplitude": self.amplitude.tolist(),
@@ -159,8 +155,6 @@ def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_id
     summed over the C columns: ``theta`` ``[1, D + 1]`` (log amplitude and the D log lengthscales of
     the shared kernel), rows ``X`` ``[n, D]`` with class indices ``y_idx`` ``[n]`` in
     ``range(n_classes)``, sorted by class, and positive row weights ``weight`` ``[n]`` or ``None``."""
-    from .conjugate import exact_log_evidence
-    from .methods.dirichlet import transformed_labels, weighted_noise
     labels = transformed_labels(alpha_eps)
     counts = torch.bincount(y_idx, minlength=n_classes).tolist()
     amplitude, lengthscale = theta[0, 0].exp(), theta[0, 1:].exp()
@@ -181,37 +175,41 @@ def _bounds(n_features: int, with_noise: bool = True) -> list[tuple[float, float
     return [logs[0], *[logs[1]] * n_features, *([logs[2]] if with_noise else [])]
 
 
-def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared: bool = True,
-                     weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
-                     rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
-                     max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
-                     surrogate: str = "regression", alpha_eps: float = 0.01, noise_scale: float = 1.0,
-                     tolerance: float = TOLERANCE, search_dtype: torch.dtype = torch.float64,
-                     lengthscales: str = "one", alpha: float = 1.0) -> KernelStart:
-    """Type-II maximum likelihood of the surrogate (module docstring; ``surrogate`` one of
-    :data:`SURROGATES`) on standardised features ``X`` ``[N, D]`` with class indices ``y_idx``
-    ``[N]`` in ``range(n_classes)`` and optional positive row weights ``weight`` ``[N]``; at most
-    ``max_rows`` rows, drawn by ``rng`` without replacement. Starts from lengthscale
-    ``initial_lengthscale`` (default sqrt(D), the fixed start of the classifiers) and, for the
-    regression, the columns' mean variance as amplitude and a tenth of it as noise; for the
-    Dirichlet surrogate (``alpha_eps``, ``noise_scale``; one kernel for all classes) the
-    transformed labels' mean variance per column as amplitude. L-BFGS-B stops when an iteration
-    changes the objective by at most ``tolerance`` of its size or after ``max_iterations``; with
-    ``max_seconds`` it stops at the first iteration that ends past it (``converged`` then says
-    ``False``), keeping the best point so far. ``search_dtype``: the float type of the
-    evaluations (float32 halves the time of the Dirichlet surrogate's and ends at the same point
-    on the study's sets; BENCHMARKS.md). ``lengthscales`` (``"one"`` or ``"ard"``) and ``alpha``:
-    the exact-EP start's (module docstring).
+def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, surrogate: str = "regression",
+                     shared: bool = True, **settings) -> KernelStart:
+    """Type-II maximum likelihood of the start ``surrogate`` (module docstring; a name of
+    :data:`STARTS`) on standardised features ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` in
+    ``range(n_classes)``: its registered search with ``settings`` (``weight`` ``[N]``, ``rng``,
+    ``max_rows``, ``initial_lengthscale``, ``max_iterations``, ``max_seconds`` and the start's own,
+    :meth:`StartSpec.settings`). ``shared=False`` (a kernel per class) where the start has that form.
 
     Raises ``FloatingPointError`` when the search ends at a non-finite value."""
-    if surrogate not in SURROGATES:
+    if surrogate not in STARTS:
         raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}")
-    dirichlet = surrogate == "dirichlet"
-    if surrogate != "regression" and not shared:
+    spec = STARTS[surrogate]
+    if not shared and not spec.per_class:
         raise ValueError(f"the {surrogate} start fits one kernel for all classes (shared=True)")
-    if surrogate == "exact_ep":
-        return _exact_ep_start(X, y_idx, n_classes, weight, initial_lengthscale, max_iterations, max_seconds,
-                               lengthscales, alpha)
+    return spec.search(X, y_idx, n_classes, surrogate=surrogate, shared=shared, **settings)
+
+
+def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,
+                        weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
+                        rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
+                        max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
+                        alpha_eps: float = 0.01, noise_scale: float = 1.0, tolerance: float = TOLERANCE,
+                        search_dtype: torch.dtype = torch.float64) -> KernelStart:
+    """The regression's and the Dirichlet GP's search (``surrogate``; module docstring) on at most
+    ``max_rows`` rows of ``X``, drawn by ``rng`` without replacement, with positive row weights
+    ``weight`` ``[N]`` or ``None``. Starts from lengthscale ``initial_lengthscale`` (default sqrt(D),
+    the fixed start of the classifiers) and, for the regression, the columns' mean variance as
+    amplitude and a tenth of it as noise; for the Dirichlet surrogate (``alpha_eps``,
+    ``noise_scale``; one kernel for all classes) the transformed labels' mean variance per column
+    as amplitude. L-BFGS-B stops when an iteration changes the objective by at most ``tolerance``
+    of its size or after ``max_iterations``; with ``max_seconds`` it stops at the first iteration
+    that ends past it (``converged`` then says ``False``), keeping the best point so far.
+    ``search_dtype``: the float type of the evaluations (float32 halves the time of the Dirichlet
+    surrogate's and ends at the same point on the study's sets; BENCHMARKS.md)."""
+    dirichlet = surrogate == "dirichlet"
     started = time.perf_counter()
     rng = np.random.default_rng(0) if rng is None else rng
     n, d = X.shape
@@ -230,7 +228,6 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
     groups = 1 if shared else n_classes
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
     if dirichlet:
-        from .methods.dirichlet import transformed_labels
         gap = transformed_labels(alpha_eps)
         share = np.bincount(labels, weights=None if weight is None else np.asarray(weight, dtype=np.float64)[rows],
                             minlength=n_classes)
@@ -276,9 +273,13 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, shared
                        alpha_eps=alpha_eps if dirichlet else None, noise_scale=noise_scale if dirichlet else None)
 
 
-def _exact_ep_start(X, y_idx, n_classes, weight, initial_lengthscale, max_iterations, max_seconds, lengthscales,
-                    alpha) -> KernelStart:
-    """The exact-EP start (module docstring) on every row of ``X``."""
+def _exact_ep_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,  # noqa: ARG001
+                     weight: np.ndarray | None = None, initial_lengthscale: float | None = None,
+                     max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None, lengthscales: str = "one",
+                     alpha: float = 1.0, **_rows) -> KernelStart:
+    """The exact-EP start (module docstring) on every row of ``X`` (``max_rows`` and ``rng``, in
+    ``_rows``, do not apply), one lengthscale or one per feature (``lengthscales``), the power
+    ``alpha``."""
     from .pair_ep import search_kernel
     Xs = torch.as_tensor(np.asarray(X[np.arange(len(X))], dtype=np.float64))
     w = None if weight is None else torch.as_tensor(np.asarray(weight, dtype=np.float64))
@@ -295,8 +296,64 @@ def _exact_ep_start(X, y_idx, n_classes, weight, initial_lengthscale, max_iterat
 def describe_start(start: KernelStart) -> str:
     """One line for the progress output."""
     ls = start.lengthscale
-    what = {"regression": "regression of the labels", "dirichlet": "Dirichlet GP", "exact_ep": "exact EP"}[
-        start.surrogate]
-    return (f"{what} on {start.rows} rows, {start.evaluations} evaluations "
+    return (f"{STARTS[start.surrogate].summary} on {start.rows} rows, {start.evaluations} evaluations "
             f"({'converged' if start.converged else 'iteration limit'}), {start.seconds:.1f} s: lengthscales "
             f"{ls.min():.3g} to {ls.max():.3g} (median {np.median(ls):.3g}), amplitude {np.median(start.amplitude):.3g}")
+
+
+# ---------------------------------------------------------------------- the registry of starts
+#: the Dirichlet start: rows, alpha_eps (where the fit's method_params give none), L-BFGS-B's
+#: relative tolerance and the evaluations' float type (measured: BENCHMARKS.md, "A GP classifier in
+#: closed form")
+DIRICHLET_START_ROWS = 1000
+DIRICHLET_START_EPS = 1e-3
+DIRICHLET_START_TOLERANCE = 1e-6
+DIRICHLET_START_DTYPE = torch.float32
+
+
+def _no_settings(_method_params: Mapping, _alpha: float | None) -> dict:
+    return {}
+
+
+def _dirichlet_settings(method_params: Mapping, _alpha: float | None) -> dict:
+    """The fit's ``alpha_eps`` and ``noise_scale`` where its ``method_params`` give them."""
+    return {"max_rows": DIRICHLET_START_ROWS, "alpha_eps": float(method_params.get("alpha_eps", DIRICHLET_START_EPS)),
+            "noise_scale": float(method_params.get("noise_scale", 1.0)), "tolerance": DIRICHLET_START_TOLERANCE,
+            "search_dtype": DIRICHLET_START_DTYPE}
+
+
+def _exact_ep_settings(method_params: Mapping, alpha: float | None) -> dict:
+    """The fit's ``lengthscales`` and power ``alpha`` (1: EP)."""
+    return {"lengthscales": method_params.get("lengthscales", "one"), "alpha": 1.0 if alpha is None else float(alpha)}
+
+
+@dataclass(frozen=True)
+class StartSpec:
+    """One kernel start (``kernel_init``): ``summary`` (the progress line's name), its ``search``
+    (``(X, y_idx, n_classes, *, surrogate, shared, **settings) -> KernelStart``), its ``settings``
+    from a fit's ``method_params`` and ``alpha`` (the search's own keyword arguments), whether a
+    selection fits it once per split for every candidate that starts from it (``shared``: its
+    settings do not depend on the candidate's), whether it has a kernel per class
+    (``per_class``), and the kernel parameters it gives the classifier (``carries``)."""
+
+    summary: str
+    search: Callable[..., KernelStart]
+    settings: Callable[[Mapping, float | None], dict]
+    shared: bool
+    per_class: bool
+    carries: tuple[str, ...]
+
+
+#: the kernel starts by name (``kernel_init``): a new start is its search and one line here
+STARTS: dict[str, StartSpec] = {
+    "regression": StartSpec("regression of the labels", _closed_form_search, _no_settings, shared=True,
+                            per_class=True, carries=("lengthscale",)),
+    "dirichlet": StartSpec("Dirichlet GP", _closed_form_search, _dirichlet_settings, shared=True, per_class=False,
+                           carries=("lengthscale", "amplitude", "noise")),
+    "exact_ep": StartSpec("exact EP", _exact_ep_search, _exact_ep_settings, shared=False, per_class=False,
+                          carries=("lengthscale", "amplitude", "noise")),
+}
+#: the names of :data:`STARTS` (the choices of ``kernel_init`` beside ``"auto"`` and ``"fixed"``)
+SURROGATES = tuple(STARTS)
+#: the starts a selection shares among its candidates
+SHARED_STARTS = frozenset(name for name, spec in STARTS.items() if spec.shared)

@@ -435,7 +435,8 @@ def test_a_fit_that_would_take_half_the_memory_is_refused_in_one_line_before_it_
     with pytest.raises(ValueError, match="more than half of this machine's memory") as err:
         GPClassifier(method="ep", n_inducing=5, max_iter=1).fit(X, y)
     assert "\n" not in str(err.value) and "huge feature index" in str(err.value)
-    from alphagp.estimators.fit_plan import check_model_size, plan_fit
+    from alphagp.estimators.checks import check_model_size
+    from alphagp.estimators.fit_plan import plan_fit
     est = GPClassifier(method="sep", n_inducing=5, batch_size=10, shared_hyperparameters=True)
     check_model_size(plan_fit(est.get_params(), y, device="cpu"), 60, 200_000, 2)     # no error
 

@@ -14,9 +14,9 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
 from alphagp import GPClassifier
+from alphagp.conjugate import transformed_labels
 from alphagp.kernels import ARDKernel
 from alphagp.methods import build_method
-from alphagp.methods.dirichlet import transformed_labels
 
 KERNEL = {"lengthscale": [1.0, 1.5, 2.0], "amplitude": 4.0, "noise": 1e-4}
 

@@ -15,20 +15,10 @@ import numpy as np
 import torch
 
 from ..inducing import init_inducing_points
-from ..kernel_start import BUDGET_SHARE, SURROGATES, KernelStart, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, STARTS, KernelStart, fit_kernel_start
 from ..kernels import ARDKernel
 from ..methods import build_method, n_latent
 from .fit_plan import DTYPES, FitPlan
-
-#: the Dirichlet start: rows, alpha_eps (where the fit's method_params give none) and L-BFGS-B's
-#: relative tolerance (measured: BENCHMARKS.md, "A GP classifier in closed form")
-DIRICHLET_START_ROWS = 1000
-
-DIRICHLET_START_EPS = 1e-3
-
-DIRICHLET_START_TOLERANCE = 1e-6
-
-DIRICHLET_START_DTYPE = torch.float32
 
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
@@ -67,33 +57,19 @@ def user_inducing_points(est, n_features: int, n_classes: int, shared: bool) -> 
 
 def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
     """The plan's kernel start (``plan.kernel_init``, a surrogate of
-    :data:`~alphagp.kernel_start.SURROGATES`): the surrogate's type-II maximum likelihood
+    :data:`~alphagp.kernel_start.STARTS`): the surrogate's type-II maximum likelihood
     (:func:`~alphagp.kernel_start.fit_kernel_start`, one kernel for all classes) on the
     standardised rows ``Xs`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` and weights ``weight``
     ``[N]`` (or ``None``), its rows drawn with the plan's ``random_state``; ``None`` for the fixed
     start. The Dirichlet start takes the fit's ``alpha_eps`` and ``noise_scale`` where its
     ``method_params`` give them. With the plan's ``max_time``, the search takes at most
     :data:`~alphagp.kernel_start.BUDGET_SHARE` of it."""
-    if plan.kernel_init not in SURROGATES:
+    if plan.kernel_init not in STARTS:
         return None
-    return fit_kernel_start(Xs, y_idx, n_classes, shared=True, weight=weight,
+    return fit_kernel_start(Xs, y_idx, n_classes, surrogate=plan.kernel_init, weight=weight,
                             rng=np.random.default_rng(plan.random_state),
                             max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time,
-                            **start_settings(plan.kernel_init, plan.method_params, plan.alpha))
-
-def start_settings(surrogate: str, method_params, alpha: float | None = None) -> dict:
-    """The :func:`~alphagp.kernel_start.fit_kernel_start` arguments of a start by ``surrogate``: its
-    rows, the Dirichlet surrogate's ``alpha_eps`` and ``noise_scale`` (``method_params``' where
-    they give them), exact EP's ``lengthscales`` and power ``alpha`` (the fit's)."""
-    if surrogate == "exact_ep":
-        return {"surrogate": surrogate, "lengthscales": method_params.get("lengthscales", "one"),
-                "alpha": 1.0 if alpha is None else float(alpha)}
-    if surrogate != "dirichlet":
-        return {"surrogate": surrogate}
-    return {"surrogate": surrogate, "max_rows": DIRICHLET_START_ROWS,
-            "alpha_eps": float(method_params.get("alpha_eps", DIRICHLET_START_EPS)),
-            "noise_scale": float(method_params.get("noise_scale", 1.0)), "tolerance": DIRICHLET_START_TOLERANCE,
-            "search_dtype": DIRICHLET_START_DTYPE}
+                            **STARTS[plan.kernel_init].settings(plan.method_params, plan.alpha))
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
                 start: KernelStart | None = None):

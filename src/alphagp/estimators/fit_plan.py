@@ -23,10 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..constraints import InvalidParameterError
 from ..data.held_out import held_out_problem, held_out_rows
-from ..labels import encode_labels, plain
-from ..methods import METHODS, check_method_params, method_spec, resolve_alpha
+from ..labels import plain
+from ..methods import method_spec, resolve_alpha
 from ..training import uses_mini_batches
 
 #: the ``dtype`` parameter's values
@@ -438,107 +437,3 @@ def plan_deep_fit(params: Mapping, y, *, n_features: int, likelihood: str, n_out
                        first_layer_kernel=params["first_layer_kernel"],
                        hidden_mean_scale=float(params["hidden_mean_scale"]), alpha=float(params["alpha"]),
                        n_samples=int(params["n_samples"]), likelihood=likelihood, n_outputs=int(n_outputs))
-
-
-# ---------------------------------------------------------------------- checks of a plan's parameters
-KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
-
-
-# ---------------------------------------------------------------------- parameter checks
-def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.shape not in allowed_shapes:
-        shapes = " or ".join(str(list(s)) for s in allowed_shapes)
-        raise ValueError(f"kernel_params[{name!r}] must have shape {shapes}, got {list(arr.shape)}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"kernel_params[{name!r}] must be finite and positive, got {arr.tolist()}")
-    return arr
-
-
-def check_parameters(est, n_features: int, n_classes: int) -> None:
-    """The checks of ``est``'s parameters that need the registry or the data's shape (the rest is
-    scikit-learn's ``_validate_params``)."""
-    est._device()
-    if est.method != "auto":
-        try:
-            method_spec(est.method)
-        except ValueError:
-            raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be 'auto' or a str among "
-                                        f"{sorted(METHODS)}. Got {est.method!r} instead.") from None
-        check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
-    elif est.method_params:
-        raise ValueError("method_params belong to a chosen method; with method='auto' there is none to give "
-                         "them to: set method as well")
-    if est.n_jobs == 0:
-        raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
-    kp = est.kernel_params or {}
-    unknown = set(kp) - set(KERNEL_PARAMS)
-    if unknown:
-        raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(KERNEL_PARAMS)}")
-    groups = {1 if est.shared_hyperparameters is True else n_classes,       # "auto": either, by method
-              1 if est.shared_hyperparameters is not False else n_classes}
-    if "lengthscale" in kp:
-        _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), *((g, n_features) for g in {1, *groups})])
-    for name in ("amplitude", "noise"):
-        if name in kp:
-            _positive_finite(name, kp[name], [(), *((g,) for g in {1, *groups})])
-
-
-#: copies of the inducing inputs a fit holds: the parameter, its gradient and Adam's two moments
-_INDUCING_COPIES = 4
-
-
-#: [rows, D] arrays a training step holds beyond one per kernel group: the standardised batch and a
-#: temporary (measured: 60 rows of 5,000,000 features, 2 classes, M = 5, batch training peaked at
-#: 10.9 GiB over the process's start, for 2.2 GiB of features; BENCHMARKS.md, "Trust at the edges")
-_STEP_COPIES = 2
-#: the rest of a fit that grows with the features (issue 69: a wide file with mini-batches and one
-#: kernel passed the check above and was killed at 7.8 GiB): a table's column names (a Python
-#: string each), the kernel start's rows (at most ``_START_ROWS``: the subsample, its scaled copy and
-#: gradient) and its L-BFGS-B vectors over D lengthscales (history and work), k-means' copies
-_COLUMN_NAME_BYTES, _START_ROWS, _START_COPIES, _SEARCH_VECTORS, _KMEANS_COPIES = 64, 1000, 3, 24, 2
-
-
-def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
-    """A one-line ``ValueError`` before anything is allocated when a fit's memory would pass half of
-    this machine's: the features ``[N, D]``, a step's working set (``G + 2`` arrays of its rows by
-    D, for G kernel groups: C, or 1 shared), the inducing inputs ``[G, M, D]`` with their
-    gradient and optimiser state, and the matrices over the inducing points (the method's
-    ``working_bytes``: ``[C, M, M]``, or what an exact posterior holds over its rows), as
-    ``plan`` has them for ``n`` rows of ``d`` features. A file with one huge feature index asks
-    for that; a large M over many classes for the last."""
-    from ..data import physical_memory_bytes
-    groups = 1 if plan.shared_hyperparameters else n_classes
-    m = min(plan.n_inducing, n)
-    size = DTYPES[plan.dtype].itemsize
-    step_rows = n if plan.batch_size is None else min(plan.batch_size, n)
-    square = method_spec(plan.method).cls.working_bytes(n, n_classes, m, size, plan.exact)
-    need = (n * d * 8 + step_rows * d * size * (groups + _STEP_COPIES)
-            + groups * m * d * size * _INDUCING_COPIES + square + d * _COLUMN_NAME_BYTES)
-    if plan.kernel_init != "fixed":          # the kernel start's rows and its search over D lengthscales
-        need += min(n, _START_ROWS) * d * 8 * _START_COPIES + d * 8 * _SEARCH_VECTORS
-    if plan.inducing_init in ("kmeans", "kmeans++"):
-        need += n * d * 8 * _KMEANS_COPIES
-    if need > physical_memory_bytes() // 2:
-        raise ValueError(f"a fit on {n} rows of {d} features with {groups} kernel group(s) of {m} inducing points "
-                         f"would need about {need / 2**30:.1f} GiB, more than half of this machine's memory; "
-                         + ("reduce the features first: is there one huge feature index? A random projection "
-                            "(sklearn.random_projection.SparseRandomProjection) keeps the rows' distances with far "
-                            "fewer features" if d > 100 * max(n, 1) else
-                            "use fewer features, mini-batches (batch_size), fewer inducing points, or "
-                            "shared_hyperparameters=True"))
-
-
-def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
-    """:func:`check_model_size` for a fit of ``est``'s parameters (a selection: its first
-    candidate for ``n_rows``) on ``n_rows`` rows of ``n_features`` features with labels ``y``,
-    before the rows are read whole."""
-    from . import model_selection
-    from .fit_plan import plan_fit
-    classes, y_idx = encode_labels(np.asarray(y))
-    params = est.get_params()
-    if est.method == "auto" or est.alpha == "auto":      # a selection: its first candidate
-        params.update(model_selection.candidates_for(est, n_rows, n_classes=len(classes))[0][1])
-    params["early_stopping"] = False                   # the held-out share does not change the size
-    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=params["alpha"])
-    check_model_size(plan, n_rows, n_features, len(classes))

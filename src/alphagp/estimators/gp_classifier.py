@@ -21,7 +21,8 @@ from ..metrics import all_metrics, negative_log_likelihood
 from ..threads import torch_threads
 from . import build, fitted, model_file, model_selection, streams
 from .base import GPEstimatorBase
-from .fit_plan import DTYPES, FitPlan, check_fit_size, check_model_size, check_parameters, plan_fit
+from .checks import check_fit_size, check_model_size, check_parameters
+from .fit_plan import DTYPES, FitPlan, plan_fit
 from .inputs import check_rows_match
 
 MODEL_KIND = "alphagp.GPClassifier"

@@ -31,7 +31,7 @@ set is left out. With ``max_time``, every fit gets an equal share of the time le
 one more where there is one), so the whole selection stays within the budget up to one step of
 each fit.
 
-The kernel starts the candidates share (:data:`SHARED_STARTS`: the regression of the labels, up to
+The kernel starts the candidates share (:data:`~alphagp.kernel_start.SHARED_STARTS`: the regression of the labels, up to
 :data:`START_FEATURES` features unless the user sets it, and the Dirichlet GP's,
 :mod:`alphagp.kernel_start`) are fitted once per split, on its training rows alone, and every
 candidate that starts from one gets it there: no candidate is scored on rows its kernel saw. The
@@ -59,7 +59,7 @@ from sklearn.base import clone
 
 from ..data.held_out import class_counts, held_out_problem, held_out_rows
 from ..data.streaming import StandardizedRows, column_mean_std
-from ..kernel_start import BUDGET_SHARE, KernelStart, describe_start, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, SHARED_STARTS, STARTS, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
 from ..methods import free_alpha, method_spec, resolve_alpha, takes
 from ..methods.class_frequencies import PRIOR_COUNT
@@ -67,7 +67,6 @@ from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
 from . import fitted
-from .build import start_settings
 from .fit_plan import is_own_start, kernel_start_of
 
 
@@ -155,9 +154,6 @@ DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 TINY_ROWS, TINY_REPEATS = 100, 3
 #: integer weights summing to at most this many are copies of their rows, split across the folds
 MAX_COPIES = 100_000
-#: the kernel starts the candidates share (fitted once per split, on its training rows); exact EP's start
-#: is its own kernel search, which depends on its settings
-SHARED_STARTS = {"regression", "dirichlet"}
 
 
 def explicit_parameters(estimator) -> dict:
@@ -242,7 +238,7 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     """The kernel starts of the candidates, one per surrogate of ``surrogates`` (module
     docstring), for rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]``
     (or ``None``), standardised as a fit would, each fitted with the surrogate's default settings
-    (:func:`~alphagp.estimators.build.start_settings`); none where the ``kernel_params``
+    (:attr:`~alphagp.kernel_start.StartSpec.settings` at no ``method_params``); none where the ``kernel_params``
     give the lengthscales already. With ``max_seconds``, the searches share it."""
     if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
         return {}
@@ -250,9 +246,9 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (np.zeros(d), np.ones(d))
     Xs = StandardizedRows(X, mean, np.where(scale > 0, scale, 1.0))     # read lazily: only the sampled rows
     share = None if max_seconds is None else max_seconds / len(surrogates)
-    return {surrogate: fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, weight=weight,
+    return {surrogate: fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, surrogate=surrogate, weight=weight,
                                         rng=np.random.default_rng(estimator.random_state), max_seconds=share,
-                                        **start_settings(surrogate, {}))
+                                        **STARTS[surrogate].settings({}, None))
             for surrogate in sorted(surrogates)}
 
 

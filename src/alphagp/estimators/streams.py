@@ -23,15 +23,8 @@ from ..threads import torch_threads
 from ..training import Trainer
 from . import fitted, model_selection
 from .base import explain_numerical_failure
-from .fit_plan import (
-    AUTO_INDUCING,
-    DEFAULT_ADAM_LEARNING_RATE,
-    DTYPES,
-    check_model_size,
-    check_parameters,
-    default_learning_rate,
-    plan_fit,
-)
+from .checks import check_model_size, check_parameters
+from .fit_plan import AUTO_INDUCING, DEFAULT_ADAM_LEARNING_RATE, DTYPES, default_learning_rate, plan_fit
 
 #: a stream's Adam rate above this many times Adam's default warns (its steps are few and unchecked)
 _RATE_WARNING = 10

@@ -48,6 +48,8 @@ from ..conjugate import (
     class_order,
     exact_log_evidence,
     noise_levels,
+    transformed_labels,
+    weighted_noise,
 )
 from ..constraints import Interval
 from ..numerics import CholeskyError, stable_cholesky, triangular_inverse
@@ -56,29 +58,6 @@ from .base import MIN_VARIANCE, Capabilities, SparseGPMethod
 
 #: rows of one block of the sparse sums (their [G, M, rows] temporaries)
 BLOCK_ROWS = 4096
-
-
-def weighted_noise(noise: torch.Tensor, weight: torch.Tensor, noise_scale: float) -> torch.Tensor:
-    """The label noise ``noise`` ``[..., n]`` of rows weighted by ``weight`` ``[n]`` (a row of weight w
-    is the row repeated w times: its noise over w); ``ValueError`` where weights so small take it
-    past the dtype's largest number."""
-    weighted = noise / weight
-    if not bool(torch.all(torch.isfinite(weighted))):
-        raise ValueError(f"row weights down to {float(weight.min()):.3g} (in {str(weight.dtype).removeprefix('torch.')})"
-                         f" divide the Dirichlet GP's label noise (noise_scale={noise_scale:g}) past the largest "
-                         "number of its dtype: scale the weights up")
-    return weighted
-
-
-def transformed_labels(alpha_eps: float) -> dict[str, float]:
-    """The log-normal approximation of Gamma(a, 1) (module docstring) for a row's own class
-    (a = 1 + alpha_eps) and the other classes (a = alpha_eps): targets ``t_own``, ``t_other`` and
-    noise variances ``s_own`` < ``s_other``."""
-    values = {}
-    for name, a in (("own", 1.0 + alpha_eps), ("other", alpha_eps)):
-        s = math.log(1.0 / a + 1.0)
-        values[f"s_{name}"], values[f"t_{name}"] = s, math.log(a) - s / 2.0
-    return values
 
 
 class DirichletGP(SparseGPMethod):
