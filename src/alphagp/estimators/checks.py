@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints import InvalidParameterError
 from .. import data
+from ..constraints import InvalidParameterError
 from ..labels import encode_labels
 from ..methods import METHODS, check_method_params, method_spec
 from . import model_selection
