@@ -229,8 +229,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="the classes are ordered grades: GPOrdinalClassifier, one latent function and learnt cut "
                         "points (method ordinal_ep unless --method names another ordinal method)")
     g.add_argument("--grades", type=_grades, default=None, metavar="G1,G2,...",
-                   help="with --ordinal, the grades in their order, lowest first (default: numeric labels "
-                        "ascending; text labels need it)")
+                   help="with --ordinal, the grades in their order, lowest first (default: the sorted labels, "
+                        "numbers ascending; text in its characters' order, with a warning)")
     g.add_argument("--dtype", choices=["float64", "float32"], default=None,
                    help=f"floating-point type of the model {both('dtype')}")
     d = p.add_argument_group("deep GP (DeepGPClassifier / DeepGPRegressor)")

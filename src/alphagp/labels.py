@@ -4,6 +4,7 @@ form in model files, and NumPy values made JSON-ready."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import torch
@@ -104,19 +105,19 @@ def check_grades(grades) -> list:
 
 def grade_order(y, grades=None) -> list:
     """The order of the grades of labels ``y``: ``grades`` where given (:func:`check_grades`), else
-    the categories of a pandas ordered categorical ``y``, else the sorted distinct labels where
-    they are numbers (or booleans); text labels without ``grades`` are a ``ValueError``."""
+    the categories of a pandas ordered categorical ``y``, else the sorted distinct labels (text
+    labels sorted by their characters, with a warning that asks for ``grades``)."""
     if grades is not None:
         return check_grades(grades)
     dtype = getattr(y, "dtype", None)
     if getattr(dtype, "ordered", False):                     # pandas CategoricalDtype(ordered=True)
         return list(np.asarray(dtype.categories))
     labels = np.unique(np.asarray(y))
-    text = [v for v in labels.tolist() if isinstance(v, (str, bytes))]
-    if text:            # text sorts by its characters ('1' < '10' < '2', 'high' < 'low' < 'mid'): never a guess
-        raise ValueError(f"the grades {labels.tolist()[:6]}{' ...' if len(labels) > 6 else ''} are text, whose "
-                         "order alphagp cannot know; give it: grades=[lowest, ..., highest] (--grades on the command "
-                         "line), or y as a pandas Categorical with ordered=True")
+    if any(isinstance(v, (str, bytes)) for v in labels.tolist()):   # '1' < '10' < '2', 'high' < 'low' < 'mid'
+        warnings.warn(f"the grades {labels.tolist()[:6]}{' ...' if len(labels) > 6 else ''} are text, taken in "
+                      "the order of their characters, which is rarely theirs; give the order: grades=[lowest, ..., "
+                      "highest] (--grades on the command line), or y as a pandas Categorical with ordered=True",
+                      UserWarning, stacklevel=3)
     return list(labels)
 
 

@@ -32,9 +32,10 @@ class GPOrdinalClassifier(GPClassifier):
     ----------
     grades : array-like or None
         The labels in their order, lowest first. ``None``: the order of a pandas ordered
-        categorical ``y`` (its categories), else the sorted labels where they are numbers; text
-        labels need ``grades`` (their characters' order, '1' < '10' < '2', is refused). Every label of ``y`` must be among them; a grade no training row
-        has is allowed (its probability comes from the cut points around it).
+        categorical ``y`` (its categories), else the sorted labels (numbers ascending; text in its
+        characters' order, '1' < '10' < '2', with a warning that asks for ``grades``). Every label
+        of ``y`` must be among them; a grade no training row has is allowed (its probability comes
+        from the cut points around it).
     method : str
         A method for ordered classes (``alphagp methods``): ``"ordinal_ep"`` (EP, the default),
         ``"ordinal_pep"`` (power EP, with ``alpha``) or ``"ordinal_vi"`` (sparse VI, which also
