@@ -430,3 +430,15 @@ def test_a_closed_form_chosen_on_one_split_is_refitted_on_every_row(monkeypatch)
     clf = GPClassifier(random_state=0).fit(X, y)
     assert clf.selection_scheme_ == "split" and clf.method_ == "dirichlet"
     assert clf.model_.n_data == 200 and clf.kernel_start_.rows == 200
+
+
+def test_a_verbose_selection_says_its_progress_after_every_fold(quick_portfolio, capsys):
+    """Issue 74, item 13: fits of a minute printed nothing until the end; each fold now says what it
+    scored, what is still in the race and the seconds the folds left may take."""
+    X, y = _problem()
+    GPClassifier(n_inducing=6, cv=3, random_state=0, verbose=True).fit(X, y)
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if ": fold " in line]
+    assert [line.split(": fold ")[1].split(":")[0] for line in lines] == ["1 of 3", "2 of 3", "3 of 3"]
+    assert all("still in the race; about" in line and "s of folds left" in line for line in lines)
+    assert lines[-1].endswith("about 0 s of folds left")
