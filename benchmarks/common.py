@@ -85,6 +85,16 @@ def read_rows(filename: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def commands_of(filename: str) -> list[str]:
+    """The commands that wrote results file ``filename``: its rows' ``command`` where every row has
+    one, else ``results/COMMANDS.json``'s entry (the files written before rows recorded it)."""
+    rows = read_rows(filename)
+    if rows and all("command" in r for r in rows):
+        return sorted({r["command"] for r in rows})
+    manifest = json.loads((RESULTS / "COMMANDS.json").read_text())
+    return list(manifest.get(filename, {}).get("commands", []))
+
+
 def results_rows(name: str) -> list[dict]:
     """The rows a report reads: results file ``<name>.jsonl``, or with ``name`` written
     ``<file>@<commit>,<commit>...`` only its rows from those commits (a block of BENCHMARKS.md

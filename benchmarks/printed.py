@@ -20,7 +20,8 @@ Two more checks close the ways around the markers: every block of :data:`KNOWN`
 be in its document, so deleting a block's markers fails; and a line outside the blocks that has
 the shape of a line some block's report prints (its numbers replaced by ``#``) must be one of the
 lines the reports print, so a report line pasted outside the markers and edited ("8 of 16" to
-"9 of 16") fails too. A results file's name may carry ``@<commit>,...`` (``common.results_rows``):
+"9 of 16") fails too. Each block opens with a comment line per results file its report read,
+naming the report's function and the commands that wrote the rows (one hop to the code and the run). A results file's name may carry ``@<commit>,...`` (``common.results_rows``):
 a block printed before later runs appended to the file reads the rows of its commits.
 """
 
@@ -59,17 +60,40 @@ def tables(text: str) -> list[str]:
 def render(args: list[str]) -> str:
     """What ``python report.py ARGS`` prints (trailing space removed), run in this process; with
     ``ARGS`` ending in ``table K``, the K-th markdown table of it (from 1), in ``tail K`` its last K lines."""
-    if args != _full(args):
-        return _select(render(_full(args)), args[-2], int(args[-1]))
+    return _rendered(args)[0] if args == _full(args) else _select(_rendered(_full(args))[0], args[-2], int(args[-1]))
+
+
+def _rendered(args: list[str]) -> tuple[str, str]:
+    """``(output, header)`` of ``python report.py ARGS``: what it prints, and one comment line a
+    results file it read naming the report's function (module and name) and the commands that
+    wrote those rows (:func:`common.commands_of`): one hop from a block to its code and its run."""
     sys.path.insert(0, str(HERE))
     try:
+        import common
         import report
     finally:
         sys.path.remove(str(HERE))
+    function, read = report.REPORTS[args[0]], []
+    original = common.read_rows
+
+    def recording(filename: str) -> list[dict]:
+        read.append(filename)
+        return original(filename)
+
+    users = [m for m in list(sys.modules.values()) if getattr(m, "read_rows", None) is original]
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), _figures_not_saved():
-        report.REPORTS[args[0]](*args[1:])
-    return out.getvalue().strip("\n")
+    for module in users:
+        module.read_rows = recording
+    try:
+        with contextlib.redirect_stdout(out), _figures_not_saved():
+            function(*args[1:])
+    finally:
+        for module in users:
+            module.read_rows = original
+    where = f"{function.__module__}.{function.__name__}"
+    header = "\n".join(f"<!-- {where}; rows of {name} by: {' ; '.join(common.commands_of(name)) or 'no command kept'} -->"
+                       for name in dict.fromkeys(read)) or f"<!-- {where}; reads no results file -->"
+    return out.getvalue().strip("\n"), header
 
 
 def _not_saved(*_args, **_kwargs) -> None:
@@ -112,9 +136,9 @@ def blocks(text: str, cache: dict | None = None) -> list[tuple[str, str, str]]:
         args = m["args"].split()
         full = " ".join(_full(args))
         if full not in cache:
-            cache[full] = render(full.split())
+            cache[full], cache[f"{full} header"] = _rendered(full.split())
         now = cache[full] if full == m["args"] else _select(cache[full], args[-2], int(args[-1]))
-        found.append((m["args"], m["body"].strip("\n"), now))
+        found.append((m["args"], m["body"].strip("\n"), cache[f"{full} header"] + "\n" + now))
     return found
 
 
@@ -138,7 +162,9 @@ def pasted_lines(text: str, cache: dict) -> list[str]:
     line a report of ``cache`` prints but none of the lines of that shape (a report line edited
     by hand)."""
     printed: dict[str, set[str]] = {}
-    for out in cache.values():
+    for key, out in cache.items():
+        if key.endswith(" header"):
+            continue
         for line in out.split("\n"):
             if any(c.isdigit() for c in line):
                 printed.setdefault(shape(line), set()).add(line)

@@ -64,3 +64,14 @@ def test_the_check_sees_lost_markers_and_edited_pasted_lines(printed, outputs, m
         copy.write_text(changed)
         found = printed.problems(outputs)
         assert any(expected in problem for problem in found), found
+
+
+def test_every_block_names_its_report_and_the_commands_of_its_rows(printed, outputs):
+    """Issue 75: one hop from a block to its code and its run: its first lines name the report's
+    function and, per results file it read, the commands that wrote the rows."""
+    import re
+    header = re.compile(r"<!-- report_\w+\.\w+; (rows of [\w.@,]+ by: python \S+\.py.*|reads no results file) -->$")
+    for doc in printed.DOCUMENTS:
+        for args, text, _ in printed.blocks(doc.read_text(), outputs):
+            first = text.split("\n")[0]
+            assert header.match(first), f"{doc.name}: the block of report.py {args} opens with {first[:120]!r}"
