@@ -4,7 +4,7 @@ behind the default rebuilt around the Dirichlet GP (validation rows only)."""
 from __future__ import annotations
 
 import numpy as np
-from report_common import panel_figure
+from report_common import panel_figure, panel_table
 from report_defaults import replay_racing
 
 from common import RESULTS, results_rows
@@ -156,13 +156,7 @@ def closed_form_panel(results: str = "defaults_panel_67") -> None:
           f"{sorted({r['machine'] for r in rows.values()})}\n")
     names = list(dict.fromkeys(n for _, n in rows))
     sets = [d for d in SMALL + LARGER if any(k[0] == d for k in rows)]
-    print("| data set (training rows) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
-    for d in sets:
-        n_train = next(r["n_train"] for (dd, _), r in rows.items() if dd == d)
-        cells = [f"{rows[(d, n)]['test_nll']:.4f} ({rows[(d, n)]['train_seconds']:.1f} s)" if (d, n) in rows else "-"
-                 for n in names]
-        print(f"| {d} ({n_train}) | " + " | ".join(cells) + " |")
-    print("\ncells: test NLL (training seconds)\n")
+    panel_table(rows, sets, names)
     counts = {k: [0, 0] for k in ("gp_small", "gp_larger", "all", "time", "peer", "alone_time", "alone_nll")}
     wins: dict[str, list[str]] = {"speed": [], "quality": []}
     print("| data set | default | lowest GP peer | lowest other classifier | default's seconds / GPflow's "

@@ -168,3 +168,23 @@ def panel_figure(rows: dict, sets: list[str], names: list[str], path, *, log_nll
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> None:
+    """Print a Markdown table: ``header``'s cells, the separator line, then a line per row of cells
+    (the reports' one table printer)."""
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for cells in rows:
+        print("| " + " | ".join(cells) + " |")
+
+
+def panel_table(rows: dict, sets: list[str], names: list[str]) -> None:
+    """The panels' table: a line per data set of ``sets`` (with its training rows), a column per
+    estimator of ``names``, each cell ``rows[(set, estimator)]``'s test NLL (training seconds)."""
+    lines = []
+    for d in sets:
+        n_train = next(r["n_train"] for (dd, _), r in rows.items() if dd == d)
+        lines.append([f"{d} ({n_train})", *(f"{rows[(d, n)]['test_nll']:.4f} ({rows[(d, n)]['train_seconds']:.1f} s)"
+                                             if (d, n) in rows else "-" for n in names)])
+    markdown_table(["data set (training rows)", *names], lines)
+    print("\ncells: test NLL (training seconds)\n")

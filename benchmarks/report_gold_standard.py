@@ -5,7 +5,7 @@ closed form's held-out NLL against M and seconds (``closed_form_capacity.py``)."
 from __future__ import annotations
 
 from report_closed_form import DEFAULT, GP_PEERS, LARGER, SMALL
-from report_common import load, panel_figure
+from report_common import load, panel_figure, panel_table
 
 from common import RESULTS
 
@@ -114,13 +114,7 @@ def panel_73(results: str = "defaults_panel_73") -> None:
           f"{sorted({r['machine'] for r in rows.values()})}\n")
     names = [n for n in dict.fromkeys(n for _, n in rows) if n != FREQUENCIES]
     sets = [d for d in SMALL + LARGER if any(k[0] == d for k in rows)]
-    print("| data set (training rows) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
-    for d in sets:
-        n_train = next(r["n_train"] for (dd, _), r in rows.items() if dd == d)
-        cells = [f"{rows[(d, n)]['test_nll']:.4f} ({rows[(d, n)]['train_seconds']:.1f} s)" if (d, n) in rows else "-"
-                 for n in names]
-        print(f"| {d} ({n_train}) | " + " | ".join(cells) + " |")
-    print("\ncells: test NLL (training seconds)\n")
+    panel_table(rows, sets, names)
     counts = {k: [0, 0] for k in ("gp_small", "all", "time", "binary", "floor", "size")}
     print("| data set | default | lowest GP peer | lowest other classifier | class frequencies | default's seconds / "
           "GPflow's | / HistGradientBoosting's | default chose |\n|---|---|---|---|---|---|---|---|")
