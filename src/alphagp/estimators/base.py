@@ -112,14 +112,6 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
                              f"(torch {torch.__version__}); use device='cpu'")
         return device
 
-
-
-
-
-
-
-
-
     # ------------------------------------------------------------------ validation set
     def _held_out(self, X, y, plan: TrainingPlan, stratify: bool, weight: np.ndarray | None = None):
         """``(X_fit, y_fit, weight_fit, validation)``: the rows to fit (and their ``weight``, or
@@ -170,8 +162,6 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
             import hashlib
             settings["sample_weight_sha256"] = hashlib.sha256(weight.detach().cpu().numpy().tobytes()).hexdigest()
         return settings
-
-
 
     def _fit_planned(self, plan: TrainingPlan, X, y, weight: np.ndarray | None, callbacks, *, stratify: bool,
                      **build) -> None:
@@ -243,11 +233,3 @@ class GPEstimatorBase(EstimatorInputs, EstimatorFiles, BaseEstimator):
             rows = slice(start, min(start + max_rows, len(Xs)))
             with torch_threads(self.n_jobs), torch.no_grad():
                 yield rows, torch.as_tensor(Xs[rows], dtype=dtype, device=device)
-
-
-
-
-
-
-
-
