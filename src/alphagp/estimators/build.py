@@ -89,14 +89,10 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     elif Z is None:
         Z = init_inducing_points(Xs, latent, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
     initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
-    kernel = ARDKernel(latent, X.shape[1], shared=plan.shared_hyperparameters, dtype=dtype,
-                       **{k: np.asarray(v, dtype=np.float64) for k, v in initial.items()})
+    model = method_of_plan(plan, torch.as_tensor(Z, dtype=dtype), n_classes, n_data=plan.n_data, kernel_params=initial)
     if not plan.standardize:
-        _warn_if_far_from_kernel_scale(X, kernel)
-    kernel.requires_grad_(plan.optimize_hyperparameters)
-    model = build_method(plan.method, torch.as_tensor(Z, dtype=dtype), kernel, n_data=plan.n_data, alpha=plan.alpha,
-                         epsilon=plan.epsilon, damping=plan.damping, n_classes=n_classes, exact=plan.exact,
-                         **plan.method_params)
+        _warn_if_far_from_kernel_scale(X, model.kernel)
+    model.kernel.requires_grad_(plan.optimize_hyperparameters)
     if start is not None and start.method_state and plan.exact:     # the search's state on these rows
         model.load_state_dict({k: v.to(dtype=getattr(model, k).dtype) for k, v in start.method_state.items()},
                               strict=False)
@@ -104,6 +100,21 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
         parameter.requires_grad_(plan.optimize_hyperparameters)
     model.inducing_points.requires_grad_(plan.optimize_inducing)
     return model.to(torch.device(plan.device))
+
+def method_of_plan(plan: FitPlan, inducing_points: torch.Tensor, n_classes: int, *, n_data: int,
+                   kernel_params: dict | None = None, **context):
+    """The registered method of ``plan`` over ``inducing_points`` ``[G, M, D]`` (their dtype is the
+    model's) for ``n_classes`` classes and N = ``n_data``: a kernel for its latent functions (from
+    ``kernel_params`` where given, else the kernel's defaults) and the method with the plan's
+    alpha, damping, epsilon and own arguments (``context``: a model file's ``site_storage``). The
+    one construction of a fit's model (:func:`build_model`) and of a model file's
+    (:func:`~alphagp.estimators.model_file.model_from_file`)."""
+    kernel = ARDKernel(n_latent(plan.method, n_classes), inducing_points.shape[2], shared=plan.shared_hyperparameters,
+                       dtype=inducing_points.dtype,
+                       **{k: np.asarray(v, dtype=np.float64) for k, v in (kernel_params or {}).items()})
+    return build_method(plan.method, inducing_points, kernel, n_data=n_data, alpha=plan.alpha, epsilon=plan.epsilon,
+                        damping=plan.damping, n_classes=n_classes, exact=plan.exact, **context, **plan.method_params)
+
 
 def likelihood_parameters(model) -> list:
     """The parameters of ``model``'s likelihood (the ordinal cut points; none for the others)."""

@@ -16,11 +16,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import serialization
 from ..kernel_start import KernelStart
-from ..kernels import ARDKernel
 from ..labels import classes_from_plain, classes_to_plain, plain
-from ..methods import build_method, method_parameters, n_latent
+from ..methods import method_parameters
 from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from . import file_upgrades, fitted
+from .build import method_of_plan
 from .fit_plan import FitPlan
 
 
@@ -196,8 +196,5 @@ def model_from_file(est, content: dict):
     C = len(est.classes_)
     seen = content.get("stream_seen")
     n_data = int(seen[0]) if plan.n_data_grows and seen is not None else plan.n_data
-    kernel = ARDKernel(n_latent(plan.method, C), Z.shape[2], shared=plan.shared_hyperparameters, dtype=Z.dtype)
-    model = build_method(plan.method, Z, kernel, n_data=n_data, alpha=plan.alpha, epsilon=plan.epsilon,
-                         damping=plan.damping, exact=plan.exact, n_classes=C,
-                         site_storage=content["method"]["training_state"], **plan.method_params)
+    model = method_of_plan(plan, Z, C, n_data=n_data, site_storage=content["method"]["training_state"])
     return model, state
