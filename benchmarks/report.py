@@ -39,7 +39,7 @@
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
     python benchmarks/report.py edges   # model files, the command line and augmented VI's start at the edges
     python benchmarks/report.py guard guard_contracts exact_posterior_guard   # a refactor's numbers, before and after
-    python benchmarks/report.py class_weights | conformal | tables | ood | streaming | quasi_newton | mnist_default
+    python benchmarks/report.py class_weights | conformal | tables | ood | streaming | quasi_newton | mnist_default | mnistheadline
     python benchmarks/report.py dgpranks | dgpranksfig   # deep-GP paper Figs. 6-8: ranks of alpha per depth
     python benchmarks/report.py ephyper | vigap | likmaps   # the papers' figures of issue 61
     python benchmarks/report.py closedform | closedformpanel | epexact | closedformlevers   # issue 67
