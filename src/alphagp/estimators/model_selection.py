@@ -8,9 +8,9 @@ the lowest mean held-out negative log-likelihood (NLL) and fits it on all traini
   most as many as the smallest class has rows), so that a validation split of a dozen rows
   does not decide; below :data:`TINY_ROWS` rows the folds are drawn :data:`TINY_REPEATS` times,
   and integer weights (a count-weighted table) split the rows' copies across the folds, not the
-  rows. Candidates race: once one candidate is scored on every fold, a later one whose mean NLL on
-  its first folds exceeds the leader's on the same folds by more than :data:`RACE_MARGIN` is
-  not fitted on the rest (:func:`behind`);
+  rows. The candidates are scored fold by fold and race: after each fold, one whose mean NLL on
+  the folds so far exceeds that of the round's best on the same folds by more than
+  :data:`RACE_MARGIN` is not fitted on the rest (:func:`behind`);
 * from :data:`CV_ROWS` rows on, one stratified split: each candidate trains with validated
   early stopping on the same held-out ``validation_fraction`` of the rows, and is scored by
   the NLL of the state it returns (the best one on those rows). The winner's fit is then the
@@ -27,15 +27,16 @@ A candidate is a set of estimator parameters (method, inducing points, schedule)
 fill only the parameters the user left at their defaults: ``GPClassifier(n_inducing=100)``
 tries every candidate with 100 inducing points. A candidate whose method cannot take an
 explicit ``alpha``, ``epsilon``, ``damping``, mini-batch ``batch_size`` or inducing points the user
-set is left out. With ``max_time``, every fit gets an equal share of the time left (a final fit counted as
-one more where there is one), so the whole selection stays within the budget up to one step of
-each fit.
+set is left out. With ``max_time``, the kernel starts of every split are fitted first, then every
+fit of a fold gets the same share of the time left (a final fit counted as one more where there is
+one), so the whole selection stays within the budget up to one step of each fit and no candidate's
+share depends on its place in the portfolio.
 
 The kernel starts the candidates share (:data:`~alphagp.kernel_start.SHARED_STARTS`: the regression of the labels, up to
 :data:`START_FEATURES` features unless the user sets it, and the Dirichlet GP's,
 :mod:`alphagp.kernel_start`) are fitted once per split, on its training rows alone, and every
 candidate that starts from one gets it there: no candidate is scored on rows its kernel saw. The
-final fit fits its own start on every row. With ``max_time`` the starts take at most
+final fit fits the shared start again on every row, with the folds' settings. With ``max_time`` the starts take at most
 :data:`~alphagp.kernel_start.BUDGET_SHARE` of the budget.
 
 Where no stratified held-out share exists (a class with a single row), no candidate can be
@@ -541,8 +542,8 @@ _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
 
 
 def behind(scores: list[float], leader: list[float] | None, margin: float | None = None) -> bool:
-    """Racing: whether a candidate whose first folds scored ``scores`` is clearly behind the
-    best fully scored candidate so far (``leader``, its scores on every fold; ``None``: none yet),
+    """Racing: whether a candidate whose first folds scored ``scores`` is clearly behind
+    ``leader`` (the scores of the round's best candidate on at least those folds; ``None``: none),
     that is, its mean held-out NLL on those folds exceeds the leader's on the same folds by more
     than ``margin`` (default :data:`RACE_MARGIN`) of it. Such a candidate is not fitted on the
     remaining folds."""
