@@ -174,3 +174,15 @@ def split(name: str, seed: int):
 def first_reaching(curve: list[dict], target: float) -> dict | None:
     """The first point of ``curve`` with ``test_nll <= target``."""
     return next((p for p in curve if p["test_nll"] <= target), None)
+
+
+def fresh_process(saved: list[tuple[str, str, str]]) -> list[str]:
+    """Load every ``(model file, features .npy, probabilities .npy)`` in one new Python process; the
+    files whose loaded model predicts other probabilities (or fails to load)."""
+    code = ("import sys, json, numpy as np\nfrom alphagp.cli import _load_model\nbad = []\n"
+            "for model, X, p in json.loads(sys.argv[1]):\n"
+            "    try:\n        same = np.array_equal(_load_model(model).predict_proba(np.load(X)), np.load(p))\n"
+            "    except Exception:\n        same = False\n"
+            "    if not same: bad.append(model)\nprint(json.dumps(bad))\n")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(saved)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)

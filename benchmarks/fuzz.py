@@ -25,9 +25,6 @@ and predicts otherwise, here or in the fresh process).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tempfile
 import traceback
 import warnings
@@ -41,7 +38,7 @@ from alphagp.methods import METHODS, method_parameters, ordinal_methods
 from alphagp.numerics import CholeskyError
 from alphagp.serialization import ModelFileError
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, fresh_process, parse_benchmark_args
 
 #: the sampler methods' settings that keep a problem in seconds
 QUICK = {"n_samples": 20, "burn_in": 10, "thin": 1, "n_predictive_samples": 64, "n_mc_samples": 8,
@@ -123,18 +120,6 @@ def explained(err: Exception, dtype: str) -> bool:
     if isinstance(err, ValueError):
         return one_line
     return isinstance(err, (FloatingPointError, CholeskyError)) and dtype == "float32" and "Likely cause: float32" in str(err)
-
-
-def fresh_process(saved: list[tuple[str, str, str]]) -> list[str]:
-    """Load every ``(model file, features .npy, probabilities .npy)`` in one new Python process; the
-    files whose loaded model predicts other probabilities (or fails to load)."""
-    code = ("import sys, json, numpy as np\nfrom alphagp.cli import _load_model\nbad = []\n"
-            "for model, X, p in json.loads(sys.argv[1]):\n"
-            "    try:\n        same = np.array_equal(_load_model(model).predict_proba(np.load(X)), np.load(p))\n"
-            "    except Exception:\n        same = False\n"
-            "    if not same: bad.append(model)\nprint(json.dumps(bad))\n")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(saved)], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
 
 
 def main() -> None:

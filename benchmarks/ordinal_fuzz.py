@@ -24,8 +24,6 @@ accuracy below the majority grade's share by 0.05 with no warning).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 import traceback
 import warnings
@@ -38,7 +36,7 @@ import torch
 from alphagp import GPClassifier, GPOrdinalClassifier, serialization
 from alphagp.serialization import ModelFileError
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import append_row, base_row, benchmark_parser, fresh_process, parse_benchmark_args
 
 METHODS = ("ordinal_ep", "ordinal_pep", "ordinal_vi")
 #: the file edits, each a function of (header content, tensors) that changes one field
@@ -141,18 +139,6 @@ def edit(path: Path, out: Path, what: str) -> bool:
         "alphagp": text, "alphagp_sha256": serialization.checksum(text, tensors)}))
     return text != before[0] or any(k not in before[1] or before[1][k].shape != v.shape
                                     or not torch.equal(before[1][k].nan_to_num(), v.nan_to_num()) for k, v in tensors.items())
-
-
-def fresh_process(saved: list[tuple[str, str, str]]) -> list[str]:
-    """Load every ``(model file, features .npy, probabilities .npy)`` in one new Python process;
-    the files whose loaded model predicts other probabilities (or fails to load)."""
-    code = ("import sys, json, numpy as np\nfrom alphagp.cli import _load_model\nbad = []\n"
-            "for model, X, p in json.loads(sys.argv[1]):\n"
-            "    try:\n        same = np.array_equal(_load_model(model).predict_proba(np.load(X)), np.load(p))\n"
-            "    except Exception as err:\n        same = False\n"
-            "    if not same: bad.append(model)\nprint(json.dumps(bad))\n")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(saved)], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
 
 
 def main() -> None:
