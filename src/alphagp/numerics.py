@@ -115,9 +115,12 @@ def log1mexp(x: torch.Tensor) -> torch.Tensor:
 QUADRATURE_BLOCK_BYTES = 32 * 2**20
 
 
-def rows_per_block(bytes_per_row: int) -> int:
-    """How many rows of ``bytes_per_row`` temporaries fit in ``QUADRATURE_BLOCK_BYTES`` (at least one)."""
-    return max(1, QUADRATURE_BLOCK_BYTES // max(1, int(bytes_per_row)))
+def rows_per_block(bytes_per_row: int, block_bytes: int | None = None) -> int:
+    """How many rows of ``bytes_per_row`` temporaries fit in ``block_bytes`` (default
+    ``QUADRATURE_BLOCK_BYTES``; at least one)."""
+    budget = QUADRATURE_BLOCK_BYTES if block_bytes is None else block_bytes
+    return max(1, budget // max(1, int(bytes_per_row)))
+
 #: the block's temporaries alive at once (the differences, their ratio and log Phi)
 _LIVE_COPIES = 3
 

@@ -18,6 +18,7 @@ from ..kernel_start import SURROGATES, KernelStart, describe_start
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_bullets, method_spec, n_latent, ordinal_methods
 from ..metrics import all_metrics, negative_log_likelihood
+from ..numerics import rows_per_block
 from ..threads import torch_threads
 from . import build, fitted, model_file, model_selection, streams
 from .base import GPEstimatorBase
@@ -542,14 +543,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """``(rows, tensor)`` for chunks of the validated, unstandardised rows ``X``, standardised on
         the model's device and dtype, under ``n_jobs`` threads: at most ``chunk_size`` rows, and no
         more than keep a chunk's kernel features (``[C, M, rows]`` and their temporaries) within
-:data:`_FEATURE_BLOCK_BYTES`, whatever C and M. A standardised value beyond the fourth root of
+        :data:`_FEATURE_BLOCK_BYTES`, whatever C and M. A standardised value beyond the fourth root of
         the dtype's largest number (1e77 in float64) is held there: the kernel is 0 that far from
         every inducing input either way, and its squared distances stay finite (a row at 1e308
         gave inf - inf = NaN)."""
         C, M = len(self.classes_), self.model_.inducing_points.shape[1]
         per_row = C * M * DTYPES[self.dtype].itemsize * _FEATURE_COPIES
         reach = torch.finfo(DTYPES[self.dtype]).max ** 0.25
-        for rows, Xc in self._row_chunks(X, min(chunk_size, max(1, _FEATURE_BLOCK_BYTES // per_row))):
+        for rows, Xc in self._row_chunks(X, min(chunk_size, rows_per_block(per_row, _FEATURE_BLOCK_BYTES))):
             yield rows, Xc.clamp(-reach, reach)
 
     def predict_f(self, X, return_std: bool = False):

@@ -103,7 +103,8 @@ def _warn_of_a_narrow_first_call(est, plan, y_idx: np.ndarray) -> None:
             and plan.n_inducing < AUTO_INDUCING):
         said.append(f"its M = {plan.n_inducing} inducing inputs are its first call's {len(y_idx)} rows, for the "
                     f"whole stream")
-    missing = [est.classes_[k].item() for k in range(len(est.classes_)) if k not in set(y_idx.tolist())]
+    present = set(y_idx.tolist())
+    missing = [est.classes_[k].item() for k in range(len(est.classes_)) if k not in present]
     if est.model_.capabilities.closed_form and missing:
         said.append(f"its kernel and inducing inputs are learnt from its first call alone and kept, which holds no "
                     f"row of class(es) {missing}")
