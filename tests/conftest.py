@@ -104,6 +104,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def fake_fit_result(score: float = 0.5, scripted: float | None = None):
+    """A faked GPClassifier fit's :class:`~alphagp.estimators.run.FitResult` (the selection's tests
+    replace ``GPClassifier._fit_result``): its held-out score ``score`` (one epoch) and, for a faked
+    scoring, the probability ``scripted`` its model gives every class."""
+    from types import SimpleNamespace
+
+    from alphagp import GPClassifier
+    from alphagp.estimators.run import FitResult
+    plan = SimpleNamespace(dtype="float64", device="cpu", **{k: None for k in GPClassifier.PLAN_ATTRIBUTES})
+    return FitResult(plan, np.zeros(2), np.ones(2), SimpleNamespace(scripted=scripted), [], 0, [score], 1)
+
+
 class Interrupt(Exception):
     """Raised by :func:`interrupt_at` to stop a fit as a crash would."""
 

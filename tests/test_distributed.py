@@ -149,8 +149,8 @@ def test_the_grid_gives_every_process_a_class():
 def test_batch_only_methods_refuse(monkeypatch):
     from alphagp.distributed import Reducer
     monkeypatch.setattr(Reducer, "from_process_group", classmethod(lambda cls, class_blocks=1: cls(2, 0)))
-    monkeypatch.setattr("alphagp.estimators.base.ensure_process_group", lambda device: None)
-    monkeypatch.setattr("alphagp.estimators.base.broadcast_state", lambda module: None)
+    monkeypatch.setattr("alphagp.estimators.run.ensure_process_group", lambda device: None)
+    monkeypatch.setattr("alphagp.estimators.run.broadcast_state", lambda module: None)
     monkeypatch.setattr(torch.distributed, "broadcast", lambda tensor, src: None)
     X, y, _ = _data()
     with pytest.raises(ValueError, match="GFITC cannot split a step across processes"):

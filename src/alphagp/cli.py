@@ -526,12 +526,12 @@ def cmd_update(args) -> int:
 def _load_model(path):
     """The estimator stored in ``path``, of whichever kind it declares."""
     from . import DeepGPClassifier, DeepGPRegressor, GPClassifier, serialization
-    from .estimators import GPOrdinalClassifier
+    from .estimators import GPOrdinalClassifier, model_file
     from .estimators.gp_classifier import MODEL_KIND
     kinds = {MODEL_KIND: GPClassifier, **{cls.MODEL_KIND: cls for cls in (DeepGPClassifier, DeepGPRegressor,
                                                                           GPOrdinalClassifier)}}
     content = serialization.read(path, tuple(kinds))       # one read: a file replaced meanwhile is never mixed
-    return kinds[content["__kind__"]]._read(path, content)
+    return model_file.read(kinds[content["__kind__"]], path, content)
 
 
 def _read_for(clf, args, labels_used: bool = True, weight_column: str | None = None):

@@ -175,3 +175,24 @@ def classes_from_plain(content: dict) -> np.ndarray:
         raise ValueError(f"the classes must be sorted, as fitting stores them (grades in their order are marked "
                          f"'ordered'); got {classes.tolist()}")
     return classes
+
+
+def params_to_plain(params: dict) -> dict:
+    """An estimator's parameters (``get_params()``) as JSON-ready data; a ``class_weight`` dict as
+    ``[[label, weight], ...]`` (JSON's keys are strings, labels need not be;
+    :func:`params_from_plain` undoes it)."""
+    params = dict(params)
+    has_class_weight = "class_weight" in params
+    class_weight = params.pop("class_weight", None)
+    params = plain(params)
+    if has_class_weight:
+        params["class_weight"] = ([[plain(label), float(w)] for label, w in class_weight.items()]
+                                  if isinstance(class_weight, dict) else class_weight)
+    return params
+
+
+def params_from_plain(params: dict) -> dict:
+    """The estimator parameters of :func:`params_to_plain`'s data."""
+    if isinstance(params.get("class_weight"), list):
+        return {**params, "class_weight": {label: w for label, w in params["class_weight"]}}
+    return params

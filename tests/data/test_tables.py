@@ -15,6 +15,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from alphagp import GPClassifier, serialization
 from alphagp.data.tables import TableEncoding
+from alphagp.estimators import model_file
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +117,11 @@ def test_a_damaged_encoding_is_a_model_file_error(penguins, tmp_path):
     renamed = serialization.read(path, "alphagp.GPClassifier")
     renamed["table_encoding"][0]["name"] = "archipelago"
     with pytest.raises(serialization.ModelFileError, match="table encoding's columns are not the model's input"):
-        GPClassifier._read(path, renamed)
+        model_file.read(GPClassifier, path, renamed)
     truncated = serialization.read(path, "alphagp.GPClassifier")
     del truncated["table_encoding"][1]["mean"]
     with pytest.raises(serialization.ModelFileError, match="the table encoding is damaged"):
-        GPClassifier._read(path, truncated)
+        model_file.read(GPClassifier, path, truncated)
     # issue 60, item 6: categories reversed (the one-hot columns would swap), duplicated or of mixed
     # types are not what fit learns, and are refused when the file is read
     column = next(j for j, c in enumerate(clf.table_encoding_.columns) if c["kind"] == "categorical")
@@ -128,7 +129,7 @@ def test_a_damaged_encoding_is_a_model_file_error(penguins, tmp_path):
         edited = serialization.read(path, "alphagp.GPClassifier")
         edit(edited["table_encoding"][column]["categories"])
         with pytest.raises(serialization.ModelFileError, match="are not the distinct, sorted values of one type"):
-            GPClassifier._read(path, edited)
+            model_file.read(GPClassifier, path, edited)
 
 
 def test_the_command_line_fits_and_predicts_a_mixed_csv(penguins, tmp_path, capsys):

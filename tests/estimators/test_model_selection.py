@@ -8,11 +8,11 @@ import pytest
 from sklearn.model_selection import StratifiedKFold
 
 from alphagp import GPClassifier
-from alphagp.estimators import model_selection
+from alphagp.estimators import classifier_family, model_selection
 from alphagp.estimators.model_selection import Candidate
 from alphagp.metrics import negative_log_likelihood
 
-from conftest import Interrupt, interrupt_at
+from conftest import Interrupt, fake_fit_result, interrupt_at
 
 #: a portfolio of quick fits; "flat" cannot learn (a fixed, enormous lengthscale), so it must lose
 QUICK = (
@@ -72,23 +72,24 @@ def test_selection_reads_only_training_rows_and_scores_each_fold_on_rows_it_did_
     X, y = _problem()
     index = {row.tobytes(): i for i, row in enumerate(X)}
     fitted, fitted_by, scored = [], [], []
-    real_fit, real_proba = GPClassifier._fit_params, GPClassifier._proba
+    real_fit, real_proba = GPClassifier._fit_result, classifier_family.class_probabilities
 
     def spy_fit(self, params, X_, *args, **kwargs):        # every fit, candidates' and final, runs through it
         fitted.append({index[row.tobytes()] for row in np.asarray(X_)})     # KeyError: a row not in X
         fitted_by.append(repr({k: v for k, v in params.items() if k != "max_time"}))
         return real_fit(self, params, X_, *args, **kwargs)
 
-    def spy_proba(self, X_, *args):
+    def spy_proba(predictor, X_, *args):
         rows = {index[row.tobytes()] for row in np.asarray(X_)}
         if isinstance(X_, np.ndarray):       # the selection's scoring (early stopping passes a lazy view)
             scored.append((rows, fitted[-1], fitted_by[-1]))
         else:
             assert rows <= fitted[-1]        # early stopping holds out rows of the fold's training rows
-        return real_proba(self, X_, *args)
+        return real_proba(predictor, X_, *args)
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", spy_fit)
-    monkeypatch.setattr(GPClassifier, "_proba", spy_proba)
+    monkeypatch.setattr(GPClassifier, "_fit_result", spy_fit)
+    monkeypatch.setattr(model_selection, "class_probabilities", spy_proba)
+    monkeypatch.setattr(classifier_family, "class_probabilities", spy_proba)
     clf = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
     folds = [sum(np.isfinite(clf.cv_results_[f"split{k}_test_nll"][i]) for k in range(3)) for i in range(4)]
     assert len(scored) == sum(folds) and all(rows and not rows & fit_rows for rows, fit_rows, _ in scored)
@@ -118,13 +119,13 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, classes, weight=None, callbacks=None, start=None, max_time=None, own=True):
         shares.append(max_time)
         clock.now += max_time * overrun
-        return self
+        return fake_fit_result()
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
-    monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), 1 / 3))
+    monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
+    monkeypatch.setattr(model_selection, "class_probabilities", lambda _p, X_, _n: np.full((len(X_), 3), 1 / 3))
     est = GPClassifier(cv=2, max_time=70.0, random_state=0)
     y_idx = np.searchsorted(np.unique(y), y)
     selection = model_selection.select(est, X, y, y_idx, clock=clock)
@@ -207,13 +208,12 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
     X, y = _problem(200)
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, classes, weight=None, callbacks=None, start=None, max_time=None, own=True):
         shares.append(max_time)
         clock.now += max_time
-        self.validation_scores_, self.best_iteration_ = [1.0], 1
-        return self
+        return fake_fit_result(1.0)
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
     selection = model_selection.select(GPClassifier(max_time=60.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), keep_split_fit=keep, clock=clock)
     assert selection.scheme == "split" and len(shares) == 3          # sep, flat, pep (vi: below 150 rows)
@@ -234,14 +234,14 @@ def test_callbacks_holding_the_estimator_see_its_final_fit(quick_portfolio):
 
 def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_error(quick_portfolio, monkeypatch):
     X, y = _problem()
-    real_fit = GPClassifier._fit_params
+    real_fit = GPClassifier._fit_result
 
     def failing_pep(self, params, X_, y_, *args, **kwargs):
         if params["method"] == "pep" and params["max_iter"] == 8 and len(y_) < len(y):    # the "pep" candidate's folds
             raise FloatingPointError("the training objective became non-finite")
         return real_fit(self, params, X_, y_, *args, **kwargs)
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", failing_pep)
+    monkeypatch.setattr(GPClassifier, "_fit_result", failing_pep)
     clf = GPClassifier(n_inducing=6, random_state=0).fit(X, y)
     results = clf.cv_results_
     assert np.isnan(results["mean_test_nll"][2]) and results["rank_test_nll"][2] == 4 and clf.candidate_ != "pep"
@@ -249,7 +249,7 @@ def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_err
     def failing(self, *args, **kwargs):
         raise FloatingPointError("non-finite")
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", failing)
+    monkeypatch.setattr(GPClassifier, "_fit_result", failing)
     with pytest.raises(FloatingPointError, match="every candidate failed numerically"):
         model_selection.select(GPClassifier(random_state=0), X, y, np.searchsorted(np.unique(y), y))
 
@@ -265,13 +265,13 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     def name(params):
         return "flat" if params["max_iter"] == 2 else params["method"]
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, classes, weight=None, callbacks=None, start=None, max_time=None, own=True):
         fits.append(name(params))
-        self._scripted = script[name(params)]
-        return self
+        return fake_fit_result(scripted=script[name(params)])
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
-    monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), self._scripted))
+    monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
+    monkeypatch.setattr(model_selection, "class_probabilities",
+                        lambda predictor, X_, _n: np.full((len(X_), 3), predictor.model.scripted))
     monkeypatch.setattr(model_selection, "negative_log_likelihood", lambda proba, y_, w=None: float(proba[0, 0]))
     selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, np.searchsorted(np.unique(y), y),
                                        clock=FakeClock())
@@ -296,13 +296,12 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
     X, y = _problem(200)
     clock, fits = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, classes, weight=None, callbacks=None, start=None, max_time=None, own=True):
         fits.append((params["method"], params["n_inducing"], params["batch_size"], max_time))
         clock.now += max_time
-        self.validation_scores_, self.best_iteration_ = [0.5], 1
-        return self
+        return fake_fit_result()
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
+    monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
     selection = model_selection.select(GPClassifier(max_time=600.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), clock=clock)
     assert selection.candidate.name == "large" and selection.scheme == "split"
@@ -347,14 +346,13 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
     X, y = _problem()
     clock, shares = FakeClock(), []
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
+    def fake_fit(self, params, X_, y_idx, classes, weight=None, callbacks=None, start=None, max_time=None, own=True):
         shares.append((params["method"], params["alpha"], max_time))
         clock.now += max_time
-        self.validation_scores_, self.best_iteration_ = [0.5], 1
-        return self
+        return fake_fit_result()
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
-    monkeypatch.setattr(GPClassifier, "_proba", lambda self, X_: np.full((len(X_), 3), 1 / 3))
+    monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
+    monkeypatch.setattr(model_selection, "class_probabilities", lambda _p, X_, _n: np.full((len(X_), 3), 1 / 3))
     monkeypatch.setattr(model_selection.time, "perf_counter", clock)
     clf = GPClassifier(method=method, alpha="auto", alpha_grid=[0.25, 0.5, 1.0], cv=2, max_time=40.0, verbose=True,
                        random_state=0).fit(X, y)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from alphagp import GPClassifier, GPOrdinalClassifier
+from alphagp.estimators import model_selection
 
-from conftest import edited_model_file
+from conftest import edited_model_file, fake_fit_result
 
 
 def _problem(n: int = 150):
@@ -240,19 +241,18 @@ def test_a_selection_that_no_gp_wins_against_the_class_frequencies_says_so(monke
     X, y = r.normal(size=(120, 2)), r.choice(3, size=120, p=[0.8, 0.1, 0.1])
     truth = {tuple(x): label for x, label in zip(X, y)}
 
-    def fake_fit(self, params, X_, y_idx, weight=None, callbacks=None, start=None, max_time=None):
-        self.validation_scores_, self.best_iteration_ = [0.5], 1
-        return self
+    def fake_fit(self, params, X_, y_idx, classes, weight=None, callbacks=None, start=None, max_time=None, own=True):
+        return fake_fit_result()
 
-    def fake_proba(self, X_):
+    def fake_proba(_predictor, X_, _n_classes):
         if not informative:
             return np.full((len(X_), 3), 1 / 3)
         p = np.full((len(X_), 3), 0.05)
         p[np.arange(len(X_)), [truth[tuple(x)] for x in np.asarray(X_)]] = 0.9
         return p
 
-    monkeypatch.setattr(GPClassifier, "_fit_params", fake_fit)
-    monkeypatch.setattr(GPClassifier, "_proba", fake_proba)
+    monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
+    monkeypatch.setattr(model_selection, "class_probabilities", fake_proba)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         GPClassifier(random_state=0).fit(X, y)

@@ -81,6 +81,20 @@ def held_out_rows(y_idx, fraction: float, stratify: bool, random_state=None) -> 
     return _rows(~held), _rows(held)
 
 
+def early_stopping_rows(y, early_stopping: bool, fraction: float, stratify: bool, random_state):
+    """``(fit_rows, validation_rows)`` of a fit on targets ``y`` ``[N]`` (``validation_rows``
+    ``None`` without early stopping); a ``ValueError`` that says what to change where the held-out
+    share cannot be drawn."""
+    if not early_stopping:
+        return np.arange(len(y)), None
+    try:
+        return held_out_rows(y, fraction, stratify, random_state)
+    except ValueError as err:
+        raise ValueError(f"early stopping holds out validation_fraction={fraction} of the {len(y)} rows"
+                         f"{' stratified by class' if stratify else ''} and cannot: {err}. Use more rows, another "
+                         "validation_fraction, or early_stopping=False") from err
+
+
 def _rows(mask: np.ndarray) -> np.ndarray:
     """Indices of the true entries of ``mask``, int32 below 2^31 rows, built chunk by chunk."""
     out = np.empty(int(np.count_nonzero(mask)), dtype=np.int32 if len(mask) < 2**31 else np.int64)

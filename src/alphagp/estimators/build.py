@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..inducing import init_inducing_points
-from ..kernel_start import BUDGET_SHARE, STARTS, KernelStart, fit_kernel_start
+from ..kernel_start import BUDGET_SHARE, STARTS, KernelStart, describe_start, fit_kernel_start
 from ..kernels import ARDKernel
 from ..methods import build_method, n_latent
 from .fit_plan import DTYPES, FitPlan
@@ -39,21 +39,22 @@ def _warn_if_far_from_kernel_scale(X, kernel: ARDKernel) -> None:
                       "learn little. Use standardize=True or set kernel_params['lengthscale'] to the "
                       "features' scale", UserWarning, stacklevel=5)
 
-def user_inducing_points(est, n_features: int, n_classes: int, shared: bool) -> np.ndarray | None:
-    """``est.inducing_points`` checked and standardised, ``[G or 1, M, D]`` for the ``n_classes``
-    = G latent functions of the method (``shared``: one kernel for all, the plan's
-    ``shared_hyperparameters``), or ``None`` where the rows give them (``inducing_init``)."""
-    if est.inducing_points is None:
+def user_inducing_points(inducing_points, Xs, n_classes: int, shared: bool) -> np.ndarray | None:
+    """The ``inducing_points`` parameter checked and standardised as the rows ``Xs`` (its ``mean``
+    and ``scale``), ``[G or 1, M, D]`` for the ``n_classes`` = G latent functions of the method
+    (``shared``: one kernel for all, the plan's ``shared_hyperparameters``), or ``None`` where the
+    rows give them (``inducing_init``)."""
+    if inducing_points is None:
         return None
-    C, d = n_classes, n_features
-    Z = np.asarray(est.inducing_points, dtype=np.float64)
+    C, d = n_classes, Xs.shape[1]
+    Z = np.asarray(inducing_points, dtype=np.float64)
     if Z.ndim == 2:
         Z = Z[None] if shared else np.broadcast_to(Z, (C, *Z.shape))
     if Z.ndim != 3 or Z.shape[0] not in (1, C) or Z.shape[2] != d or (Z.shape[0] == 1 < C and not shared):
         raise ValueError(f"inducing_points must have shape [M, {d}] or [{C}, M, {d}], got {Z.shape}")
     if not np.all(np.isfinite(Z)):
         raise ValueError("inducing_points contain NaN or inf")
-    return (Z - est.mean_) / est.scale_
+    return (Z - Xs.mean) / Xs.scale
 
 def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: np.ndarray | None) -> KernelStart | None:
     """The plan's kernel start (``plan.kernel_init``, a surrogate of
@@ -100,6 +101,24 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
         parameter.requires_grad_(plan.optimize_hyperparameters)
     model.inducing_points.requires_grad_(plan.optimize_inducing)
     return model.to(torch.device(plan.device))
+
+def classifier_model(plan: FitPlan, X, Xs, y_idx: np.ndarray, weight: np.ndarray | None, rng: np.random.Generator,
+                     *, n_classes: int, inducing_points=None, start: dict[str, KernelStart] | None = None,
+                     verbose: bool = False):
+    """``(model, {"kernel_start": ...})``: GPClassifier's build (its :class:`~.run.Family`'s) for the
+    fitted rows ``X`` ``[N, D]`` (``Xs`` standardised, class indices ``y_idx``, weights ``weight`` or
+    ``None``) drawn from ``rng``: the plan's kernel start (``start``'s by surrogate where the
+    selection fitted it already, else :func:`kernel_start`, said where ``verbose``), the user's
+    ``inducing_points`` (the parameter's value) and :func:`build_model`."""
+    found = None
+    if plan.kernel_init in STARTS:
+        given = (start or {}).get(plan.kernel_init)
+        found = given if given is not None else kernel_start(plan, Xs, y_idx, n_classes, weight)
+        if verbose and start is None:
+            print(f"GPClassifier kernel start: {describe_start(found)}", flush=True)
+    inducing = user_inducing_points(inducing_points, Xs, n_latent(plan.method, n_classes), plan.shared_hyperparameters)
+    return build_model(plan, X, Xs, n_classes, rng, inducing, found), {"kernel_start": found}
+
 
 def method_of_plan(plan: FitPlan, inducing_points: torch.Tensor, n_classes: int, *, n_data: int,
                    kernel_params: dict | None = None, **context):

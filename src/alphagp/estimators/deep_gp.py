@@ -8,8 +8,10 @@ progress, early stopping) and write data-only model files (:mod:`alphagp.seriali
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -25,10 +27,11 @@ from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
 from ..metrics import all_metrics, negative_log_likelihood
 from ..numerics import rows_per_block
 from ..threads import torch_threads
-from . import fitted
+from . import fitted, inputs, model_file
 from .base import GPEstimatorBase
 from .fit_plan import DTYPES, DeepFitPlan, plan_deep_fit
 from .inputs import check_rows_match
+from .run import Family, Predictor, diagnostics_of, run
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
@@ -36,6 +39,42 @@ REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClas
 _PREDICT_ROWS = 8192
 #: [S rows, H, M] arrays a layer's prediction holds at once (its kernel features and their products)
 _FEATURE_COPIES = 4
+
+
+def deep_model(plan: DeepFitPlan, _X, Xs, _y, _weight, rng: np.random.Generator, *, n_predict_samples: int,
+               output_noise: float):
+    """``(model, {})``: the deep GP of ``plan`` (its layers initialised from the standardised rows
+    ``Xs`` and ``rng``, :func:`~alphagp.methods.dgp.initial_layers`) on the plan's device."""
+    layers = initial_layers(np.asarray(Xs), plan.n_outputs, plan.n_layers, plan.n_hidden, plan.n_inducing, rng,
+                            output_noise=output_noise, first_kernel=plan.first_layer_kernel,
+                            hidden_mean_scale=plan.hidden_mean_scale, dtype=DTYPES[plan.dtype])
+    return DeepGP(layers, plan.likelihood, plan.n_data, alpha=plan.alpha, n_samples=plan.n_samples,
+                  n_predict_samples=n_predict_samples).to(torch.device(plan.device)), {}
+
+
+def _seed(model, seed: int) -> None:
+    """The fit's seed (drawn after the build, shared between processes) for the model's Monte Carlo
+    draws; the trainer's batch order takes it too."""
+    model.seed = seed
+
+
+def output_chunks(predictor: Predictor, X, n_samples: int):
+    """The last layer's means and noise-free variances ``[S, rows, H_L]`` for the validated,
+    unstandardised rows ``X`` (a lazy row view or memory-map is read one chunk at a time) under
+    ``predictor``'s model with S = ``n_samples`` draws, with each chunk's row slice: ``(rows, mean,
+    var)``. Chunks hold ``_PREDICT_ROWS`` propagated rows, so what is computed from them
+    (robust-max probabilities cost ``[S rows, C, C, Q]``, computed in blocks) stays within memory,
+    and no more rows than keep a layer's kernel features (``[S rows, H, M]`` and their temporaries)
+    within :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever the widths."""
+    model = predictor.model
+    widest = max(layer.shape[0] * layer.shape[1] for layer in model.layers)      # H x M
+    chunk = max(1, min(_PREDICT_ROWS // n_samples,
+                       rows_per_block(n_samples * widest * predictor.dtype.itemsize * _FEATURE_COPIES)))
+    for rows, Xc in predictor.chunks(X, chunk):
+        mean, var = model.predict_output(Xc, n_samples)
+        if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
+            raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
+        yield rows, mean, var
 
 
 class _DeepGPBase(GPEstimatorBase):
@@ -182,10 +221,21 @@ class _DeepGPBase(GPEstimatorBase):
         self.categorical_features = categorical_features
 
     # ------------------------------------------------------------------ subclass hooks
-    def _prepare_targets(self, y, weight: np.ndarray | None = None) -> tuple[np.ndarray, int, str]:
-        """Targets for the model, the number of output units and the likelihood's name (``weight``
-        ``[N]``: the rows' sample weights, or ``None``)."""
+    def _prepare_targets(self, y, weight: np.ndarray | None = None) -> tuple[np.ndarray, int, str, dict]:
+        """Targets for the model, the number of output units, the likelihood's name and the fitted
+        values of the targets (the classes, or the targets' standardisation) (``weight`` ``[N]``: the
+        rows' sample weights, or ``None``)."""
         raise NotImplementedError
+
+    def _family(self, made: dict) -> Family:
+        """The deep GPs' :class:`~.run.Family`: the layers and the :class:`~alphagp.methods.dgp.DeepGP`
+        of a plan, the fit's seed for its Monte Carlo draws, the subclass's held-out score
+        (:meth:`_held_out_score`, given the targets' fitted values ``made``) and the diagnostics."""
+        return Family(build=functools.partial(deep_model, n_predict_samples=self.n_predict_samples,
+                                              output_noise=self.LIKELIHOOD_NOISE),
+                      score=lambda predictor, X_val, y_val, weight: self._held_out_score(predictor, X_val, y_val,
+                                                                                         weight, made),
+                      finish=lambda predictor, *_: diagnostics_of(predictor.model), seed=_seed)
 
     def _target_content(self) -> dict:
         """What the regressor or the classifier keeps of its targets in the model file."""
@@ -202,72 +252,48 @@ class _DeepGPBase(GPEstimatorBase):
         weight is the row repeated; rows of weight 0 are left out; the held-out score of early
         stopping is the weighted mean. ``callbacks`` as for :class:`~alphagp.training.Trainer`
         (called with the training state after each epoch)."""
-        X, y = self._validate(X, y, reset=True, ensure_min_samples=2, y_numeric=isinstance(self, RegressorMixin))
-        X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
-        targets, n_outputs, likelihood = self._prepare_targets(y, weight)
+        X, y, weight = inputs.prepare(self, X, y, sample_weight, ensure_min_samples=2,
+                                      y_numeric=isinstance(self, RegressorMixin))
+        targets, n_outputs, likelihood, made = self._prepare_targets(y, weight)
         stratify = isinstance(self, ClassifierMixin)
         plan = plan_deep_fit(self.get_params(), targets, n_features=X.shape[1], likelihood=likelihood,
                              n_outputs=n_outputs, stratify=stratify, device=str(self._device()))
-        fitted.record_plan(self, plan)
         if self.verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
-        self._fit_planned(plan, X, targets, weight, callbacks, stratify=stratify)
+        result = run(plan, X, targets, weight, self._family(made), self._settings(plan, callbacks, made),
+                     stratify=stratify)
+        fitted.record_fit(self, replace(result, made={**made, **result.made}))
         return self
 
-    def _build_model(self, plan: DeepFitPlan, _X, Xs, _y, _weight, rng):
-        layers = initial_layers(np.asarray(Xs), plan.n_outputs, plan.n_layers, plan.n_hidden, plan.n_inducing, rng,
-                                output_noise=self.LIKELIHOOD_NOISE, first_kernel=plan.first_layer_kernel,
-                                hidden_mean_scale=plan.hidden_mean_scale, dtype=DTYPES[plan.dtype])
-        return DeepGP(layers, plan.likelihood, plan.n_data, alpha=plan.alpha, n_samples=plan.n_samples,
-                      n_predict_samples=self.n_predict_samples).to(torch.device(plan.device)), {}
-
-    def _seed_model(self, seed: int) -> None:
-        self.model_.seed = seed
-
-    def _finish_fit(self, _Xs, _y, _validation) -> None:
-        fitted.record_diagnostics(self)
-
-    def _checkpoint_settings(self, model=None) -> dict:
-        return {"estimator": type(self).__name__, **super()._checkpoint_settings(model)}
+    def _checkpoint_settings(self, plan) -> dict:
+        return {"estimator": type(self).__name__, **super()._checkpoint_settings(plan)}
 
     # ------------------------------------------------------------------ prediction draws
-    def _output_chunks(self, X, validated: bool = False):
-        """The last layer's means and noise-free variances ``[S, rows, H_L]`` for the rows ``X``
-        (unstandardised; checked unless ``validated``; a lazy row view or memory-map is read one
-        chunk at a time), with each chunk's row slice: ``(rows, mean, var)``. Chunks hold
-        ``_PREDICT_ROWS`` propagated rows, so what is computed from them (robust-max probabilities
-        cost ``[S rows, C, C, Q]``, computed in blocks) stays within memory, and no more rows than
-        keep a layer's kernel features (``[S rows, H, M]`` and their temporaries) within
-        :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever the widths.
-        ``n_predict_samples`` may be changed after fit."""
-        check_is_fitted(self, "model_")  # here, not in the generator below, so it raises at the call
+    def _output_chunks(self, X, validated: bool = False, predictor: Predictor | None = None):
+        """:func:`output_chunks` of the rows ``X`` (unstandardised; checked unless ``validated``)
+        under the fitted model (or ``predictor``'s, mid-fit) with ``n_predict_samples`` draws, which
+        may be changed after fit."""
+        if predictor is None:
+            check_is_fitted(self, "model_")  # here, not in the generator, so it raises at the call
+            predictor = self._predictor()
         if not validated:
-            X = self._validate(X)
-        S = int(self.n_predict_samples)
-        widest = max(layer.shape[0] * layer.shape[1] for layer in self.model_.layers)      # H x M
-        chunk = max(1, min(_PREDICT_ROWS // S,
-                           rows_per_block(S * widest * DTYPES[self.dtype].itemsize * _FEATURE_COPIES)))
+            X = inputs.validate(self, X)
+        return output_chunks(predictor, X, int(self.n_predict_samples))
 
-        def chunks():
-            for rows, Xc in self._row_chunks(X, chunk):
-                mean, var = self.model_.predict_output(Xc, S)
-                if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
-                    raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
-                yield rows, mean, var
-        return chunks()
-
-    def _per_row(self, X, width: int, compute, validated: bool = False) -> np.ndarray:
+    def _per_row(self, X, width: int, compute, validated: bool = False, predictor: Predictor | None = None) -> np.ndarray:
         """``[n, width]`` (float64) of ``compute(rows, mean, var)``, a ``[rows, width]`` or ``[rows]``
         tensor from each chunk's draws (:meth:`_output_chunks`), written into one preallocated
         array: no ``[S, n, H_L]`` array of every row's draws, and no small per-chunk pieces left
         between freed temporaries (they kept glibc's heap from being reused; BENCHMARKS.md,
         "Memory")."""
-        check_is_fitted(self, "model_")
+        if predictor is None:
+            check_is_fitted(self, "model_")
         if not validated:
-            X = self._validate(X)
+            X = inputs.validate(self, X)
         out = np.empty((len(X), width))
-        for rows, mean, var in self._output_chunks(X, validated=True):
-            with torch_threads(self.n_jobs):
+        n_jobs = self.n_jobs if predictor is None else predictor.n_jobs
+        for rows, mean, var in self._output_chunks(X, validated=True, predictor=predictor):
+            with torch_threads(n_jobs):
                 out[rows] = compute(rows, mean, var).reshape(-1, width).cpu().double().numpy()
         return out
 
@@ -284,27 +310,27 @@ class _DeepGPBase(GPEstimatorBase):
     def save(self, path) -> None:
         """Write the fitted estimator to ``path``: a data-only file (safetensors tensors + a JSON
         header with the parameters, the architecture and a format version); opening it never runs code."""
-        self._write(path)
+        model_file.write(self, path)
 
     @classmethod
     def load(cls, path, device=None):
         """Read an estimator written by :meth:`save`, onto ``device`` (``None``: the device it was
         fitted with); raises :class:`~alphagp.serialization.ModelFileError` for another kind of
         file or a damaged one."""
-        return cls._read(path, **({} if device is None else {"device": plain(device)}))
+        return model_file.read(cls, path, **({} if device is None else {"device": plain(device)}))
 
     def _file_content(self) -> dict:
         return {"model": {"config": self.model_.config(), "state": self.model_.state_dict()},
-                "fit_plan": self.fit_plan_.to_plain(), **self._table_content(), **self._target_content()}
+                "fit_plan": self.fit_plan_.to_plain(), **inputs.table_content(self), **self._target_content()}
 
     def _model_from_file(self, content: dict):
         model = content["model"]
         return DeepGP.from_config(model["config"], dtype=DTYPES[self.dtype]), model["state"]
 
-    def _restore(self, content: dict) -> None:
-        self.model_.to(self._device())
-        fitted.record_plan(self, DeepFitPlan.from_plain(content["fit_plan"]))     # older files' upgraded to one
-        self._restore_table(content)
+    def _file_values(self, content: dict, _model) -> tuple:
+        """``(plan, made, kept)`` of a model file (:func:`.model_file.read`): the plan (older files'
+        upgraded to one) and the targets' fitted values (:meth:`_target_values`)."""
+        return DeepFitPlan.from_plain(content["fit_plan"]), self._target_values(content), {}
 
     def _model_features(self) -> int:
         return int(self.model_.layers[0].shape[2])
@@ -334,15 +360,14 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         if y.ndim != 1:
             raise ValueError(f"y must be one-dimensional (one target), got shape {list(y.shape)}")
         mean, scale = column_mean_std(y, weight=weight)
-        fitted.record_target_scale(self, float(mean), float(scale) if float(scale) > 0 else 1.0)
-        return (y - self.y_mean_) / self.y_scale_, 1, "gaussian"
+        mean, scale = float(mean), float(scale) if float(scale) > 0 else 1.0
+        return (y - mean) / scale, 1, "gaussian", {"y_mean": mean, "y_scale": scale}
 
     def _target_content(self) -> dict:
         return {"y_mean": self.y_mean_, "y_scale": self.y_scale_}
 
-    def _restore(self, content: dict) -> None:
-        super()._restore(content)
-        fitted.record_target_scale(self, content["y_mean"], content["y_scale"])
+    def _target_values(self, content: dict) -> dict:
+        return {"y_mean": float(content["y_mean"]), "y_scale": float(content["y_scale"])}
 
     def predict(self, X, return_std: bool = False):
         """Predictive mean ``[n]`` (and standard deviation with ``return_std``) of y: the moments of the
@@ -357,23 +382,27 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         y = np.asarray(y, dtype=np.float64)
         return self._log_density((y - self.y_mean_) / self.y_scale_, X) - math.log(self.y_scale_)
 
-    def _log_density(self, ys: np.ndarray, X, validated: bool = False) -> np.ndarray:
+    def _log_density(self, ys: np.ndarray, X, validated: bool = False, predictor: Predictor | None = None) -> np.ndarray:
         """log p of standardised targets ``ys`` ``[n]`` at the rows ``X`` under the mixture of
-        their propagated samples."""
-        check_is_fitted(self, "model_")
+        their propagated samples (under the fitted model, or ``predictor``'s mid-fit)."""
+        if predictor is None:
+            check_is_fitted(self, "model_")
+            predictor = self._predictor()
         if not validated:
-            X = self._validate(X)
+            X = inputs.validate(self, X)
         if ys.shape != (len(X),):
             raise ValueError(f"y must have shape [{len(X)}], got {list(ys.shape)}")
-        noise = self._output_noise().to(self._device())
-        ys = torch.as_tensor(ys, dtype=DTYPES[self.dtype], device=self._device())
-        return self._per_row(X, 1, lambda rows, mean, var: self.model_.likelihood.mixture_log_density(
-            mean, var, noise, ys[rows]), validated=True)[:, 0]
+        model = predictor.model
+        noise = model.output_noise.cpu().to(predictor.device)
+        ys = torch.as_tensor(ys, dtype=predictor.dtype, device=predictor.device)
+        return self._per_row(X, 1, lambda rows, mean, var: model.likelihood.mixture_log_density(
+            mean, var, noise, ys[rows]), validated=True, predictor=predictor)[:, 0]
 
-    def _held_out_score(self, X_val, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
+    def _held_out_score(self, predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None,
+                        _made: dict) -> float:
         """The held-out mean negative log density of the standardised targets (``X_val`` read a
         chunk at a time), weighted by ``weight`` where given."""
-        return float(-np.average(self._log_density(y_val, X_val, validated=True), weights=weight))
+        return float(-np.average(self._log_density(y_val, X_val, validated=True, predictor=predictor), weights=weight))
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
         """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
@@ -419,19 +448,16 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
 
     def _prepare_targets(self, y, _weight=None):
         classes, y_idx = encode_labels(y)
-        fitted.record_classes(self, classes)
-        C = len(self.classes_)
+        C = len(classes)
         if C < 2:
-            raise ValueError(f"DeepGPClassifier needs at least 2 classes in y; got only one class, "
-                             f"{self.classes_.tolist()}")
-        return y_idx, (1 if C == 2 else C), ("probit" if C == 2 else "robust_max")
+            raise ValueError(f"DeepGPClassifier needs at least 2 classes in y; got only one class, {classes.tolist()}")
+        return y_idx, (1 if C == 2 else C), ("probit" if C == 2 else "robust_max"), {"classes": classes}
 
     def _target_content(self) -> dict:
         return {"classes": classes_to_plain(self.classes_)}
 
-    def _restore(self, content: dict) -> None:
-        super()._restore(content)
-        fitted.record_classes(self, classes_from_plain(content["classes"]))
+    def _target_values(self, content: dict) -> dict:
+        return {"classes": classes_from_plain(content["classes"])}
 
     def _model_problems(self) -> list[str]:
         C, outputs = len(self.classes_), int(self.model_.layers[-1].shape[0])
@@ -442,13 +468,19 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
         return self._proba(X)
 
-    def _held_out_score(self, X_val, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
-        return negative_log_likelihood(self._proba(X_val, validated=True), y_val, weight)
+    def _held_out_score(self, predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None,
+                        made: dict) -> float:
+        return negative_log_likelihood(self._proba(X_val, True, predictor, len(made["classes"])), y_val, weight)
 
-    def _proba(self, X, validated: bool = False) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self._per_row(X, len(self.classes_), lambda _rows, mean, var: self.model_.output_probabilities(
-            mean, var).mean(0), validated)
+    def _proba(self, X, validated: bool = False, predictor: Predictor | None = None, n_classes: int | None = None
+               ) -> np.ndarray:
+        """``[n, C]`` probabilities of the rows ``X`` under the fitted model (or ``predictor``'s, of
+        ``n_classes``, mid-fit)."""
+        if predictor is None:
+            check_is_fitted(self, "model_")
+            predictor, n_classes = self._predictor(), len(self.classes_)
+        return self._per_row(X, n_classes, lambda _rows, mean, var: predictor.model.output_probabilities(
+            mean, var).mean(0), validated, predictor)
 
     def predict_uncertainty(self, X, n_samples: int = 64, random_state: int | None = 0) -> dict[str, np.ndarray]:
         """The predictive uncertainty of each row of ``X``, in nats, split into its parts as

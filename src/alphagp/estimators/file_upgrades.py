@@ -1,8 +1,7 @@
 """Model files written by earlier versions, brought to today's layout in one place.
 
 Each upgrade takes a file's content (the dict :func:`~alphagp.serialization.read` returns) in the
-layout an earlier version wrote and returns it in today's; :meth:`GPEstimatorBase._read
-<alphagp.estimators.base.GPEstimatorBase._read>` applies them all before it rebuilds anything,
+layout an earlier version wrote and returns it in today's; :func:`.model_file.read` applies them all before it rebuilds anything,
 so the readers see one layout. The serialization layer checks format version and checksum and
 knows nothing of estimators or methods; an upgrade that needs the method registry lives here,
 above it. A buffer renamed inside a method's state is declared by the method itself

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..data.held_out import held_out_problem, held_out_rows
+from ..data.held_out import early_stopping_rows, held_out_problem
 from ..labels import plain
 from ..methods import method_spec, resolve_alpha
 from ..training import uses_mini_batches
@@ -230,20 +230,6 @@ def _early_stopping(setting, y, stratify: bool, fraction: float) -> bool:
     return bool(setting)
 
 
-def fit_rows(y, early_stopping: bool, fraction: float, stratify: bool, random_state):
-    """``(fit_rows, validation_rows)`` of a fit on targets ``y`` ``[N]`` (``validation_rows``
-    ``None`` without early stopping); a ``ValueError`` that says what to change where the held-out
-    share cannot be drawn."""
-    if not early_stopping:
-        return np.arange(len(y)), None
-    try:
-        return held_out_rows(y, fraction, stratify, random_state)
-    except ValueError as err:
-        raise ValueError(f"early stopping holds out validation_fraction={fraction} of the {len(y)} rows"
-                         f"{' stratified by class' if stratify else ''} and cannot: {err}. Use more rows, another "
-                         "validation_fraction, or early_stopping=False") from err
-
-
 def _training(params: Mapping, *, n_data: int, batch_size, mini: bool, optimizer: str, early_stopping: bool,
               device: str, max_time=None) -> dict:
     """The :class:`TrainingPlan` fields of ``params`` (``max_time``: the budget left, where a
@@ -323,7 +309,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     one_step = own_start and params["optimize_inducing"] is not True
     early = False if stream or (one_step and params["early_stopping"] == "auto") else \
         _early_stopping(params["early_stopping"], y_idx, True, params["validation_fraction"])
-    fitted = len(fit_rows(y_idx, early, params["validation_fraction"], True, params["random_state"])[0])
+    fitted = len(early_stopping_rows(y_idx, early, params["validation_fraction"], True, params["random_state"])[0])
     n_data = fitted if n_rows is None else int(n_rows)
     batch_size = None if params["batch_size"] == "auto" else params["batch_size"]
     mini = stream or uses_mini_batches(batch_size, n_data)
@@ -426,7 +412,7 @@ def plan_deep_fit(params: Mapping, y, *, n_features: int, likelihood: str, n_out
     share exists), the inducing points are clipped to the rows fitted, and the hidden width is
     ``n_hidden`` or min(D, 30)."""
     early = _early_stopping(params["early_stopping"], y, stratify, params["validation_fraction"])
-    fitted = len(fit_rows(y, early, params["validation_fraction"], stratify, params["random_state"])[0])
+    fitted = len(early_stopping_rows(y, early, params["validation_fraction"], stratify, params["random_state"])[0])
     batch_size = params["batch_size"]
     hidden = params["n_hidden"] if params["n_hidden"] is not None else min(n_features, HIDDEN_WIDTH)
     return DeepFitPlan(**_training(params, n_data=fitted, batch_size=batch_size,

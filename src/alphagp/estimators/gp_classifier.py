@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import types
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -14,17 +15,18 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..conformal import calibration, conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
-from ..kernel_start import SURROGATES, KernelStart, describe_start
+from ..kernel_start import SURROGATES, KernelStart
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_bullets, method_spec, n_latent, ordinal_methods
-from ..metrics import all_metrics, negative_log_likelihood
-from ..numerics import rows_per_block
+from ..metrics import all_metrics
 from ..threads import torch_threads
-from . import build, fitted, model_file, model_selection, streams
+from . import fitted, inputs, model_file, model_selection, streams
 from .base import GPEstimatorBase
 from .checks import check_fit_size, check_model_size, check_parameters
-from .fit_plan import DTYPES, FitPlan, plan_fit
+from .classifier_family import class_probabilities, classifier_family, latent_moments
+from .fit_plan import plan_fit
 from .inputs import check_rows_match
+from .run import FitResult, run
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -55,14 +57,6 @@ class _when_streaming:
             return self.fn
         _streams(obj)
         return types.MethodType(self.fn, obj)
-
-
-#: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
-_FEATURE_COPIES = 4
-#: the bytes of those arrays a chunk may hold: every chunk reads the model's [C, M, M] factors once
-#: more, so with many inducing points a chunk of a few dozen rows spends its time reading them (the
-#: closed form at M = 4,636 over MNIST's 10 classes had chunks of 22 rows under a 32 MiB bound)
-_FEATURE_BLOCK_BYTES = 512 * 2**20
 
 
 class GPClassifier(ClassifierMixin, GPEstimatorBase):
@@ -319,7 +313,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     }
 
     MODEL_KIND = MODEL_KIND
-    #: the plan's decisions shown as fitted attributes (``method_``, ..., :func:`.fitted.record_plan`)
+    #: the plan's decisions shown as fitted attributes (``method_``, ..., :func:`.fitted.record_fit`)
     PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ("method", "n_inducing", "batch_size", "inducing_init",
                                                   "early_stopping", "optimize_inducing", "alpha")
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
@@ -407,41 +401,45 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         -------
         self
         """
-        X, y = self._validate(X, y, reset=True)
-        X, y, weight = self._positive_weight_rows(X, y, self._fit_weights(sample_weight, X, y))
+        X, y, weight = inputs.prepare(self, X, y, sample_weight)
         classes, y_idx = self._fit_targets(y)
-        fitted.record_classes(self, classes)
-        if len(self.classes_) < 2:
-            raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, "
-                             f"{self.classes_.tolist()}")
-        check_parameters(self, X.shape[1], len(self.classes_))
-        fitted.forget(self, fitted.SELECTION)      # a refit keeps none of an earlier selection
+        if len(classes) < 2:
+            raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, {classes.tolist()}")
+        check_parameters(self, X.shape[1], len(classes))
         if self.method == "auto" or self.alpha == "auto":
-            return model_selection.fit_selected(self, X, y, y_idx, callbacks, weight)
-        return self._fit_params(self.get_params(), X, y_idx, weight, callbacks)
-
-    def _fit_params(self, params: dict, X, y_idx, weight=None, callbacks=None,
-                    start: dict[str, KernelStart] | None = None, max_time: float | None = None):
-        """Fit parameters ``params`` (``get_params()`` with a candidate's values over them; an explicit
-        method) on validated rows ``X`` ``[N, D]`` with class indices ``y_idx`` ``[N]`` (of
-        ``classes_``, set already) and weights ``weight`` ``[N]`` (or ``None``): plan,
-        build, train. The path of ``fit``, of the selection's candidates and of its final fit.
-        ``start``: kernel starts fitted already by surrogate (the selection's), used where the plan
-        starts from one of them; ``max_time``: the budget left (default ``params["max_time"]``)."""
-        plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
-        check_model_size(plan, len(y_idx), X.shape[1], len(self.classes_))
-        fitted.record_plan(self, plan)
-        if self.verbose:
-            print(f"GPClassifier plan: {plan.describe()}", flush=True)
-        self._fit_planned(plan, X, y_idx, weight, callbacks, stratify=True, start=start)
+            result, selection = model_selection.fit_selected(self, X, y, y_idx, classes, callbacks, weight)
+            fitted.record_fit(self, result)
+            fitted.record_selection(self, *selection)
+            return self
+        fitted.record_fit(self, self._fit_result(self.get_params(), X, y_idx, classes, weight, callbacks))
         return self
 
-    def _checkpoint_settings(self, model=None) -> dict:
-        """The base's settings with ``shared_hyperparameters`` and ``kernel_init`` as the plan
+    def _fit_result(self, params: dict, X, y_idx, classes, weight=None, callbacks=None,
+                    start: dict[str, KernelStart] | None = None, max_time: float | None = None,
+                    own: bool = True) -> FitResult:
+        """The :class:`~.run.FitResult` of parameters ``params`` (``get_params()`` with a candidate's
+        values over them; an explicit method) on validated rows ``X`` ``[N, D]`` with class indices
+        ``y_idx`` ``[N]`` of ``classes`` and weights ``weight`` ``[N]`` (or ``None``): plan, check,
+        run. The path of ``fit``, of the selection's candidates (``own=False``: without the
+        estimator's checkpoint, progress and callbacks) and of its final fit. ``start``: kernel starts
+        fitted already by surrogate (the selection's), used where the plan starts from one of them;
+        ``max_time``: the budget left (default ``params["max_time"]``)."""
+        plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
+        check_model_size(plan, len(y_idx), X.shape[1], len(classes))
+        verbose = own and bool(self.verbose)
+        if verbose:
+            print(f"GPClassifier plan: {plan.describe()}", flush=True)
+        family = classifier_family(len(classes), self.inducing_points, start, verbose)
+        result = run(plan, X, y_idx, weight, family, self._settings(plan, callbacks, {"classes": classes}, own),
+                     stratify=True)
+        return replace(result, made={"classes": classes, **result.made})
+
+    def _checkpoint_settings(self, plan) -> dict:
+        """The base's settings with ``shared_hyperparameters`` and ``kernel_init`` as ``plan``
         resolved them (checkpoints written before their ``"auto"`` recorded the values; the fixed
         start, the value before ``kernel_init`` existed, is not recorded)."""
-        settings = {**super()._checkpoint_settings(model), "shared_hyperparameters": self.fit_plan_.shared_hyperparameters,
-                    "kernel_init": self.fit_plan_.kernel_init}
+        settings = {**super()._checkpoint_settings(plan), "shared_hyperparameters": plan.shared_hyperparameters,
+                    "kernel_init": plan.kernel_init}
         if settings["kernel_init"] == self.PARAMS_ADDED["kernel_init"]:
             del settings["kernel_init"]
         return settings
@@ -452,22 +450,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         (``method="auto"``: its first candidate for those rows), before the rows are read whole (the
         command line asks it of a sparse LIBSVM file before making it dense)."""
         check_fit_size(self, n_rows, n_features, y)
-
-    def _build_model(self, plan: FitPlan, X, Xs, y, weight, rng, start: dict[str, KernelStart] | None = None):
-        C = len(self.classes_)
-        kernel_start = None
-        if plan.kernel_init in SURROGATES:
-            given = (start or {}).get(plan.kernel_init)
-            kernel_start = given if given is not None else build.kernel_start(plan, Xs, y, C, weight)
-            if self.verbose and start is None:
-                print(f"GPClassifier kernel start: {describe_start(kernel_start)}", flush=True)
-        inducing = build.user_inducing_points(self, X.shape[1], n_latent(plan.method, C), plan.shared_hyperparameters)
-        return build.build_model(plan, X, Xs, C, rng, inducing, kernel_start), {"kernel_start": kernel_start}
-
-    def _finish_fit(self, Xs, y, validation) -> None:
-        self.model_.after_fit(Xs, y)
-        fitted.record_diagnostics(self)
-        fitted.record_held_out_conformity(self, validation)
 
     # ------------------------------------------------------------------ streams
     @_when_streaming
@@ -501,7 +483,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if start and classes is None:
             raise ValueError("the first call of partial_fit needs classes=, every label of the stream "
                              "(scikit-learn's convention)")
-        X, y = self._validate(X, y, reset=start)
+        X, y = inputs.validate(self, X, y, reset=start)
         given = None if classes is None else self._stream_classes(classes)
         weight = streams.weights(self, sample_weight, X, y, given if start else self.classes_)
         if start:
@@ -521,37 +503,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:
         """``[N, C]`` class probabilities (columns ordered as ``classes_``)."""
         check_is_fitted(self, "model_")
-        return self._proba(self._validate(X), chunk_size)
-
-    def _held_out_score(self, X_val, y_val: np.ndarray, weight: np.ndarray | None = None) -> float:
-        return negative_log_likelihood(self._proba(X_val), y_val, weight)
+        return self._proba(inputs.validate(self, X), chunk_size)
 
     def _proba(self, X: np.ndarray, chunk_size: int = 2048) -> np.ndarray:
-        """``[N, C]`` probabilities of validated, unstandardised rows ``X`` (chunks as
-        :meth:`_chunks`; the likelihoods bound their own temporaries the same way)."""
-        # one output array filled in place: small long-lived pieces between each chunk's freed
-        # temporaries kept glibc's heap from reusing them (scoring 10^6 rows grew the resident
-        # memory by 1 GB of freed but unreturned heap; BENCHMARKS.md, "Memory")
-        proba = np.empty((len(X), len(self.classes_)))
-        for rows, Xc in self._chunks(X, chunk_size):
-            proba[rows] = self.model_.predict_proba(Xc).cpu().numpy()
-        if not np.all(np.isfinite(proba)):
-            raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
-        return proba
-
-    def _chunks(self, X: np.ndarray, chunk_size: int = 2048):
-        """``(rows, tensor)`` for chunks of the validated, unstandardised rows ``X``, standardised on
-        the model's device and dtype, under ``n_jobs`` threads: at most ``chunk_size`` rows, and no
-        more than keep a chunk's kernel features (``[C, M, rows]`` and their temporaries) within
-        :data:`_FEATURE_BLOCK_BYTES`, whatever C and M. A standardised value beyond the fourth root of
-        the dtype's largest number (1e77 in float64) is held there: the kernel is 0 that far from
-        every inducing input either way, and its squared distances stay finite (a row at 1e308
-        gave inf - inf = NaN)."""
-        C, M = len(self.classes_), self.model_.inducing_points.shape[1]
-        per_row = C * M * DTYPES[self.dtype].itemsize * _FEATURE_COPIES
-        reach = torch.finfo(DTYPES[self.dtype]).max ** 0.25
-        for rows, Xc in self._row_chunks(X, min(chunk_size, rows_per_block(per_row, _FEATURE_BLOCK_BYTES))):
-            yield rows, Xc.clamp(-reach, reach)
+        """``[N, C]`` probabilities of validated, unstandardised rows ``X`` (:func:`class_probabilities`)."""
+        return class_probabilities(self._predictor(), X, len(self.classes_), chunk_size)
 
     def predict_f(self, X, return_std: bool = False):
         """``[N, C]`` means of the C latent functions at ``X`` under the fitted posterior (columns
@@ -559,7 +515,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         (the kernel's additive noise included): the Gaussian marginals that ``predict_proba``
         integrates against the likelihood (scikit-learn's ``return_std`` convention)."""
         check_is_fitted(self, "model_")
-        mean, var = self._latent(self._validate(X))
+        mean, var = self._latent(inputs.validate(self, X))
         return (mean, np.sqrt(var)) if return_std else mean
 
     def predict_uncertainty(self, X, n_samples: int = 256, random_state: int | None = 0) -> dict[str, np.ndarray]:
@@ -579,7 +535,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         from ..uncertainty import decompose, draw_generator, named
         check_is_fitted(self, "model_")
         generator = draw_generator(n_samples, random_state)
-        mean, var = self._latent(self._validate(X))
+        mean, var = self._latent(inputs.validate(self, X))
         with torch_threads(self.n_jobs), torch.no_grad():
             return named(decompose(self.model_.likelihood, torch.as_tensor(mean), torch.as_tensor(var),
                                    int(n_samples), generator, n_classes=len(self.classes_)))
@@ -591,10 +547,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         scores 1 - p(y_i | x_i) and classes become ``conformity_scores_`` and
         ``conformity_classes_``, replacing those of the fit's held-out rows. Returns ``self``."""
         check_is_fitted(self, "model_")
-        X = self._validate(X)
+        X = inputs.validate(self, X)
         check_rows_match(X, y)
         y_idx = np.asarray(self._encode(y), dtype=np.int64)
-        fitted.record_conformity(self, conformity_scores(self._proba(X), y_idx), y_idx)
+        fitted.record_calibration(self, conformity_scores(self._proba(X), y_idx), y_idx)
         return self
 
     def predict_set(self, X, confidence_level: float = 0.9, conditional: str | None = None,
@@ -617,15 +573,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         scores, classes = calibration(self, conditional)
         if not isinstance(non_empty, (bool, np.bool_)):
             raise ValueError(f"non_empty must be True or False, got {non_empty!r}")  # noqa: TRY004 -- as sklearn
-        return prediction_sets(self._proba(self._validate(X)), scores, confidence_level, classes, bool(non_empty))
+        return prediction_sets(self._proba(inputs.validate(self, X)), scores, confidence_level, classes, bool(non_empty))
 
     def _latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent means and variances ``[N, C]`` of validated, unstandardised rows ``X``."""
-        mean, var = np.empty((len(X), len(self.classes_))), np.empty((len(X), len(self.classes_)))
-        for rows, Xc in self._chunks(X):
-            m, v = self.model_.predict_f(Xc)
-            mean[rows], var[rows] = m.cpu().numpy(), v.cpu().numpy()
-        return mean, var
+        return latent_moments(self._predictor(), X, len(self.classes_))
 
     def predict_log_proba(self, X) -> np.ndarray:
         """``[N, C]`` log class probabilities."""
@@ -658,7 +610,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``include_training_state=True``, which also keeps EP's per-point sites (``[N, C, M]``;
         SEP has none), for inspecting them. Opening a file never runs code from it.
         """
-        self._write(path, include_training_state=bool(include_training_state))
+        model_file.write(self, path, include_training_state=bool(include_training_state))
 
     def _file_content(self, include_training_state: bool = False) -> dict:
         return model_file.file_content(self, include_training_state)
@@ -676,10 +628,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Raises :class:`~alphagp.serialization.ModelFileError` (a ``ValueError``) for a file that
         is not an alphagp model, is damaged or truncated, or comes from a newer format version.
         """
-        return cls._read(path, **({} if device is None else {"device": plain(device)}))
+        return model_file.read(cls, path, **({} if device is None else {"device": plain(device)}))
 
     def _model_from_file(self, content: dict):
-        return model_file.model_from_file(self, content)
+        return model_file.model_from_file(content)
+
+    def _file_values(self, content: dict, model) -> tuple:
+        return model_file.file_values(content, model)
 
     def _model_features(self) -> int:
         return int(self.model_.inducing_points.shape[-1])
@@ -707,9 +662,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             problems.append(f"classes {self.classes_.tolist()} other than the grades {list(grades)} the file's "
                             "parameters give")
         return problems
-
-    def _restore(self, content: dict) -> None:
-        model_file.restore(self, content)
 
 
 GPClassifier.__doc__ = GPClassifier.__doc__.replace("{methods}", method_bullets())

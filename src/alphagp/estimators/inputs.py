@@ -1,8 +1,8 @@
 """The input stage of a fit (and of every prediction): what the estimators accept as features,
-targets and weights, and what they refuse with a one-line error.
+targets and weights, and what they refuse with a one-line error; functions of the estimator's
+parameters.
 
-:class:`EstimatorInputs` (a mixin of :class:`~alphagp.estimators.base.GPEstimatorBase`) validates
-the features with scikit-learn's ``validate_data`` (float64, finite; non-numeric columns and
+:func:`validate` checks the features with scikit-learn's ``validate_data`` (float64, finite; non-numeric columns and
 NaN or infinity named), or a mixed-type table through its encoding (``categorical_features``,
 :mod:`alphagp.data.tables`), and resolves the rows' weights (``sample_weight`` times
 ``class_weight``, rows of weight 0 left out)."""
@@ -75,155 +75,156 @@ def check_rows_match(X, y) -> None:
         raise ValueError(f"X has {len(X)} rows but y has {len(y)} values; give one target per row")
 
 
-class EstimatorInputs:
-    """The input stage of the estimators (module docstring); the estimator's parameters
-    (``categorical_features``, ``class_weight``, ``method``) are read where a subclass has them."""
-
-    def _validate(self, X, y="no_validation", reset=False, **checks):
-        """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with
-        one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
-        categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
-        ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
-        name = type(self).__name__
-        if y is not None and not (isinstance(y, str) and y == "no_validation") and is_classifier(self):
-            from ..labels import describe_rows, missing_labels
-            missing = missing_labels(y)
-            if len(missing):
-                raise ValueError(f"{name} needs a label for every row: y is missing {len(missing)} "
-                                 f"({describe_rows(missing)}, counted from 0); drop those rows or give them a label")
-        if getattr(self, "categorical_features", None) is not None:
-            return self._validate_table(X, y, reset)
-        problem = non_numeric_columns(X)
-        if problem:
-            hint = ("; categorical_features='from_dtype' one-hot encodes such columns"
-                    if "categorical_features" in self.get_params() else "")
-            raise ValueError(f"{name} needs numeric features: {problem}{hint}")
-        if checks.get("y_numeric"):
-            try:
-                np.asarray(y, dtype=np.float64)
-            except (ValueError, TypeError) as err:
-                raise ValueError(f"{name} needs numeric targets: {err}") from None
+def validate(est, X, y="no_validation", reset=False, **checks):
+    """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with
+    one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
+    categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
+    ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
+    name = type(est).__name__
+    if y is not None and not (isinstance(y, str) and y == "no_validation") and is_classifier(est):
+        from ..labels import describe_rows, missing_labels
+        missing = missing_labels(y)
+        if len(missing):
+            raise ValueError(f"{name} needs a label for every row: y is missing {len(missing)} "
+                             f"({describe_rows(missing)}, counted from 0); drop those rows or give them a label")
+    if getattr(est, "categorical_features", None) is not None:
+        return validate_table(est, X, y, reset)
+    problem = non_numeric_columns(X)
+    if problem:
+        hint = ("; categorical_features='from_dtype' one-hot encodes such columns"
+                if "categorical_features" in est.get_params() else "")
+        raise ValueError(f"{name} needs numeric features: {problem}{hint}")
+    if checks.get("y_numeric"):
         try:
-            return validate_data(self, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True, **checks)
+            np.asarray(y, dtype=np.float64)
         except (ValueError, TypeError) as err:
-            text = str(err)
-            if "NaN" in text or "infinity" in text:
-                raise ValueError(f"{name} needs finite features: X has {non_finite_cells(X)}; impute them "
-                                 "(e.g. sklearn.impute.SimpleImputer) or drop those rows") from None
-            if "could not convert" in text:
-                raise ValueError(f"{name} needs numeric features: {text}") from None
-            raise
+            raise ValueError(f"{name} needs numeric targets: {err}") from None
+    try:
+        return validate_data(est, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True, **checks)
+    except (ValueError, TypeError) as err:
+        text = str(err)
+        if "NaN" in text or "infinity" in text:
+            raise ValueError(f"{name} needs finite features: X has {non_finite_cells(X)}; impute them "
+                             "(e.g. sklearn.impute.SimpleImputer) or drop those rows") from None
+        if "could not convert" in text:
+            raise ValueError(f"{name} needs numeric features: {text}") from None
+        raise
 
-    def _validate_table(self, X, y="no_validation", reset=False):
-        """:meth:`_validate` for a mixed-type table (``categorical_features="from_dtype"``): ``X`` a
-        DataFrame whose columns ``fit`` records (``feature_names_in_``, ``n_features_in_``) and
-        encodes (``table_encoding_``, :mod:`alphagp.data.tables`); returns the encoded float64
-        features ``[N, width]`` (and ``y``)."""
-        import pandas as pd
-        from sklearn.utils import check_consistent_length, column_or_1d
-        from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
+def validate_table(est, X, y="no_validation", reset=False):
+    """:meth:`_validate` for a mixed-type table (``categorical_features="from_dtype"``): ``X`` a
+    DataFrame whose columns ``fit`` records (``feature_names_in_``, ``n_features_in_``) and
+    encodes (``table_encoding_``, :mod:`alphagp.data.tables`); returns the encoded float64
+    features ``[N, width]`` (and ``y``)."""
+    import pandas as pd
+    from sklearn.utils import check_consistent_length, column_or_1d
+    from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
 
-        from ..data.tables import TableEncoding
-        name = type(self).__name__
-        if not isinstance(X, pd.DataFrame):
-            raise TypeError(f"{name}(categorical_features='from_dtype') needs a pandas DataFrame, whose dtypes say "
-                             f"which columns are categorical; got {type(X).__name__}")
-        if not reset:
-            check_is_fitted(self, "table_encoding_")
-        _check_feature_names(self, X, reset=reset)
-        _check_n_features(self, X, reset=reset)
-        if reset:
-            self.table_encoding_ = TableEncoding.fit(X)
-        if len(X) == 0:
-            raise ValueError(f"{name} needs at least one row; X has none")
-        try:
-            features = check_array(self.table_encoding_.transform(X), dtype=np.float64, ensure_all_finite=True)
-        except ValueError as err:
-            raise ValueError(f"{name} needs finite numeric features: {err}") from None
-        if isinstance(y, str) and y == "no_validation":
-            return features
-        y = column_or_1d(y)
-        check_consistent_length(features, y)
-        return features, y
+    from ..data.tables import TableEncoding
+    name = type(est).__name__
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"{name}(categorical_features='from_dtype') needs a pandas DataFrame, whose dtypes say "
+                         f"which columns are categorical; got {type(X).__name__}")
+    if not reset:
+        check_is_fitted(est, "table_encoding_")
+    _check_feature_names(est, X, reset=reset)
+    _check_n_features(est, X, reset=reset)
+    if reset:
+        est.table_encoding_ = TableEncoding.fit(X)
+    if len(X) == 0:
+        raise ValueError(f"{name} needs at least one row; X has none")
+    try:
+        features = check_array(est.table_encoding_.transform(X), dtype=np.float64, ensure_all_finite=True)
+    except ValueError as err:
+        raise ValueError(f"{name} needs finite numeric features: {err}") from None
+    if isinstance(y, str) and y == "no_validation":
+        return features
+    y = column_or_1d(y)
+    check_consistent_length(features, y)
+    return features, y
 
-    def _table_content(self) -> dict:
-        """The table encoding's part of a model file (``{}`` without one)."""
-        encoding = getattr(self, "table_encoding_", None)
-        return {} if encoding is None else {"table_encoding": encoding.to_plain()}
+def table_content(est) -> dict:
+    """The table encoding's part of a model file (``{}`` without one)."""
+    encoding = getattr(est, "table_encoding_", None)
+    return {} if encoding is None else {"table_encoding": encoding.to_plain()}
 
-    def _restore_table(self, content: dict) -> None:
-        """``table_encoding_`` from a model file's ``content`` where it has one, checked against the
-        model's input columns."""
-        if content.get("table_encoding") is None:
-            return
-        from ..data.tables import TableEncoding
-        self.table_encoding_ = TableEncoding.from_plain(content["table_encoding"])
-        if [c["name"] for c in self.table_encoding_.columns] != [str(n) for n in self.feature_names_in_]:
-            raise ValueError("the table encoding's columns are not the model's input columns")
-
-    def _input_width(self) -> int:
-        """The number of features the model sees: the table encoding's where there is one."""
-        encoding = getattr(self, "table_encoding_", None)
-        return self.n_features_in_ if encoding is None else encoding.width
-
-    # ------------------------------------------------------------------ sample weights
-    def _fit_weights(self, sample_weight, X, y, classes=None) -> np.ndarray | None:
-        """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
-        finite, not all 0) times the class weights of ``class_weight`` where the estimator has one
-        (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given.
-        ``classes``: the labels a ``class_weight`` dict may name (default: those of ``y``; a
-        stream's calls name all of its classes). Raises ``ValueError`` for a method that takes
-        no weights, for a ``class_weight`` naming another class or giving one a weight that is not
-        a finite non-negative number, and for weights summing to more than
-        :data:`MAX_TOTAL_WEIGHT` (named by the largest)."""
-        class_weight = getattr(self, "class_weight", None)
-        if sample_weight is None and class_weight is None:
-            return None
-        from sklearn.utils.class_weight import compute_sample_weight
-        from sklearn.utils.validation import _check_sample_weight
-        others = self._weighted_alternatives()
-        if others is not None:
-            raise ValueError(f"method={self.method!r} takes no sample weights (sample_weight, class_weight); "
-                             f"the methods that do: {others}")
-        weight = (np.ones(len(y)) if sample_weight is None else
-                  _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
-        if isinstance(class_weight, dict):
-            known = set((np.unique(y) if classes is None else classes).tolist())
-            unseen = [c for c in class_weight if c not in known]
-            if unseen:
-                raise ValueError(f"class_weight names classes not in y: {unseen}; the classes are {sorted(known)}")
-            bad = {c: w for c, w in class_weight.items()
-                   if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not 0 <= w < np.inf}
-            if bad:
-                raise ValueError(f"class_weight must give each class a finite non-negative number; got {bad}")
-            weight *= np.array([float(class_weight.get(label, 1.0)) for label in np.asarray(y).tolist()])
-        elif class_weight is not None:
-            weight *= compute_sample_weight(class_weight, y)
-        total = float(weight.sum())
-        if not total <= MAX_TOTAL_WEIGHT:
-            row = int(np.argmax(weight))
-            raise ValueError(f"the rows' weights (sample_weight times class_weight) sum to {total:.3g}, more than "
-                             f"{MAX_TOTAL_WEIGHT:.0e}: a weight counts as repeated rows, and row {row}'s (counted from 0) "
-                             f"{weight[row]:.3g} would count as more rows than a fit can represent; scale the "
-                             "weights down (which also lowers how many rows they stand for)")
-        return weight
-
-    def _positive_weight_rows(self, X, y, weight):
-        """``(X, y, weight)`` without the rows of weight 0 (such a row is left out, exactly: the
-        standardisation, the inducing inputs and the held-out splits never see it). Raises
-        ``ValueError`` when a class of a classifier keeps no row."""
-        if weight is None or (weight > 0).all():
-            return X, y, weight
-        kept = weight > 0
-        if is_classifier(self):
-            lost = np.setdiff1d(np.unique(y), y[kept])
-            if len(lost):
-                raise ValueError(f"every row of class {lost.tolist()} has weight 0 (sample_weight times class_weight); "
-                                 "give them a positive weight or leave the class out of y")
-        rows = np.flatnonzero(kept)
-        return np.asarray(X[rows]), y[rows], weight[rows]
-
-    def _weighted_alternatives(self) -> str | None:
-        """``None`` where the method this fit uses takes sample weights (the deep GPs always do),
-        else the names of the methods that do (for the error message)."""
+def table_encoding_of_file(content: dict, feature_names):
+    """The table encoding a model file's ``content`` holds (``None``: none), checked against the
+    model's input columns ``feature_names``."""
+    if content.get("table_encoding") is None:
         return None
+    from ..data.tables import TableEncoding
+    encoding = TableEncoding.from_plain(content["table_encoding"])
+    if [c["name"] for c in encoding.columns] != [str(n) for n in feature_names]:
+        raise ValueError("the table encoding's columns are not the model's input columns")
+    return encoding
+
+
+def input_width(est) -> int:
+    """The number of features the model sees: the table encoding's where there is one."""
+    encoding = getattr(est, "table_encoding_", None)
+    return est.n_features_in_ if encoding is None else encoding.width
+
+# ------------------------------------------------------------------ sample weights
+def fit_weights(est, sample_weight, X, y, classes=None) -> np.ndarray | None:
+    """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
+    finite, not all 0) times the class weights of ``class_weight`` where the estimator has one
+    (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given.
+    ``classes``: the labels a ``class_weight`` dict may name (default: those of ``y``; a
+    stream's calls name all of its classes). Raises ``ValueError`` for a method that takes
+    no weights, for a ``class_weight`` naming another class or giving one a weight that is not
+    a finite non-negative number, and for weights summing to more than
+    :data:`MAX_TOTAL_WEIGHT` (named by the largest)."""
+    class_weight = getattr(est, "class_weight", None)
+    if sample_weight is None and class_weight is None:
+        return None
+    from sklearn.utils.class_weight import compute_sample_weight
+    from sklearn.utils.validation import _check_sample_weight
+    others = est._weighted_alternatives() if hasattr(est, "_weighted_alternatives") else None
+    if others is not None:
+        raise ValueError(f"method={est.method!r} takes no sample weights (sample_weight, class_weight); "
+                         f"the methods that do: {others}")
+    weight = (np.ones(len(y)) if sample_weight is None else
+              _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
+    if isinstance(class_weight, dict):
+        known = set((np.unique(y) if classes is None else classes).tolist())
+        unseen = [c for c in class_weight if c not in known]
+        if unseen:
+            raise ValueError(f"class_weight names classes not in y: {unseen}; the classes are {sorted(known)}")
+        bad = {c: w for c, w in class_weight.items()
+               if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not 0 <= w < np.inf}
+        if bad:
+            raise ValueError(f"class_weight must give each class a finite non-negative number; got {bad}")
+        weight *= np.array([float(class_weight.get(label, 1.0)) for label in np.asarray(y).tolist()])
+    elif class_weight is not None:
+        weight *= compute_sample_weight(class_weight, y)
+    total = float(weight.sum())
+    if not total <= MAX_TOTAL_WEIGHT:
+        row = int(np.argmax(weight))
+        raise ValueError(f"the rows' weights (sample_weight times class_weight) sum to {total:.3g}, more than "
+                         f"{MAX_TOTAL_WEIGHT:.0e}: a weight counts as repeated rows, and row {row}'s (counted from 0) "
+                         f"{weight[row]:.3g} would count as more rows than a fit can represent; scale the "
+                         "weights down (which also lowers how many rows they stand for)")
+    return weight
+
+def positive_weight_rows(est, X, y, weight):
+    """``(X, y, weight)`` without the rows of weight 0 (such a row is left out, exactly: the
+    standardisation, the inducing inputs and the held-out splits never see it). Raises
+    ``ValueError`` when a class of a classifier keeps no row."""
+    if weight is None or (weight > 0).all():
+        return X, y, weight
+    kept = weight > 0
+    if is_classifier(est):
+        lost = np.setdiff1d(np.unique(y), y[kept])
+        if len(lost):
+            raise ValueError(f"every row of class {lost.tolist()} has weight 0 (sample_weight times class_weight); "
+                             "give them a positive weight or leave the class out of y")
+    rows = np.flatnonzero(kept)
+    return np.asarray(X[rows]), y[rows], weight[rows]
+
+
+def prepare(est, X, y, sample_weight, **checks):
+    """``(X, y, weight)``: the validated features ``[N, D]`` (float64; a table encoded) and targets
+    ``[N]`` of ``fit`` (``checks`` go to :func:`validate`), the rows' weights (:func:`fit_weights`,
+    or ``None``), rows of weight 0 left out (:func:`positive_weight_rows`)."""
+    X, y = validate(est, X, y, reset=True, **checks)
+    return positive_weight_rows(est, X, y, fit_weights(est, sample_weight, X, y))

@@ -56,10 +56,8 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from sklearn.base import clone
 
 from ..data.held_out import class_counts, held_out_problem, held_out_rows
-from ..data.streaming import StandardizedRows, column_mean_std
 from ..kernel_start import BUDGET_SHARE, SHARED_STARTS, STARTS, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
 from ..methods import free_alpha, method_spec, resolve_alpha, takes
@@ -67,8 +65,9 @@ from ..methods.class_frequencies import PRIOR_COUNT
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
-from . import fitted
+from .classifier_family import class_probabilities
 from .fit_plan import is_own_start, kernel_start_of
+from .run import standardisation
 
 
 @dataclass(frozen=True)
@@ -223,7 +222,7 @@ def _same(a, b) -> bool:
 @dataclass
 class Selection:
     """What :func:`select` found: the winner's parameters, ``cv_results_``, where the winner's
-    scored fit is the final one (one split), that fitted estimator, and the candidates' shared
+    scored fit is the final one (one split), its :class:`~.run.FitResult`, and the candidates' shared
     kernel starts by surrogate (empty: none was fitted)."""
 
     candidate: Candidate
@@ -243,9 +242,7 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     give the lengthscales already. With ``max_seconds``, the searches share it."""
     if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
         return {}
-    d = X.shape[1]
-    mean, scale = column_mean_std(X, weight=weight) if estimator.standardize else (np.zeros(d), np.ones(d))
-    Xs = StandardizedRows(X, mean, np.where(scale > 0, scale, 1.0))     # read lazily: only the sampled rows
+    Xs = standardisation(X, estimator.standardize, weight)     # read lazily: only the sampled rows
     share = None if max_seconds is None else max_seconds / len(surrogates)
     return {surrogate: fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, surrogate=surrogate, weight=weight,
                                         rng=np.random.default_rng(estimator.random_state), max_seconds=share,
@@ -395,20 +392,19 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
             # on one split a candidate fits every row and holds the split's out itself (early stopping)
             rows, rows_weight = (fold.train, fold.train_weight) if scheme == "cv" else (slice(None), weight)
-            model = clone(estimator).set_params(checkpoint=None, verbose=False)
-            model.classes_ = classes
             t0 = clock()
             try:
                 with _clip_said():
-                    model._fit_params({**estimator.get_params(),
-                                       **_feasible(params, y_idx[rows], estimator.validation_fraction)},
-                                      X[rows], y_idx[rows], rows_weight, start=starts_of(k), max_time=share)
+                    result = estimator._fit_result({**estimator.get_params(),
+                                                    **_feasible(params, y_idx[rows], estimator.validation_fraction)},
+                                                   X[rows], y_idx[rows], classes, rows_weight, start=starts_of(k),
+                                                   max_time=share, own=False)
                 if scheme == "cv":
-                    scores[i].append(negative_log_likelihood(model._proba(X[fold.test]), y_idx[fold.test],
-                                                             fold.test_weight))
+                    proba = class_probabilities(result.predictor(estimator.n_jobs), X[fold.test], len(classes))
+                    scores[i].append(negative_log_likelihood(proba, y_idx[fold.test], fold.test_weight))
                 else:
-                    scores[i].append(float(model.validation_scores_[model.best_iteration_ - 1]))
-                fitted[i] = model if scheme == "split" else None
+                    scores[i].append(float(result.validation_scores[result.best_iteration - 1]))
+                fitted[i] = result if scheme == "split" else None
             except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
                 failures.append(f"{candidate.name}: {err}")           # is left unscored, ranked last
                 scores[i], fitted[i] = [], None
@@ -482,16 +478,18 @@ def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best:
                   UserWarning, stacklevel=5)
 
 
-def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
+def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=None):
     """The fit of an ``estimator`` that selects (``method="auto"``, ``alpha="auto"``): the candidate
     with the best held-out NLL (:func:`select`), fitted on all of ``X`` ``[N, D]``, ``y`` (class
-    indices ``y_idx``; rows weighted by ``weight`` ``[N]``, class weights included, where given):
-    the winner's parameters over the user's become the final fit's plan (the user's parameters
-    are never changed), or on one split the winner's fit is the final one (unless callbacks or a
-    checkpoint ask for a fit of their own, or the winner is a closed form from its own start, which
-    is refitted on every row: one start and one step); the final fit gets the time ``max_time`` has left.
-    Where no held-out rows exist (a class of one row) the first candidate is fitted, with a
-    warning. ``clock``: as :func:`select`'s. Returns ``estimator``."""
+    indices ``y_idx`` of ``classes``; rows weighted by ``weight`` ``[N]``, class weights included,
+    where given): the winner's parameters over the user's become the final fit's plan (the user's
+    parameters are never changed), or on one split the winner's fit is the final one (unless
+    callbacks or a checkpoint ask for a fit of their own, or the winner is a closed form from its
+    own start, which is refitted on every row: one start and one step); the final fit gets the
+    time ``max_time`` has left. Where no held-out rows exist (a class of one row) the first
+    candidate is fitted, with a warning. ``clock``: as :func:`select`'s. Returns ``(result,
+    record)``: the final fit's :class:`~.run.FitResult` and the selection's record for
+    :func:`.fitted.record_selection` (the candidate's name, the scheme, ``cv_results_``)."""
     clock = clock or time.perf_counter
     start = clock()
     reuse = not callbacks and not estimator.checkpoint
@@ -506,7 +504,7 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
     params = {**estimator.get_params(), **selection.params}
     one_step = is_own_start(params)       # a closed form from its own start: refitted on every row in one step
     if selection.fitted is not None and reuse and not one_step:
-        fitted.record_fit_of(estimator, selection.fitted, keep=_INPUT_ATTRIBUTES)
+        result = selection.fitted
     else:
         if one_step and selection.scheme == "split":           # every row, none held out to stop on
             params["early_stopping"] = estimator.early_stopping
@@ -516,10 +514,10 @@ def fit_selected(estimator, X, y, y_idx, callbacks, weight=None, clock=None):
         shared = {kernel_start_of(params)} & SHARED_STARTS
         limit = None if remaining is None else BUDGET_SHARE * remaining
         with _clip_said():
-            estimator._fit_params(params, X, y_idx, weight, callbacks, max_time=remaining,
-                                  start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit) or None)
-    fitted.record_selection(estimator, selection.candidate.name, selection.scheme, selection.cv_results)
-    return estimator
+            result = estimator._fit_result(params, X, y_idx, classes, weight, callbacks, max_time=remaining,
+                                           start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit)
+                                           or None)
+    return result, (selection.candidate.name, selection.scheme, selection.cv_results)
 
 
 def _what(estimator) -> str:
@@ -534,11 +532,6 @@ def _clip_said():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="n_inducing=.* is larger than", category=UserWarning)
         yield
-
-
-#: the attributes a fit sets from the user's input columns, which a candidate's fit (on the
-#: validated, encoded rows) does not have and the final estimator keeps
-_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "table_encoding_")
 
 
 def behind(scores: list[float], leader: list[float] | None, margin: float | None = None) -> bool:

@@ -18,21 +18,17 @@ import numpy as np
 import torch
 
 from ..data.streaming import StandardizedRows
+from ..labels import encode_known_labels
 from ..methods import METHODS, method_spec
 from ..threads import torch_threads
 from ..training import Trainer
-from . import fitted, model_selection
-from .base import explain_numerical_failure
+from . import build, fitted, inputs, model_selection
 from .checks import check_model_size, check_parameters
 from .fit_plan import AUTO_INDUCING, DEFAULT_ADAM_LEARNING_RATE, DTYPES, default_learning_rate, plan_fit
+from .run import FitResult, diagnostics_of, explain_numerical_failure, standardisation
 
 #: a stream's Adam rate above this many times Adam's default warns (its steps are few and unchecked)
 _RATE_WARNING = 10
-
-#: what a new stream forgets of an earlier fit
-_FORGOTTEN = ("cv_results_", "candidate_", "selection_scheme_", "conformity_scores_", "conformity_classes_",
-              "_stream_optimizer", "_stream_seen")
-
 
 def streams_with(method: str) -> bool:
     """Whether method ``method`` can take a stream's rows (its ``Capabilities.streaming``; ``"auto"``:
@@ -57,38 +53,37 @@ def start(est, X, y, classes, n_rows) -> None:
     plan of the stream (``method="auto"``: the portfolio's first candidate that streams, SEP),
     the standardisation and the model from the validated rows ``X`` ``[B, D]`` with labels ``y``
     ``[B]``; ``n_rows`` is the stream's N (``None``: the rows the calls bring, module docstring)."""
-    fitted.record_classes(est, est._stream_classes(classes))
-    if len(est.classes_) < 2:
-        raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {est.classes_.tolist()}")
+    classes = est._stream_classes(classes)
+    if len(classes) < 2:
+        raise ValueError(f"GPClassifier needs at least 2 classes; classes= gives {classes.tolist()}")
     if est.alpha == "auto":
         raise ValueError("alpha='auto' chooses alpha on held-out training rows, which a stream does not give "
                          "before it starts; give partial_fit a value of alpha (or None, the method's default)")
     if n_rows is not None and (not isinstance(n_rows, (int, np.integer)) or isinstance(n_rows, bool)
                                or n_rows < len(y)):
         raise ValueError(f"n_rows must be an integer at least the first call's {len(y)} rows, got {n_rows!r}")
-    y_idx = est._encode(y)
+    y_idx = encode_known_labels(y, classes)
     params = est.get_params()
     if est.method == "auto":
         candidate = next(c for c in model_selection.PORTFOLIO if streams_with(c.params["method"]))
         explicit = model_selection.explicit_parameters(est)
         params.update({k: v for k, v in candidate.params.items() if k not in explicit})
-    check_parameters(est, X.shape[1], len(est.classes_))
+    check_parameters(est, X.shape[1], len(classes))
     plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True,
                     n_rows=None if n_rows is None else int(n_rows))
-    check_model_size(plan, len(y), X.shape[1], len(est.classes_))     # a call's rows are in memory
+    check_model_size(plan, len(y), X.shape[1], len(classes))     # a call's rows are in memory
     if plan.optimizer == "adam" and plan.learning_rate > _RATE_WARNING * DEFAULT_ADAM_LEARNING_RATE:
         warnings.warn(f"a stream takes one Adam step per batch, and learning_rate={plan.learning_rate:g} is "
                       f"{plan.learning_rate / DEFAULT_ADAM_LEARNING_RATE:.0f} times Adam's default "
                       f"({DEFAULT_ADAM_LEARNING_RATE:g}): a few such steps can throw the model far from what its rows "
                       "say (issue 69's fuzz: two-call streams below the majority grade's accuracy); use a smaller rate",
                       UserWarning, stacklevel=4)
-    fitted.record_plan(est, plan)
-    fitted.forget(est, _FORGOTTEN)
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
-        Xs = est._standardize(X, plan.standardize)
-        model, built = est._build_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state))
-        fitted.record_model(est, model, **built)
-    fitted.record_training(est, [], 0)
+        Xs = standardisation(X, plan.standardize)
+        model, made = build.classifier_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state),
+                                             n_classes=len(classes), inducing_points=est.inducing_points,
+                                             verbose=bool(est.verbose))
+    fitted.record_fit(est, FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made={"classes": classes, **made}))
     _warn_of_a_narrow_first_call(est, plan, y_idx)
     _warn_if_n_rows_is_unused(est, n_rows)
 
@@ -141,7 +136,7 @@ def weights(est, sample_weight, X, y, classes) -> np.ndarray | None:
         raise ValueError("class_weight='balanced' weighs classes by their counts in all the training rows, which a "
                          "stream gives a call at a time; give class_weight a dict (sklearn.utils.class_weight."
                          "compute_class_weight('balanced', classes=..., y=...) makes one from labels at hand)")
-    return est._fit_weights(sample_weight, X, y, classes=classes)
+    return inputs.fit_weights(est, sample_weight, X, y, classes=classes)
 
 
 def step(est, X, y, weight=None) -> None:
@@ -177,9 +172,8 @@ def step(est, X, y, weight=None) -> None:
             state = trainer.partial_fit(StandardizedRows(X, est.mean_, est.scale_), y_idx, points)
     finally:
         model.set_sample_weight(None)      # the weights belong to this call
-    est._stream_optimizer = trainer.optimizer.state_dict()
-    fitted.record_stream_call(est, state.history[-1], (rows, total))
-    fitted.record_diagnostics(est)
+    fitted.record_stream_call(est, state.history[-1], (rows, total), diagnostics_of(model),
+                              trainer.optimizer.state_dict())
 
 
 def _absorb(est, X, y_idx, weight, seen) -> None:
@@ -195,5 +189,4 @@ def _absorb(est, X, y_idx, weight, seen) -> None:
                              device=device)
         model.absorb(Xs, torch.as_tensor(y_idx, device=device),
                      None if weight is None else torch.as_tensor(weight, dtype=dtype, device=device))
-    fitted.record_stream_call(est, {"rows": len(y_idx), "train_seconds": 0.0}, seen)
-    fitted.record_diagnostics(est)
+    fitted.record_stream_call(est, {"rows": len(y_idx), "train_seconds": 0.0}, seen, diagnostics_of(model), None)

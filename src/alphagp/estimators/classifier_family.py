@@ -1,0 +1,93 @@
+"""GPClassifier's family (:class:`~.run.Family`): its build, its held-out score and what it does
+after training, and its predictions from a :class:`~.run.Predictor`, the same mid-fit (early
+stopping, a selection's held-out folds) and on the fitted estimator."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+from ..conformal import conformity_scores
+from ..kernel_start import KernelStart
+from ..metrics import negative_log_likelihood
+from ..numerics import rows_per_block
+from . import build
+from .run import Family, Predictor, diagnostics_of
+
+#: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
+_FEATURE_COPIES = 4
+#: the bytes of those arrays a chunk may hold: every chunk reads the model's [C, M, M] factors once
+#: more, so with many inducing points a chunk of a few dozen rows spends its time reading them (the
+#: closed form at M = 4,636 over MNIST's 10 classes had chunks of 22 rows under a 32 MiB bound)
+_FEATURE_BLOCK_BYTES = 512 * 2**20
+
+
+def _feature_chunks(predictor: Predictor, X, n_classes: int, chunk_size: int = 2048):
+    """``(rows, tensor)`` for chunks of the validated, unstandardised rows ``X``, standardised on
+    the model's device and dtype, under its threads (:meth:`.run.Predictor.chunks`): at most
+    ``chunk_size`` rows, and no more than keep a chunk's kernel features (``[C, M, rows]`` and their
+    temporaries) within :data:`_FEATURE_BLOCK_BYTES`, whatever C and M. A standardised value beyond
+    the fourth root of the dtype's largest number (1e77 in float64) is held there: the kernel is 0
+    that far from every inducing input either way, and its squared distances stay finite (a row at
+    1e308 gave inf - inf = NaN)."""
+    M = predictor.model.inducing_points.shape[1]
+    per_row = n_classes * M * predictor.dtype.itemsize * _FEATURE_COPIES
+    reach = torch.finfo(predictor.dtype).max ** 0.25
+    for rows, Xc in predictor.chunks(X, min(chunk_size, rows_per_block(per_row, _FEATURE_BLOCK_BYTES))):
+        yield rows, Xc.clamp(-reach, reach)
+
+
+def class_probabilities(predictor: Predictor, X, n_classes: int, chunk_size: int = 2048) -> np.ndarray:
+    """``[N, C]`` probabilities of the validated, unstandardised rows ``X`` under ``predictor``'s
+    model, in chunks (:func:`_feature_chunks`; the likelihoods bound their own temporaries the same
+    way). Non-finite probabilities are a ``FloatingPointError``."""
+    # one output array filled in place: small long-lived pieces between each chunk's freed
+    # temporaries kept glibc's heap from reusing them (scoring 10^6 rows grew the resident
+    # memory by 1 GB of freed but unreturned heap; BENCHMARKS.md, "Memory")
+    proba = np.empty((len(X), n_classes))
+    for rows, Xc in _feature_chunks(predictor, X, n_classes, chunk_size):
+        proba[rows] = predictor.model.predict_proba(Xc).cpu().numpy()
+    if not np.all(np.isfinite(proba)):
+        raise FloatingPointError("non-finite predictive probabilities; the fitted model is degenerate")
+    return proba
+
+
+def latent_moments(predictor: Predictor, X, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Latent means and variances ``[N, C]`` of the validated, unstandardised rows ``X``."""
+    mean, var = np.empty((len(X), n_classes)), np.empty((len(X), n_classes))
+    for rows, Xc in _feature_chunks(predictor, X, n_classes):
+        m, v = predictor.model.predict_f(Xc)
+        mean[rows], var[rows] = m.cpu().numpy(), v.cpu().numpy()
+    return mean, var
+
+
+def held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None, *, n_classes: int) -> float:
+    """The score early stopping minimises: the mean negative log-likelihood of the held-out rows
+    ``X_val`` (unstandardised, a lazy view of the training rows) with class indices ``y_val``,
+    weighted by ``weight`` ``[N_val]`` where given."""
+    return negative_log_likelihood(class_probabilities(predictor, X_val, n_classes), y_val, weight)
+
+
+def finish_fit(predictor: Predictor, Xs, y, validation, *, n_classes: int) -> dict:
+    """After training on the standardised rows ``Xs`` and class indices ``y``: the method's own
+    finish (``after_fit``), its diagnostics, and the conformity scores of the rows the fit held out
+    (``validation``), which give prediction sets without more data."""
+    predictor.model.after_fit(Xs, y)
+    made = diagnostics_of(predictor.model)
+    if validation is not None:
+        y_val = np.asarray(validation.y, dtype=np.int64)
+        made.update(conformity_scores=conformity_scores(class_probabilities(predictor, validation.X, n_classes), y_val),
+                    conformity_classes=y_val)
+    return made
+
+
+def classifier_family(n_classes: int, inducing_points, start: dict[str, KernelStart] | None, verbose: bool) -> Family:
+    """GPClassifier's :class:`~.run.Family`: the model of its plan (:func:`.build.classifier_model`,
+    from the user's ``inducing_points`` where given and the selection's kernel ``start``), the
+    held-out NLL and :func:`finish_fit`."""
+    return Family(build=functools.partial(build.classifier_model, n_classes=n_classes, inducing_points=inducing_points,
+                                          start=start, verbose=verbose),
+                  score=functools.partial(held_out_nll, n_classes=n_classes),
+                  finish=functools.partial(finish_fit, n_classes=n_classes))

@@ -1,0 +1,231 @@
+"""How a fit runs: the one skeleton of both estimator families, a function of values.
+
+:func:`run` takes a plan (:mod:`.fit_plan`), the validated rows and a :class:`Family` (what the
+family builds, how it scores held-out rows, what it does after training) and returns a
+:class:`FitResult`; it writes nothing on an estimator (:func:`.fitted.record_fit` does, once, at
+the end of ``fit``). In order: early stopping's rows held out, the features standardised, the
+model built (the family's ``build``), the start shared between processes, the rows' weights set,
+the trainer run (its checkpoint settings a value computed before the fit, the held-out score a
+function of the model being trained), the family's ``finish``. Predictions go through a
+:class:`Predictor`, the same value mid-fit and after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..data.held_out import early_stopping_rows
+from ..data.streaming import RowSubset, StandardizedRows, column_mean_std
+from ..distributed import broadcast_state, ensure_process_group
+from ..numerics import CholeskyError
+from ..threads import torch_threads
+from ..training import Trainer
+
+
+@contextlib.contextmanager
+def explain_numerical_failure(dtype: str, standardize: bool):
+    """Adds the likely cause to a failed factorisation or a non-finite objective when it is
+    float32 (about 7 significant digits), above all with unstandardised features."""
+    try:
+        yield
+    except (CholeskyError, FloatingPointError) as err:
+        if dtype != "float32":
+            raise
+        cause = ("float32 with unstandardised features: kernel matrices of features far from unit "
+                 "scale lose their positive definiteness in 7 digits. Use standardize=True, or dtype='float64'"
+                 if not standardize else "float32: try dtype='float64'")
+        raise type(err)(f"{err} Likely cause: {cause}.") from err
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """What a prediction needs, mid-fit (the held-out score) or after it: the ``model``, the
+    features' standardisation (``mean``, ``scale`` ``[D]``), its ``dtype`` and ``device``, and
+    the threads (``n_jobs``) the consumer's work on a chunk runs under."""
+
+    model: Any
+    mean: np.ndarray
+    scale: np.ndarray
+    dtype: torch.dtype
+    device: torch.device
+    n_jobs: int | None
+
+    def chunks(self, X, max_rows: int):
+        """``(rows, tensor)`` for consecutive chunks of at most ``max_rows`` of the validated,
+        unstandardised rows ``X`` (a lazy row view or memory-map is read one chunk at a time),
+        standardised onto the model's dtype and device; the consumer's work on a chunk runs under
+        ``n_jobs`` threads and without autograd."""
+        Xs = StandardizedRows(X, self.mean, self.scale)
+        for start in range(0, len(Xs), max_rows):
+            rows = slice(start, min(start + max_rows, len(Xs)))
+            with torch_threads(self.n_jobs), torch.no_grad():
+                yield rows, torch.as_tensor(Xs[rows], dtype=self.dtype, device=self.device)
+
+
+@dataclass(frozen=True)
+class Family:
+    """What an estimator family adds to the skeleton.
+
+    ``build(plan, X, Xs, y, weight, rng) -> (model, made)``: the model of the plan for the fitted
+    rows ``X`` ``[N, D]`` (``Xs`` standardised, with its ``mean`` and ``scale``; ``y`` the targets,
+    ``weight`` theirs or ``None``) drawn from ``rng``, and what the build made beside it
+    (``{"kernel_start": ...}``: fitted attributes). ``score(predictor, X_val, y_val, weight) ->
+    float``: the held-out score early stopping minimises (the rows unstandardised, a lazy view).
+    ``finish(predictor, Xs, y, validation) -> dict``: what the family does after training, and the
+    fitted attributes it makes (diagnostics, calibration rows). ``seed(model, seed)``: hands the
+    fit's seed to a model that draws with it."""
+
+    build: Callable
+    score: Callable
+    finish: Callable
+    seed: Callable = lambda _model, _seed: None
+
+
+@dataclass(frozen=True)
+class HeldOutRows:
+    """The validation rows of early stopping (``X`` a lazy view of the training rows, ``y`` their
+    targets, ``weight`` theirs or ``None``); calling it scores the model in training on them."""
+
+    X: RowSubset
+    y: np.ndarray
+    weight: np.ndarray | None
+    score: Callable = field(repr=False)
+
+    def __call__(self) -> float:
+        return self.score(self.X, self.y, self.weight)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a fit is run, beside its plan: the estimator's checkpoint file (or ``None``), the
+    settings a checkpoint records and a resumed fit must match (plain data, the weights' digest
+    added by :func:`run`), callbacks, progress, threads and the data-parallel mode. ``show``: where
+    callbacks predict with the estimator in training (a
+    :class:`~alphagp.training.MetricsRecorder` of its ``predict_proba``), what puts the fit so far
+    (a :class:`FitResult` with an empty history) on it before training."""
+
+    checkpoint: Any = None
+    checkpoint_settings: dict = field(default_factory=dict)
+    callbacks: Any = None
+    verbose: bool = False
+    n_jobs: int | None = None
+    distributed: Any = False
+    show: Callable | None = None
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What a fit made: its ``plan``, the standardisation (``mean``, ``scale`` ``[D]``), the
+    ``model``, the training record (``history``, ``n_iter``, ``validation_scores`` and
+    ``best_iteration``, ``None`` without held-out rows) and ``made``, the other fitted values by
+    attribute name without the underscore (``classes``, ``kernel_start``, ``diagnostics``, ...)."""
+
+    plan: Any
+    mean: np.ndarray
+    scale: np.ndarray
+    model: Any
+    history: list
+    n_iter: int
+    validation_scores: list | None = None
+    best_iteration: int | None = None
+    made: dict = field(default_factory=dict)
+
+    def predictor(self, n_jobs: int | None = None) -> Predictor:
+        """The result's :class:`Predictor` on the plan's dtype and device."""
+        return predictor_of(self.plan, self.model, self.mean, self.scale, n_jobs)
+
+
+#: the EP counters a model's diagnostics may hold, shown as attributes of their own
+COUNTERS = ("n_skipped_updates", "n_improper_cavities")
+
+
+def diagnostics_of(model) -> dict:
+    """The fitted values of ``model``'s diagnostics: ``diagnostics`` and the EP counters of
+    :data:`COUNTERS` where it has them."""
+    diagnostics = model.diagnostics()
+    return {"diagnostics": diagnostics, **{name: diagnostics[name] for name in COUNTERS if name in diagnostics}}
+
+
+def predictor_of(plan, model, mean, scale, n_jobs) -> Predictor:
+    """A :class:`Predictor` of ``model`` on ``plan``'s dtype and device."""
+    from .fit_plan import DTYPES
+    return Predictor(model, mean, scale, DTYPES[plan.dtype], torch.device(plan.device), n_jobs)
+
+
+def standardisation(X, standardize: bool = True, weight: np.ndarray | None = None) -> StandardizedRows:
+    """The standardised rows of ``X`` ``[N, D]``, read lazily (a memory-map stays on disk), with
+    their ``mean`` and ``scale`` ``[D]``: the columns' (weighted by ``weight`` ``[N]`` where given,
+    as scikit-learn's ``StandardScaler`` with ``sample_weight``; a column without spread keeps
+    scale 1), or 0 and 1 with ``standardize=False``."""
+    d = X.shape[1]
+    mean, scale = column_mean_std(X, weight=weight) if standardize else (np.zeros(d), np.ones(d))
+    return StandardizedRows(X, mean, np.where(scale > 0, scale, 1.0))
+
+
+def _share_start(model, seed: int, device: torch.device) -> int:
+    """A data-parallel fit's start: the first process's model state and seed (returned) for all."""
+    ensure_process_group(device)
+    broadcast_state(model)
+    seed_t = torch.tensor([seed], device=device)
+    torch.distributed.broadcast(seed_t, 0)
+    return int(seed_t)
+
+
+def weight_digest(weight: np.ndarray | None, dtype: torch.dtype) -> dict:
+    """The checkpoint's record of the rows' weights ``[N]`` (as the model holds them): their SHA-256,
+    or nothing without weights."""
+    if weight is None:
+        return {}
+    return {"sample_weight_sha256": hashlib.sha256(torch.as_tensor(weight, dtype=dtype).numpy().tobytes()).hexdigest()}
+
+
+def run(plan, X, y, weight: np.ndarray | None, family: Family, settings: Settings, *, stratify: bool) -> FitResult:
+    """Fit ``plan`` on the validated features ``X`` ``[N, D]`` with targets ``y`` ``[N]`` (class
+    indices, or real values) and the rows' ``weight`` ``[N]`` (or ``None``): hold out early
+    stopping's rows (stratified by class where ``stratify``), standardise, build
+    (``family.build``), share the start between processes, train, finish (``family.finish``).
+    Returns the :class:`FitResult`; nothing is written on an estimator."""
+    from .fit_plan import DTYPES
+    rows, held = early_stopping_rows(y, plan.early_stopping, plan.validation_fraction, stratify, plan.random_state)
+    if held is not None:
+        X_fit, y_fit = RowSubset(X, rows), y[rows]
+        w_fit, w_val = (None, None) if weight is None else (weight[rows], weight[held])
+    else:
+        X_fit, y_fit, w_fit = X, y, weight
+    dtype, device = DTYPES[plan.dtype], torch.device(plan.device)
+    with torch_threads(settings.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
+        Xs = standardisation(X_fit, plan.standardize, w_fit)
+        rng = np.random.default_rng(plan.random_state)
+        model, made = family.build(plan, X_fit, Xs, y_fit, w_fit, rng)
+        seed = int(rng.integers(2**31 - 1))
+        if settings.distributed:                  # the first process's random start and batch order for all
+            seed = _share_start(model, seed, device)
+        family.seed(model, seed)
+        if settings.show is not None:
+            settings.show(FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made=made))
+        predictor = Predictor(model, Xs.mean, Xs.scale, dtype, device, settings.n_jobs)
+        validation = None if held is None else HeldOutRows(
+            RowSubset(X, held), y[held], w_val, lambda X_val, y_val, w: family.score(predictor, X_val, y_val, w))
+        model.set_sample_weight(None if w_fit is None else torch.as_tensor(w_fit, dtype=dtype, device=device))
+        try:
+            trainer = Trainer(model, max_iter=plan.max_iter, batch_size=plan.batch_size, optimizer=plan.optimizer,
+                              learning_rate=plan.learning_rate, learning_rate_decay=plan.learning_rate_decay,
+                              tol=plan.tol, n_iter_no_change=plan.n_iter_no_change, callbacks=settings.callbacks,
+                              checkpoint=settings.checkpoint,
+                              settings={**settings.checkpoint_settings, **weight_digest(w_fit, dtype)},
+                              verbose=settings.verbose, seed=seed, distributed=settings.distributed,
+                              validation=validation, max_time=plan.max_time, n_points=model.n_weighted)
+            state = trainer.fit(Xs, y_fit)
+        finally:
+            model.set_sample_weight(None)         # the weights belong to this fit, not to the model
+        finished = family.finish(predictor, Xs, y_fit, validation)
+    return FitResult(plan, Xs.mean, Xs.scale, model, state.history, int(state.epoch),
+                     None if validation is None else list(state.validation_scores),
+                     None if validation is None else state.best_epoch, {**made, **finished})
