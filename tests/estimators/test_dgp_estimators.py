@@ -152,15 +152,16 @@ def test_held_out_rows_are_scored_from_a_lazy_view_as_from_the_array(classes, re
     """Early stopping scores a lazy view of the held-out rows of a memory-map, a chunk at a time:
     the same score as the rows copied into an array."""
     from alphagp.data.streaming import RowSubset
+    from alphagp.estimators.deep_gp import Context
     rows = np.arange(3, 120, 4)
     for estimator, (X, y) in ((DeepGPClassifier, classes), (DeepGPRegressor, regression)):
         model = estimator(**{**SMALL, "max_iter": 3}).fit(X, y)
         target = np.searchsorted(model.classes_, y) if hasattr(model, "classes_") else (y - model.y_mean_) / model.y_scale_
         mapped = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=X.shape)
         mapped[:] = X
-        score = model._family({"classes": model.classes_} if hasattr(model, "classes_") else {}).score
-        lazy = score(model._predictor(), RowSubset(mapped, rows), target[rows], None)
-        assert np.isclose(lazy, score(model._predictor(), X[rows], target[rows], None), rtol=1e-12)
+        context = Context(model.n_predict_samples, model.LIKELIHOOD_NOISE, len(getattr(model, "classes_", [])) or None)
+        lazy = model.FAMILY.score(model._predictor(), RowSubset(mapped, rows), target[rows], None, context)
+        assert np.isclose(lazy, model.FAMILY.score(model._predictor(), X[rows], target[rows], None, context), rtol=1e-12)
         assert np.isfinite(lazy)
 
 

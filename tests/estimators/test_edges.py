@@ -438,7 +438,7 @@ def test_a_fit_that_would_take_half_the_memory_is_refused_in_one_line_before_it_
     from alphagp.estimators.checks import check_model_size
     from alphagp.estimators.fit_plan import plan_fit
     est = GPClassifier(method="sep", n_inducing=5, batch_size=10, shared_hyperparameters=True)
-    check_model_size(plan_fit(est.get_params(), y, device="cpu"), 60, 200_000, 2)     # no error
+    check_model_size(plan_fit(est.get_params(), y), 60, 200_000, 2)     # no error
 
 
 def test_deep_gp_predictions_in_one_row_chunks_equal_the_whole(thyroid, monkeypatch):
@@ -490,7 +490,7 @@ def test_the_closed_forms_auto_inducing_points_grow_with_the_rows_within_memory_
     assert DirichletGP.SECONDS_PER_FLOP * (2 * 40_000 * budgeted**2 + 10 * budgeted**3) <= 60.0
     assert DirichletGP.auto_n_inducing(40_000, 10, 8, 30.0) < budgeted               # a smaller budget, fewer
     from alphagp.estimators.fit_plan import plan_fit
-    plan = plan_fit(GPClassifier(method="dirichlet").get_params(), np.arange(40_000) % 10, device="cpu")
+    plan = plan_fit(GPClassifier(method="dirichlet").get_params(), np.arange(40_000) % 10)
     assert plan.n_inducing == sizes[1] and not plan.exact
 
 
@@ -501,11 +501,11 @@ def test_under_a_budget_the_closed_form_is_exact_only_where_the_time_model_allow
     from alphagp.methods.dirichlet import DirichletGP
     y = np.arange(3000) % 3
     params = GPClassifier(method="dirichlet").get_params()
-    assert plan_fit(params, y, device="cpu").exact
+    assert plan_fit(params, y).exact
     assert DirichletGP.SECONDS_PER_FLOP * 3000**3 > 1.0
-    budgeted = plan_fit({**params, "max_time": 1.0}, y, device="cpu")
+    budgeted = plan_fit({**params, "max_time": 1.0}, y)
     assert not budgeted.exact and budgeted.n_inducing == DirichletGP.auto_n_inducing(3000, 3, 8, 1.0) < 3000
-    assert plan_fit({**params, "max_time": 1000.0}, y, device="cpu").exact
+    assert plan_fit({**params, "max_time": 1000.0}, y).exact
 
 
 @pytest.mark.parametrize("method", ["dirichlet", "exact_ep", "label_regression", "sep", "vi"])

@@ -15,6 +15,7 @@ import torch
 from sklearn.base import BaseEstimator
 
 from ..constraints import Interval, StrOptions
+from ..devices import device_of
 from ..labels import params_to_plain
 from . import fitted
 from .fit_plan import DTYPES
@@ -57,38 +58,37 @@ class GPEstimatorBase(BaseEstimator):
     #: parameters added after checkpoints existed, each with the value that gives the fits of before
     #: it: a checkpoint records such a parameter only at another value, so older checkpoints resume
     PARAMS_ADDED: ClassVar[dict] = {}
+    #: the plan's values a checkpoint records in place of the parameters' (their "auto" resolved)
+    PLAN_SETTINGS: ClassVar[tuple[str, ...]] = ()
+    #: whether a checkpoint records the estimator's class (the deep GPs' two share their parameters)
+    NAMED_CHECKPOINTS: ClassVar[bool] = False
     #: the plan's decisions a subclass shows as fitted attributes ``<name>_`` (:func:`.fitted.record_fit`)
     PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
 
     def _device(self) -> torch.device:
         """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""
-        if self.device is None:
-            return torch.device("cpu")
-        try:
-            device = torch.device(self.device)
-        except (RuntimeError, TypeError) as err:
-            raise ValueError(f"device must name a torch device such as 'cpu' or 'cuda', got {self.device!r}") from err
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={self.device!r} was asked for but this PyTorch build sees no CUDA device "
-                             f"(torch {torch.__version__}); use device='cpu'")
-        return device
-
-    def _checkpoint_settings(self, plan) -> dict:  # noqa: ARG002 -- the families' settings read it
-        """The settings a checkpoint records and a resumed fit of ``plan`` must match: the parameters
-        but the schedule's, as plain data (:func:`.run.run` adds a digest of the rows' weights)."""
-        return {k: v for k, v in params_to_plain(self.get_params()).items() if k not in self.SCHEDULE_PARAMS
-                and not (k in self.PARAMS_ADDED and v == self.PARAMS_ADDED[k])}
+        return device_of(self.device)
 
     def _settings(self, plan, callbacks, made: dict, own: bool = True) -> Settings:
-        """How :func:`.run.run` runs ``plan`` for this estimator: its checkpoint, progress, threads,
-        data-parallel mode and ``callbacks`` (which, where given, see the fit so far, with the
+        """How :func:`.run.run` runs ``plan`` for this estimator: its checkpoint and the settings a
+        checkpoint records and a resumed fit must match (the parameters but the schedule's, as plain
+        data, with the plan's values of ``PLAN_SETTINGS``; :func:`.run.run` adds a digest of the
+        rows' weights), progress, threads, data-parallel mode and ``callbacks`` (which, where given, see the fit so far, with the
         values of ``made``, on the estimator as training starts). ``own=False``: a selection's
         scored fit, without the estimator's checkpoint, progress or callbacks."""
         if not own:
             return Settings(n_jobs=self.n_jobs, distributed=self.distributed)
         show = None if not callbacks else (lambda partial: fitted.record_fit(self, replace(
             partial, made={**made, **partial.made})))
-        return Settings(checkpoint=self.checkpoint, checkpoint_settings=self._checkpoint_settings(plan),
+        settings = {}
+        if self.checkpoint is not None:                  # what only a checkpoint reads
+            settings = {k: v for k, v in params_to_plain(self.get_params()).items() if k not in self.SCHEDULE_PARAMS}
+            settings.update({k: getattr(plan, k) for k in self.PLAN_SETTINGS})
+            settings = {k: v for k, v in settings.items()
+                        if not (k in self.PARAMS_ADDED and v == self.PARAMS_ADDED[k])}
+            if self.NAMED_CHECKPOINTS:
+                settings = {"estimator": type(self).__name__, **settings}
+        return Settings(checkpoint=self.checkpoint, checkpoint_settings=settings,
                         callbacks=callbacks, verbose=bool(self.verbose), n_jobs=self.n_jobs,
                         distributed=self.distributed, show=show)
 

@@ -90,7 +90,8 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     elif Z is None:
         Z = init_inducing_points(Xs, latent, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
     initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
-    model = method_of_plan(plan, torch.as_tensor(Z, dtype=dtype), n_classes, n_data=plan.n_data, kernel_params=initial)
+    model = method_of_plan(plan, torch.as_tensor(Z, dtype=dtype), n_classes, n_data=plan.n_data, kernel_params=initial,
+                           latent=latent)
     if not plan.standardize:
         _warn_if_far_from_kernel_scale(X, model.kernel)
     model.kernel.requires_grad_(plan.optimize_hyperparameters)
@@ -103,32 +104,36 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     return model.to(torch.device(plan.device))
 
 def classifier_model(plan: FitPlan, X, Xs, y_idx: np.ndarray, weight: np.ndarray | None, rng: np.random.Generator,
-                     *, n_classes: int, inducing_points=None, start: dict[str, KernelStart] | None = None,
-                     verbose: bool = False):
+                     context):
     """``(model, {"kernel_start": ...})``: GPClassifier's build (its :class:`~.run.Family`'s) for the
     fitted rows ``X`` ``[N, D]`` (``Xs`` standardised, class indices ``y_idx``, weights ``weight`` or
-    ``None``) drawn from ``rng``: the plan's kernel start (``start``'s by surrogate where the
-    selection fitted it already, else :func:`kernel_start`, said where ``verbose``), the user's
-    ``inducing_points`` (the parameter's value) and :func:`build_model`."""
+    ``None``) drawn from ``rng``, with ``context`` (:class:`~.classifier_family.Context`): the plan's
+    kernel start (the context's ``start`` by surrogate where the selection fitted it already, else
+    :func:`kernel_start`, said where ``verbose``), the user's ``inducing_points`` and
+    :func:`build_model`."""
+    n_classes, start = context.n_classes, context.start
     found = None
     if plan.kernel_init in STARTS:
         given = (start or {}).get(plan.kernel_init)
         found = given if given is not None else kernel_start(plan, Xs, y_idx, n_classes, weight)
-        if verbose and start is None:
+        if context.verbose and start is None:
             print(f"GPClassifier kernel start: {describe_start(found)}", flush=True)
-    inducing = user_inducing_points(inducing_points, Xs, n_latent(plan.method, n_classes), plan.shared_hyperparameters)
+    inducing = (None if context.inducing_points is None else
+                user_inducing_points(context.inducing_points, Xs, n_latent(plan.method, n_classes),
+                                     plan.shared_hyperparameters))
     return build_model(plan, X, Xs, n_classes, rng, inducing, found), {"kernel_start": found}
 
 
 def method_of_plan(plan: FitPlan, inducing_points: torch.Tensor, n_classes: int, *, n_data: int,
-                   kernel_params: dict | None = None, **context):
+                   kernel_params: dict | None = None, latent: int | None = None, **context):
     """The registered method of ``plan`` over ``inducing_points`` ``[G, M, D]`` (their dtype is the
     model's) for ``n_classes`` classes and N = ``n_data``: a kernel for its latent functions (from
     ``kernel_params`` where given, else the kernel's defaults) and the method with the plan's
-    alpha, damping, epsilon and own arguments (``context``: a model file's ``site_storage``). The
+    alpha, damping, epsilon and own arguments (``context``: a model file's ``site_storage``;
+    ``latent``: the method's count of latent functions where the caller has it). The
     one construction of a fit's model (:func:`build_model`) and of a model file's
     (:func:`~alphagp.estimators.model_file.model_from_file`)."""
-    kernel = ARDKernel(n_latent(plan.method, n_classes), inducing_points.shape[2], shared=plan.shared_hyperparameters,
+    kernel = ARDKernel(latent or n_latent(plan.method, n_classes), inducing_points.shape[2], shared=plan.shared_hyperparameters,
                        dtype=inducing_points.dtype,
                        **{k: np.asarray(v, dtype=np.float64) for k, v in (kernel_params or {}).items()})
     return build_method(plan.method, inducing_points, kernel, n_data=n_data, alpha=plan.alpha, epsilon=plan.epsilon,

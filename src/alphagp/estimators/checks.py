@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import data
 from ..constraints import InvalidParameterError
+from ..devices import device_of
 from ..labels import encode_labels
 from ..methods import METHODS, check_method_params, method_spec
 from . import model_selection
@@ -34,7 +35,7 @@ def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarra
 def check_parameters(est, n_features: int, n_classes: int) -> None:
     """The checks of ``est``'s parameters that need the registry or the data's shape (the rest is
     scikit-learn's ``_validate_params``)."""
-    est._device()
+    device_of(est.device)
     if est.method != "auto":
         try:
             method_spec(est.method)
@@ -113,5 +114,5 @@ def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
     if est.method == "auto" or est.alpha == "auto":      # a selection: its first candidate
         params.update(model_selection.candidates_for(est, n_rows, n_classes=len(classes))[0][1])
     params["early_stopping"] = False                   # the held-out share does not change the size
-    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=params["alpha"])
+    plan = plan_fit(params, y_idx, alpha=params["alpha"])
     check_model_size(plan, n_rows, n_features, len(classes))

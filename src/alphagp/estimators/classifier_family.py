@@ -4,7 +4,7 @@ stopping, a selection's held-out folds) and on the fitted estimator."""
 
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -14,7 +14,7 @@ from ..kernel_start import KernelStart
 from ..metrics import negative_log_likelihood
 from ..numerics import rows_per_block
 from . import build
-from .run import Family, Predictor, diagnostics_of
+from .run import Family, Predictor
 
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
@@ -63,31 +63,33 @@ def latent_moments(predictor: Predictor, X, n_classes: int) -> tuple[np.ndarray,
     return mean, var
 
 
-def held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None, *, n_classes: int) -> float:
+@dataclass(frozen=True)
+class Context:
+    """What GPClassifier's family functions take beside the plan: the number of classes, the
+    user's ``inducing_points`` (the parameter's value, or ``None``), the kernel starts a selection
+    fitted already by surrogate (or ``None``) and whether to say the start found (``verbose``)."""
+
+    n_classes: int
+    inducing_points: object = None
+    start: dict[str, KernelStart] | None = None
+    verbose: bool = False
+
+
+def held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None, context: Context) -> float:
     """The score early stopping minimises: the mean negative log-likelihood of the held-out rows
     ``X_val`` (unstandardised, a lazy view of the training rows) with class indices ``y_val``,
     weighted by ``weight`` ``[N_val]`` where given."""
-    return negative_log_likelihood(class_probabilities(predictor, X_val, n_classes), y_val, weight)
+    return negative_log_likelihood(class_probabilities(predictor, X_val, context.n_classes), y_val, weight)
 
 
-def finish_fit(predictor: Predictor, Xs, y, validation, *, n_classes: int) -> dict:
-    """After training on the standardised rows ``Xs`` and class indices ``y``: the method's own
-    finish (``after_fit``), its diagnostics, and the conformity scores of the rows the fit held out
-    (``validation``), which give prediction sets without more data."""
-    predictor.model.after_fit(Xs, y)
-    made = diagnostics_of(predictor.model)
-    if validation is not None:
-        y_val = np.asarray(validation.y, dtype=np.int64)
-        made.update(conformity_scores=conformity_scores(class_probabilities(predictor, validation.X, n_classes), y_val),
-                    conformity_classes=y_val)
-    return made
+def held_out_calibration(predictor: Predictor, validation, context: Context) -> dict:
+    """The conformity scores and class indices of the rows the fit held out (``validation``), which
+    give prediction sets without more data."""
+    y_val = np.asarray(validation.y, dtype=np.int64)
+    scores = conformity_scores(class_probabilities(predictor, validation.X, context.n_classes), y_val)
+    return {"conformity_scores": scores, "conformity_classes": y_val}
 
 
-def classifier_family(n_classes: int, inducing_points, start: dict[str, KernelStart] | None, verbose: bool) -> Family:
-    """GPClassifier's :class:`~.run.Family`: the model of its plan (:func:`.build.classifier_model`,
-    from the user's ``inducing_points`` where given and the selection's kernel ``start``), the
-    held-out NLL and :func:`finish_fit`."""
-    return Family(build=functools.partial(build.classifier_model, n_classes=n_classes, inducing_points=inducing_points,
-                                          start=start, verbose=verbose),
-                  score=functools.partial(held_out_nll, n_classes=n_classes),
-                  finish=functools.partial(finish_fit, n_classes=n_classes))
+#: GPClassifier's :class:`~.run.Family`: the model of its plan (:func:`.build.classifier_model`), the
+#: held-out NLL and :func:`held_out_calibration`
+CLASSIFIER = Family(build=build.classifier_model, score=held_out_nll, finish=held_out_calibration)

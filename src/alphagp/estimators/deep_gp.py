@@ -8,10 +8,9 @@ progress, early stopping) and write data-only model files (:mod:`alphagp.seriali
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -31,7 +30,7 @@ from . import fitted, inputs, model_file
 from .base import GPEstimatorBase
 from .fit_plan import DTYPES, DeepFitPlan, plan_deep_fit
 from .inputs import check_rows_match
-from .run import Family, Predictor, diagnostics_of, run
+from .run import Family, Predictor, run
 
 #: model-file kinds of the two estimators
 REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
@@ -41,15 +40,15 @@ _PREDICT_ROWS = 8192
 _FEATURE_COPIES = 4
 
 
-def deep_model(plan: DeepFitPlan, _X, Xs, _y, _weight, rng: np.random.Generator, *, n_predict_samples: int,
-               output_noise: float):
+def deep_model(plan: DeepFitPlan, _X, Xs, _y, _weight, rng: np.random.Generator, context):
     """``(model, {})``: the deep GP of ``plan`` (its layers initialised from the standardised rows
-    ``Xs`` and ``rng``, :func:`~alphagp.methods.dgp.initial_layers`) on the plan's device."""
+    ``Xs`` and ``rng``, :func:`~alphagp.methods.dgp.initial_layers`) on the plan's device, with the
+    ``context``'s (:class:`Context`) prediction draws and initial output noise."""
     layers = initial_layers(np.asarray(Xs), plan.n_outputs, plan.n_layers, plan.n_hidden, plan.n_inducing, rng,
-                            output_noise=output_noise, first_kernel=plan.first_layer_kernel,
+                            output_noise=context.output_noise, first_kernel=plan.first_layer_kernel,
                             hidden_mean_scale=plan.hidden_mean_scale, dtype=DTYPES[plan.dtype])
     return DeepGP(layers, plan.likelihood, plan.n_data, alpha=plan.alpha, n_samples=plan.n_samples,
-                  n_predict_samples=n_predict_samples).to(torch.device(plan.device)), {}
+                  n_predict_samples=context.n_predict_samples).to(torch.device(plan.device)), {}
 
 
 def _seed(model, seed: int) -> None:
@@ -75,6 +74,66 @@ def output_chunks(predictor: Predictor, X, n_samples: int):
         if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
             raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
         yield rows, mean, var
+
+
+def per_row(predictor: Predictor, X, width: int, compute, n_samples: int) -> np.ndarray:
+    """``[n, width]`` (float64) of ``compute(rows, mean, var)``, a ``[rows, width]`` or ``[rows]``
+    tensor from each chunk's draws (:func:`output_chunks` of the validated rows ``X``), written into
+    one preallocated array: no ``[S, n, H_L]`` array of every row's draws, and no small per-chunk
+    pieces left between freed temporaries (they kept glibc's heap from being reused; BENCHMARKS.md,
+    "Memory")."""
+    out = np.empty((len(X), width))
+    for rows, mean, var in output_chunks(predictor, X, n_samples):
+        with torch_threads(predictor.n_jobs):
+            out[rows] = compute(rows, mean, var).reshape(-1, width).cpu().double().numpy()
+    return out
+
+
+def log_density(predictor: Predictor, ys: np.ndarray, X, n_samples: int) -> np.ndarray:
+    """log p ``[n]`` of standardised targets ``ys`` ``[n]`` at the validated rows ``X`` under the
+    mixture of their ``n_samples`` propagated samples."""
+    if ys.shape != (len(X),):
+        raise ValueError(f"y must have shape [{len(X)}], got {list(ys.shape)}")
+    model = predictor.model
+    noise = model.output_noise.cpu().to(predictor.device)
+    ys = torch.as_tensor(ys, dtype=predictor.dtype, device=predictor.device)
+    return per_row(predictor, X, 1, lambda rows, mean, var: model.likelihood.mixture_log_density(
+        mean, var, noise, ys[rows]), n_samples)[:, 0]
+
+
+def probabilities(predictor: Predictor, X, n_classes: int, n_samples: int) -> np.ndarray:
+    """``[n, C]`` class probabilities of the validated rows ``X``: the mean over ``n_samples``
+    propagated samples."""
+    return per_row(predictor, X, n_classes, lambda _rows, mean, var: predictor.model.output_probabilities(
+        mean, var).mean(0), n_samples)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the deep GPs' family functions take beside the plan: the draws of a prediction, the
+    last layer's initial noise and, for the classifier, the number of classes."""
+
+    n_predict_samples: int
+    output_noise: float
+    n_classes: int | None = None
+
+
+def _held_out_log_density(predictor: Predictor, X_val, y_val: np.ndarray, weight, context: Context) -> float:
+    """The regressor's held-out score: the mean negative log density of the standardised targets
+    (``X_val`` read a chunk at a time), weighted by ``weight`` where given."""
+    return float(-np.average(log_density(predictor, y_val, X_val, context.n_predict_samples), weights=weight))
+
+
+def _held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight, context: Context) -> float:
+    """The classifier's held-out score: the mean negative log-likelihood of the held-out rows."""
+    return negative_log_likelihood(probabilities(predictor, X_val, context.n_classes, context.n_predict_samples),
+                                   y_val, weight)
+
+
+#: the deep GPs' :class:`~.run.Family` records: the layers and the model of a plan, the fit's seed
+#: for its Monte Carlo draws, and the held-out score of each
+REGRESSOR = Family(build=deep_model, score=_held_out_log_density, seed=_seed)
+CLASSIFIER = Family(build=deep_model, score=_held_out_nll, seed=_seed)
 
 
 class _DeepGPBase(GPEstimatorBase):
@@ -183,6 +242,7 @@ class _DeepGPBase(GPEstimatorBase):
     }
     LIKELIHOOD_NOISE = 1e-2
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "n_predict_samples", "device", "distributed")
+    NAMED_CHECKPOINTS = True
 
     def __init__(self, *, n_layers: int = 2, n_hidden: int | None = None, n_inducing: int = 100,
                  first_layer_kernel: str = "rbf", hidden_mean_scale: float = 0.0, standardize: bool = True,
@@ -227,20 +287,6 @@ class _DeepGPBase(GPEstimatorBase):
         rows' sample weights, or ``None``)."""
         raise NotImplementedError
 
-    def _family(self, made: dict) -> Family:
-        """The deep GPs' :class:`~.run.Family`: the layers and the :class:`~alphagp.methods.dgp.DeepGP`
-        of a plan, the fit's seed for its Monte Carlo draws, the subclass's held-out score
-        (:meth:`_held_out_score`, given the targets' fitted values ``made``) and the diagnostics."""
-        return Family(build=functools.partial(deep_model, n_predict_samples=self.n_predict_samples,
-                                              output_noise=self.LIKELIHOOD_NOISE),
-                      score=lambda predictor, X_val, y_val, weight: self._held_out_score(predictor, X_val, y_val,
-                                                                                         weight, made),
-                      finish=lambda predictor, *_: diagnostics_of(predictor.model), seed=_seed)
-
-    def _target_content(self) -> dict:
-        """What the regressor or the classifier keeps of its targets in the model file."""
-        raise NotImplementedError
-
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, callbacks=None):
@@ -257,45 +303,28 @@ class _DeepGPBase(GPEstimatorBase):
         targets, n_outputs, likelihood, made = self._prepare_targets(y, weight)
         stratify = isinstance(self, ClassifierMixin)
         plan = plan_deep_fit(self.get_params(), targets, n_features=X.shape[1], likelihood=likelihood,
-                             n_outputs=n_outputs, stratify=stratify, device=str(self._device()))
+                             n_outputs=n_outputs, stratify=stratify)
         if self.verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
-        result = run(plan, X, targets, weight, self._family(made), self._settings(plan, callbacks, made),
+        context = Context(self.n_predict_samples, self.LIKELIHOOD_NOISE,
+                          len(made["classes"]) if "classes" in made else None)
+        result = run(plan, X, targets, weight, self.FAMILY, context, self._settings(plan, callbacks, made),
                      stratify=stratify)
         fitted.record_fit(self, replace(result, made={**made, **result.made}))
         return self
 
-    def _checkpoint_settings(self, plan) -> dict:
-        return {"estimator": type(self).__name__, **super()._checkpoint_settings(plan)}
 
     # ------------------------------------------------------------------ prediction draws
-    def _output_chunks(self, X, validated: bool = False, predictor: Predictor | None = None):
-        """:func:`output_chunks` of the rows ``X`` (unstandardised; checked unless ``validated``)
-        under the fitted model (or ``predictor``'s, mid-fit) with ``n_predict_samples`` draws, which
-        may be changed after fit."""
-        if predictor is None:
-            check_is_fitted(self, "model_")  # here, not in the generator, so it raises at the call
-            predictor = self._predictor()
-        if not validated:
-            X = inputs.validate(self, X)
-        return output_chunks(predictor, X, int(self.n_predict_samples))
+    def _output_chunks(self, X):
+        """:func:`output_chunks` of the rows ``X`` (unstandardised, checked) under the fitted model with
+        ``n_predict_samples`` draws, which may be changed after fit."""
+        check_is_fitted(self, "model_")  # here, not in the generator, so it raises at the call
+        return output_chunks(self._predictor(), inputs.validate(self, X), int(self.n_predict_samples))
 
-    def _per_row(self, X, width: int, compute, validated: bool = False, predictor: Predictor | None = None) -> np.ndarray:
-        """``[n, width]`` (float64) of ``compute(rows, mean, var)``, a ``[rows, width]`` or ``[rows]``
-        tensor from each chunk's draws (:meth:`_output_chunks`), written into one preallocated
-        array: no ``[S, n, H_L]`` array of every row's draws, and no small per-chunk pieces left
-        between freed temporaries (they kept glibc's heap from being reused; BENCHMARKS.md,
-        "Memory")."""
-        if predictor is None:
-            check_is_fitted(self, "model_")
-        if not validated:
-            X = inputs.validate(self, X)
-        out = np.empty((len(X), width))
-        n_jobs = self.n_jobs if predictor is None else predictor.n_jobs
-        for rows, mean, var in self._output_chunks(X, validated=True, predictor=predictor):
-            with torch_threads(n_jobs):
-                out[rows] = compute(rows, mean, var).reshape(-1, width).cpu().double().numpy()
-        return out
+    def _per_row(self, X, width: int, compute) -> np.ndarray:
+        """:func:`per_row` of the rows ``X`` (unstandardised, checked) under the fitted model."""
+        check_is_fitted(self, "model_")
+        return per_row(self._predictor(), inputs.validate(self, X), width, compute, int(self.n_predict_samples))
 
     def _output_samples(self, X) -> tuple[torch.Tensor, torch.Tensor]:
         """All of :meth:`_output_chunks` on the CPU: means and noise-free variances ``[S, n, H_L]``."""
@@ -353,6 +382,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     """
 
     MODEL_KIND = REGRESSOR_KIND
+    FAMILY = REGRESSOR
 
     def _prepare_targets(self, y, weight=None):
         """Standardised targets (by their weighted mean and spread where the rows are weighted)."""
@@ -382,27 +412,10 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         y = np.asarray(y, dtype=np.float64)
         return self._log_density((y - self.y_mean_) / self.y_scale_, X) - math.log(self.y_scale_)
 
-    def _log_density(self, ys: np.ndarray, X, validated: bool = False, predictor: Predictor | None = None) -> np.ndarray:
-        """log p of standardised targets ``ys`` ``[n]`` at the rows ``X`` under the mixture of
-        their propagated samples (under the fitted model, or ``predictor``'s mid-fit)."""
-        if predictor is None:
-            check_is_fitted(self, "model_")
-            predictor = self._predictor()
-        if not validated:
-            X = inputs.validate(self, X)
-        if ys.shape != (len(X),):
-            raise ValueError(f"y must have shape [{len(X)}], got {list(ys.shape)}")
-        model = predictor.model
-        noise = model.output_noise.cpu().to(predictor.device)
-        ys = torch.as_tensor(ys, dtype=predictor.dtype, device=predictor.device)
-        return self._per_row(X, 1, lambda rows, mean, var: model.likelihood.mixture_log_density(
-            mean, var, noise, ys[rows]), validated=True, predictor=predictor)[:, 0]
-
-    def _held_out_score(self, predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None,
-                        _made: dict) -> float:
-        """The held-out mean negative log density of the standardised targets (``X_val`` read a
-        chunk at a time), weighted by ``weight`` where given."""
-        return float(-np.average(self._log_density(y_val, X_val, validated=True, predictor=predictor), weights=weight))
+    def _log_density(self, ys: np.ndarray, X) -> np.ndarray:
+        """log p of standardised targets ``ys`` ``[n]`` at the rows ``X`` (:func:`log_density`)."""
+        check_is_fitted(self, "model_")
+        return log_density(self._predictor(), ys, inputs.validate(self, X), int(self.n_predict_samples))
 
     def sample_y(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
         """Draws ``[n, n_samples]`` from the predictive mixture (as scikit-learn's GP regressor)."""
@@ -437,6 +450,7 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
     """
 
     MODEL_KIND = CLASSIFIER_KIND
+    FAMILY = CLASSIFIER
     _parameter_constraints: ClassVar[dict] = {**_DeepGPBase._parameter_constraints,
                                               "class_weight": [dict, StrOptions({"balanced"}), None]}
 
@@ -468,19 +482,11 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""
         return self._proba(X)
 
-    def _held_out_score(self, predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None,
-                        made: dict) -> float:
-        return negative_log_likelihood(self._proba(X_val, True, predictor, len(made["classes"])), y_val, weight)
-
-    def _proba(self, X, validated: bool = False, predictor: Predictor | None = None, n_classes: int | None = None
-               ) -> np.ndarray:
-        """``[n, C]`` probabilities of the rows ``X`` under the fitted model (or ``predictor``'s, of
-        ``n_classes``, mid-fit)."""
-        if predictor is None:
-            check_is_fitted(self, "model_")
-            predictor, n_classes = self._predictor(), len(self.classes_)
-        return self._per_row(X, n_classes, lambda _rows, mean, var: predictor.model.output_probabilities(
-            mean, var).mean(0), validated, predictor)
+    def _proba(self, X) -> np.ndarray:
+        """``[n, C]`` probabilities of the rows ``X`` (:func:`probabilities`)."""
+        check_is_fitted(self, "model_")
+        return probabilities(self._predictor(), inputs.validate(self, X), len(self.classes_),
+                             int(self.n_predict_samples))
 
     def predict_uncertainty(self, X, n_samples: int = 64, random_state: int | None = 0) -> dict[str, np.ndarray]:
         """The predictive uncertainty of each row of ``X``, in nats, split into its parts as

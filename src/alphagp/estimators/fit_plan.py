@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ..data.held_out import early_stopping_rows, held_out_problem
+from ..devices import device_of
 from ..labels import plain
 from ..methods import method_spec, resolve_alpha
 from ..training import uses_mini_batches
@@ -255,31 +256,33 @@ def clip_inducing(m: int, n: int, warn: bool = True) -> int:
     return m
 
 
-def kernel_start_of(params: Mapping) -> str:
+def kernel_start_of(params: Mapping, cls=None) -> str:
     """Where the initial kernel of a fit of ``params`` (``get_params()``, a candidate's over them)
     comes from: the one rule of the kernel start. ``kernel_init``, ``"auto"`` resolved by the method
-    (its ``AUTO_SETTINGS``); the fixed start where ``kernel_params`` give the lengthscales."""
+    (its ``AUTO_SETTINGS``; ``cls``: its class, where the caller has it); the fixed start where
+    ``kernel_params`` give the lengthscales."""
     if "lengthscale" in (params["kernel_params"] or {}):
         return "fixed"
     if params["kernel_init"] != "auto":
         return params["kernel_init"]
-    return method_spec(params["method"]).cls.AUTO_SETTINGS.get("kernel_init", "fixed")
+    return (cls or method_spec(params["method"]).cls).AUTO_SETTINGS.get("kernel_init", "fixed")
 
 
-def is_own_start(params: Mapping) -> bool:
+def is_own_start(params: Mapping, cls=None) -> bool:
     """Whether a fit of ``params`` starts a closed-form method from its own model (the Dirichlet GP
     from the Dirichlet start): that start is the type-II maximum likelihood of its kernel, so the
-    fit takes one closed-form step and moves nothing."""
-    cls = method_spec(params["method"]).cls
-    return cls.CAPABILITIES.closed_form and kernel_start_of(params) == cls.AUTO_SETTINGS.get("kernel_init")
+    fit takes one closed-form step and moves nothing (``cls``: the method's class, where the caller
+    has it)."""
+    cls = cls or method_spec(params["method"]).cls
+    return cls.CAPABILITIES.closed_form and kernel_start_of(params, cls) == cls.AUTO_SETTINGS.get("kernel_init")
 
 
-def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | None = None, stream: bool = False,
+def plan_fit(params: Mapping, y_idx: np.ndarray, *, alpha: float | None = None, stream: bool = False,
              n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
     """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
     them; ``method`` a registered name) for a fit on rows of class indices ``y_idx`` ``[N]`` with
     power ``alpha`` (the constructor's, or a candidate's of ``alpha="auto"``; ``None``: the
-    method's default) into a :class:`FitPlan` on ``device``. ``stream``: a ``partial_fit``
+    method's default) into a :class:`FitPlan` on the device ``params["device"]`` names. ``stream``: a ``partial_fit``
     stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
     (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).
 
@@ -300,11 +303,11 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     ``optimize_inducing=True`` is known to diverge.
     """
     name = params["method"]
-    capabilities = method_spec(name).cls.CAPABILITIES
-    auto = method_spec(name).cls.AUTO_SETTINGS
+    cls = method_spec(name).cls
+    capabilities, auto = cls.CAPABILITIES, cls.AUTO_SETTINGS
     kernel_params = params["kernel_params"] or {}
-    kernel_init = kernel_start_of(params)
-    own_start = is_own_start(params)
+    kernel_init = kernel_start_of(params, cls)
+    own_start = is_own_start(params, cls)
     # a closed form from its own start takes one step: "auto" holds no rows out to stop it on
     one_step = own_start and params["optimize_inducing"] is not True
     early = False if stream or (one_step and params["early_stopping"] == "auto") else \
@@ -337,8 +340,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     if m == "auto" and not mini and (not capabilities.sparse or (exact_fits and budget is None)):
         m = fitted
     elif m == "auto":                   # beyond the exact rows, or under a budget the method's own choice
-        grown = method_spec(name).cls.auto_n_inducing(fitted, int(y_idx.max()) + 1, DTYPES[params["dtype"]].itemsize,
-                                                      budget)
+        grown = cls.auto_n_inducing(fitted, int(y_idx.max()) + 1, DTYPES[params["dtype"]].itemsize, budget)
         m = (fitted if exact_fits else AUTO_INDUCING) if grown is None else grown
     n_inducing = (clip_inducing(int(m), fitted, warn=params["n_inducing"] != "auto") if given is None
                   else int(np.shape(given)[-2]))
@@ -348,7 +350,7 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, device: str, alpha: float | 
     if own_start and params["optimize_inducing"] == "auto":
         learn = False                           # the start learnt the kernel; the inducing inputs stay
     training = _training(params, n_data=n_data, batch_size=batch_size, mini=mini, optimizer=optimizer,
-                         early_stopping=early, device=device, max_time=max_time)
+                         early_stopping=early, device=str(device_of(params["device"])), max_time=max_time)
     learn_kernel = bool(params["optimize_hyperparameters"]) and not own_start     # the start was its type-II ML
     if capabilities.closed_form and not learn_kernel and not learn:
         training["max_iter"] = 1                # nothing (more) to learn: one closed-form step is the posterior
@@ -404,10 +406,11 @@ class DeepFitPlan(TrainingPlan):
 
 
 def plan_deep_fit(params: Mapping, y, *, n_features: int, likelihood: str, n_outputs: int, stratify: bool,
-                  device: str) -> DeepFitPlan:
+                  ) -> DeepFitPlan:
     """Resolve deep-GP parameters ``params`` (``get_params()``) for a fit on targets ``y`` ``[N]``
     (class indices where ``stratify``, else real values) of ``n_features`` features, with the
-    last layer's ``likelihood`` and ``n_outputs``, into a :class:`DeepFitPlan` on ``device``:
+    last layer's ``likelihood`` and ``n_outputs``, into a :class:`DeepFitPlan` on the device
+    ``params["device"]`` names:
     ``early_stopping="auto"`` holds out from :data:`EARLY_STOPPING_ROWS` rows (where a stratified
     share exists), the inducing points are clipped to the rows fitted, and the hidden width is
     ``n_hidden`` or min(D, 30)."""
@@ -417,7 +420,7 @@ def plan_deep_fit(params: Mapping, y, *, n_features: int, likelihood: str, n_out
     hidden = params["n_hidden"] if params["n_hidden"] is not None else min(n_features, HIDDEN_WIDTH)
     return DeepFitPlan(**_training(params, n_data=fitted, batch_size=batch_size,
                                    mini=uses_mini_batches(batch_size, fitted), optimizer="adam",
-                                   early_stopping=early, device=device),
+                                   early_stopping=early, device=str(device_of(params["device"]))),
                        n_layers=int(params["n_layers"]), n_hidden=int(hidden),
                        n_inducing=clip_inducing(int(params["n_inducing"]), fitted),
                        first_layer_kernel=params["first_layer_kernel"],

@@ -23,7 +23,7 @@ from ..threads import torch_threads
 from . import fitted, inputs, model_file, model_selection, streams
 from .base import GPEstimatorBase
 from .checks import check_fit_size, check_model_size, check_parameters
-from .classifier_family import class_probabilities, classifier_family, latent_moments
+from .classifier_family import CLASSIFIER, Context, class_probabilities, latent_moments
 from .fit_plan import plan_fit
 from .inputs import check_rows_match
 from .run import FitResult, run
@@ -318,6 +318,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                                                   "early_stopping", "optimize_inducing", "alpha")
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
     PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed"}
+    #: recorded by checkpoints as the plan resolved them (checkpoints written before their "auto"
+    #: recorded the values; the fixed start, the value before ``kernel_init`` existed, is not recorded)
+    PLAN_SETTINGS: ClassVar[tuple[str, ...]] = ("shared_hyperparameters", "kernel_init")
 
     def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
@@ -424,25 +427,15 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         estimator's checkpoint, progress and callbacks) and of its final fit. ``start``: kernel starts
         fitted already by surrogate (the selection's), used where the plan starts from one of them;
         ``max_time``: the budget left (default ``params["max_time"]``)."""
-        plan = plan_fit(params, y_idx, alpha=params["alpha"], device=str(self._device()), max_time=max_time)
+        plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time)
         check_model_size(plan, len(y_idx), X.shape[1], len(classes))
         verbose = own and bool(self.verbose)
         if verbose:
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
-        family = classifier_family(len(classes), self.inducing_points, start, verbose)
-        result = run(plan, X, y_idx, weight, family, self._settings(plan, callbacks, {"classes": classes}, own),
-                     stratify=True)
+        context = Context(len(classes), self.inducing_points, start, verbose)
+        result = run(plan, X, y_idx, weight, CLASSIFIER, context,
+                     self._settings(plan, callbacks, {"classes": classes}, own), stratify=True)
         return replace(result, made={"classes": classes, **result.made})
-
-    def _checkpoint_settings(self, plan) -> dict:
-        """The base's settings with ``shared_hyperparameters`` and ``kernel_init`` as ``plan``
-        resolved them (checkpoints written before their ``"auto"`` recorded the values; the fixed
-        start, the value before ``kernel_init`` existed, is not recorded)."""
-        settings = {**super()._checkpoint_settings(plan), "shared_hyperparameters": plan.shared_hyperparameters,
-                    "kernel_init": plan.kernel_init}
-        if settings["kernel_init"] == self.PARAMS_ADDED["kernel_init"]:
-            del settings["kernel_init"]
-        return settings
 
     def check_fit_size(self, n_rows: int, n_features: int, y) -> None:
         """A one-line ``ValueError`` where a fit of these parameters on ``n_rows`` rows of

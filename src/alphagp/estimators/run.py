@@ -71,20 +71,23 @@ class Predictor:
 
 @dataclass(frozen=True)
 class Family:
-    """What an estimator family adds to the skeleton.
+    """What an estimator family adds to the skeleton, each function taking the fit's ``context``
+    last (the family's own record of what it needs beside the plan: the number of classes, the
+    user's inducing inputs, ...).
 
-    ``build(plan, X, Xs, y, weight, rng) -> (model, made)``: the model of the plan for the fitted
-    rows ``X`` ``[N, D]`` (``Xs`` standardised, with its ``mean`` and ``scale``; ``y`` the targets,
-    ``weight`` theirs or ``None``) drawn from ``rng``, and what the build made beside it
-    (``{"kernel_start": ...}``: fitted attributes). ``score(predictor, X_val, y_val, weight) ->
-    float``: the held-out score early stopping minimises (the rows unstandardised, a lazy view).
-    ``finish(predictor, Xs, y, validation) -> dict``: what the family does after training, and the
-    fitted attributes it makes (diagnostics, calibration rows). ``seed(model, seed)``: hands the
-    fit's seed to a model that draws with it."""
+    ``build(plan, X, Xs, y, weight, rng, context) -> (model, made)``: the model of the plan for the
+    fitted rows ``X`` ``[N, D]`` (``Xs`` standardised, with its ``mean`` and ``scale``; ``y`` the
+    targets, ``weight`` theirs or ``None``) drawn from ``rng``, and what the build made beside it
+    (``{"kernel_start": ...}``: fitted attributes). ``score(predictor, X_val, y_val, weight, context)
+    -> float``: the held-out score early stopping minimises (the rows unstandardised, a lazy view).
+    ``finish(predictor, validation, context) -> dict``: the fitted attributes the family makes of
+    the rows early stopping held out (``validation``), after training (the classifier's calibration
+    rows); called only where rows were held out. ``seed(model, seed)``: hands the fit's seed to a
+    model that draws with it."""
 
     build: Callable
     score: Callable
-    finish: Callable
+    finish: Callable = lambda *_: {}
     seed: Callable = lambda _model, _seed: None
 
 
@@ -186,12 +189,15 @@ def weight_digest(weight: np.ndarray | None, dtype: torch.dtype) -> dict:
     return {"sample_weight_sha256": hashlib.sha256(torch.as_tensor(weight, dtype=dtype).numpy().tobytes()).hexdigest()}
 
 
-def run(plan, X, y, weight: np.ndarray | None, family: Family, settings: Settings, *, stratify: bool) -> FitResult:
+def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings: Settings, *,
+        stratify: bool) -> FitResult:
     """Fit ``plan`` on the validated features ``X`` ``[N, D]`` with targets ``y`` ``[N]`` (class
     indices, or real values) and the rows' ``weight`` ``[N]`` (or ``None``): hold out early
     stopping's rows (stratified by class where ``stratify``), standardise, build
-    (``family.build``), share the start between processes, train, finish (``family.finish``).
-    Returns the :class:`FitResult`; nothing is written on an estimator."""
+    (``family.build`` with the family's ``context``), share the start between processes, train,
+    the model's own finish (``after_fit``), the family's of the held-out rows (``family.finish``),
+    the model's diagnostics. Returns the :class:`FitResult`; nothing is
+    written on an estimator."""
     from .fit_plan import DTYPES
     rows, held = early_stopping_rows(y, plan.early_stopping, plan.validation_fraction, stratify, plan.random_state)
     if held is not None:
@@ -203,7 +209,7 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, settings: Setting
     with torch_threads(settings.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = standardisation(X_fit, plan.standardize, w_fit)
         rng = np.random.default_rng(plan.random_state)
-        model, made = family.build(plan, X_fit, Xs, y_fit, w_fit, rng)
+        model, made = family.build(plan, X_fit, Xs, y_fit, w_fit, rng, context)
         seed = int(rng.integers(2**31 - 1))
         if settings.distributed:                  # the first process's random start and batch order for all
             seed = _share_start(model, seed, device)
@@ -212,20 +218,22 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, settings: Setting
             settings.show(FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made=made))
         predictor = Predictor(model, Xs.mean, Xs.scale, dtype, device, settings.n_jobs)
         validation = None if held is None else HeldOutRows(
-            RowSubset(X, held), y[held], w_val, lambda X_val, y_val, w: family.score(predictor, X_val, y_val, w))
+            RowSubset(X, held), y[held], w_val, lambda X_val, y_val, w: family.score(predictor, X_val, y_val, w, context))
         model.set_sample_weight(None if w_fit is None else torch.as_tensor(w_fit, dtype=dtype, device=device))
         try:
             trainer = Trainer(model, max_iter=plan.max_iter, batch_size=plan.batch_size, optimizer=plan.optimizer,
                               learning_rate=plan.learning_rate, learning_rate_decay=plan.learning_rate_decay,
                               tol=plan.tol, n_iter_no_change=plan.n_iter_no_change, callbacks=settings.callbacks,
                               checkpoint=settings.checkpoint,
-                              settings={**settings.checkpoint_settings, **weight_digest(w_fit, dtype)},
+                              settings={**settings.checkpoint_settings,
+                                        **(weight_digest(w_fit, dtype) if settings.checkpoint else {})},
                               verbose=settings.verbose, seed=seed, distributed=settings.distributed,
                               validation=validation, max_time=plan.max_time, n_points=model.n_weighted)
             state = trainer.fit(Xs, y_fit)
         finally:
             model.set_sample_weight(None)         # the weights belong to this fit, not to the model
-        finished = family.finish(predictor, Xs, y_fit, validation)
+        model.after_fit(Xs, y_fit)
+        finished = {} if validation is None else family.finish(predictor, validation, context)
     return FitResult(plan, Xs.mean, Xs.scale, model, state.history, int(state.epoch),
                      None if validation is None else list(state.validation_scores),
-                     None if validation is None else state.best_epoch, {**made, **finished})
+                     None if validation is None else state.best_epoch, {**made, **finished, **diagnostics_of(model)})

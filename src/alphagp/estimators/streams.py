@@ -22,8 +22,9 @@ from ..labels import encode_known_labels
 from ..methods import METHODS, method_spec
 from ..threads import torch_threads
 from ..training import Trainer
-from . import build, fitted, inputs, model_selection
+from . import fitted, inputs, model_selection
 from .checks import check_model_size, check_parameters
+from .classifier_family import CLASSIFIER, Context
 from .fit_plan import AUTO_INDUCING, DEFAULT_ADAM_LEARNING_RATE, DTYPES, default_learning_rate, plan_fit
 from .run import FitResult, diagnostics_of, explain_numerical_failure, standardisation
 
@@ -69,7 +70,7 @@ def start(est, X, y, classes, n_rows) -> None:
         explicit = model_selection.explicit_parameters(est)
         params.update({k: v for k, v in candidate.params.items() if k not in explicit})
     check_parameters(est, X.shape[1], len(classes))
-    plan = plan_fit(params, y_idx, device=str(est._device()), alpha=est.alpha, stream=True,
+    plan = plan_fit(params, y_idx, alpha=est.alpha, stream=True,
                     n_rows=None if n_rows is None else int(n_rows))
     check_model_size(plan, len(y), X.shape[1], len(classes))     # a call's rows are in memory
     if plan.optimizer == "adam" and plan.learning_rate > _RATE_WARNING * DEFAULT_ADAM_LEARNING_RATE:
@@ -80,9 +81,8 @@ def start(est, X, y, classes, n_rows) -> None:
                       UserWarning, stacklevel=4)
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = standardisation(X, plan.standardize)
-        model, made = build.classifier_model(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state),
-                                             n_classes=len(classes), inducing_points=est.inducing_points,
-                                             verbose=bool(est.verbose))
+        model, made = CLASSIFIER.build(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state),
+                                       Context(len(classes), est.inducing_points, verbose=bool(est.verbose)))
     fitted.record_fit(est, FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made={"classes": classes, **made}))
     _warn_of_a_narrow_first_call(est, plan, y_idx)
     _warn_if_n_rows_is_unused(est, n_rows)

@@ -228,6 +228,10 @@ class DeepGP(WeightedRows, nn.Module):
         #: the process group's reducer in a data-parallel fit (set by the trainer): the draws' rows
         self.reducer = Reducer()
 
+    def after_fit(self, X, y) -> None:
+        """Called once after training, as on every method (:meth:`~alphagp.methods.SparseGPMethod.after_fit`):
+        a deep GP has no second stage."""
+
     def diagnostics(self) -> dict:
         """Plain-data facts about the fit: ``n_clamped_variances``, the propagated variances of all
         layers raised to the floor ``MIN_VARIANCE`` in training passes (where the authors' code
