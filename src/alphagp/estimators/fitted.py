@@ -1,9 +1,9 @@
 """The fitted attributes, written in one place: what a fit, a selection, a stream's call, a model
 file and a calibration leave on an estimator (scikit-learn's trailing-underscore attributes).
 
-The stages return values (a :class:`~alphagp.estimators.run.FitResult`, a selection's record, a
-stream's call) and five writers put them on the estimator, each once per call of the user's:
-:func:`record_fit` (at the end of ``fit``, and at the start of a stream), :func:`record_selection`,
+The stages return values (a :class:`~alphagp.estimators.run.FitResult` and a selection's record, a
+stream's call, a file's content) and four writers put them on the estimator, each once per call of
+the user's: :func:`record_fit` (at the end of ``fit``, and at the start of a stream),
 :func:`record_stream_call`, :func:`record_file` (``load``) and :func:`record_calibration`
 (``conformalize``). Nothing else in :mod:`alphagp.estimators` assigns a fitted attribute, but for
 scikit-learn's own (``n_features_in_``, ``feature_names_in_``, which its input validation sets,
@@ -29,13 +29,15 @@ def _forget(est, names) -> None:
         est.__dict__.pop(name, None)
 
 
-def record_fit(est, result) -> None:
+def record_fit(est, result, selection: tuple[str, str, dict] | None = None) -> None:
     """A fit's attributes from its :class:`~alphagp.estimators.run.FitResult`: ``fit_plan_`` and the
     plan's decisions the estimator shows (``PLAN_ATTRIBUTES``: ``method_``, ``alpha_``, ...), the
     standardisation ``mean_`` and ``scale_`` ``[D]``, ``model_``, the training record
     (``history_``, ``n_iter_``, ``validation_scores_``, ``best_iteration_``) and what the result
-    made (``classes_``, ``kernel_start_``, ``diagnostics_``, calibration rows, ...). An earlier
-    fit's selection, calibration rows and stream state are dropped."""
+    made (``classes_``, ``kernel_start_``, ``diagnostics_``, calibration rows, ...); a selection's
+    record where it chose the fit (``(candidate, scheme, cv_results)``: ``candidate_``,
+    ``selection_scheme_``, ``cv_results_``). An earlier fit's selection, calibration rows and stream
+    state are dropped."""
     _forget(est, (*SELECTION, *CONFORMITY, *STREAM))
     est.fit_plan_ = result.plan
     for name in type(est).PLAN_ATTRIBUTES:
@@ -46,11 +48,9 @@ def record_fit(est, result) -> None:
     est.best_iteration_ = result.best_iteration
     for name, value in result.made.items():
         setattr(est, f"{name}_", value)
-
-
-def record_selection(est, candidate: str, scheme: str, cv_results: dict) -> None:
-    """A selection's record: ``candidate_``, ``selection_scheme_`` and ``cv_results_``."""
-    est.candidate_, est.selection_scheme_, est.cv_results_ = candidate, scheme, dict(cv_results)
+    if selection is not None:
+        candidate, scheme, cv_results = selection
+        est.candidate_, est.selection_scheme_, est.cv_results_ = str(candidate), str(scheme), dict(cv_results)
 
 
 def record_stream_call(est, entry: dict, seen: tuple[int, float], diagnostics: dict, optimizer: dict | None) -> None:
@@ -91,7 +91,8 @@ def record_file(est, result, *, n_features: int, feature_names, table_encoding=N
     classes, checked by :func:`record_calibration`), its ``selection`` (``{"candidate", "scheme",
     "cv_results"}``, or ``None``) and a stream's state (its optimiser's state and its rows and weight
     so far, or ``None``)."""
-    record_fit(est, result)
+    record_fit(est, result, None if not selection else (selection["candidate"], selection["scheme"],
+                                                         selection["cv_results"]))
     est.n_features_in_ = int(n_features)
     if feature_names is not None:
         est.feature_names_in_ = np.array(feature_names, dtype=object)
@@ -99,5 +100,3 @@ def record_file(est, result, *, n_features: int, feature_names, table_encoding=N
         est.table_encoding_ = table_encoding
     record_calibration(est, *calibration)
     est._stream_optimizer, est._stream_seen = stream
-    if selection:
-        record_selection(est, str(selection["candidate"]), str(selection["scheme"]), selection["cv_results"])

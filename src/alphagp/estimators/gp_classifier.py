@@ -411,8 +411,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         check_parameters(self, X.shape[1], len(classes))
         if self.method == "auto" or self.alpha == "auto":
             result, selection = model_selection.fit_selected(self, X, y, y_idx, classes, callbacks, weight)
-            fitted.record_fit(self, result)
-            fitted.record_selection(self, *selection)
+            fitted.record_fit(self, result, selection)
             return self
         fitted.record_fit(self, self._fit_result(self.get_params(), X, y_idx, classes, weight, callbacks))
         return self

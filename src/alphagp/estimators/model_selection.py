@@ -489,7 +489,7 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
     time ``max_time`` has left. Where no held-out rows exist (a class of one row) the first
     candidate is fitted, with a warning. ``clock``: as :func:`select`'s. Returns ``(result,
     record)``: the final fit's :class:`~.run.FitResult` and the selection's record for
-    :func:`.fitted.record_selection` (the candidate's name, the scheme, ``cv_results_``)."""
+    :func:`.fitted.record_fit` (the candidate's name, the scheme, ``cv_results_``)."""
     clock = clock or time.perf_counter
     start = clock()
     reuse = not callbacks and not estimator.checkpoint
