@@ -27,6 +27,7 @@ from ..distributed import broadcast_state, ensure_process_group
 from ..numerics import CholeskyError
 from ..threads import torch_threads
 from ..training import Trainer
+from .fit_plan import DTYPES
 
 
 @contextlib.contextmanager
@@ -158,7 +159,6 @@ def diagnostics_of(model) -> dict:
 
 def predictor_of(plan, model, mean, scale, n_jobs) -> Predictor:
     """A :class:`Predictor` of ``model`` on ``plan``'s dtype and device."""
-    from .fit_plan import DTYPES
     return Predictor(model, mean, scale, DTYPES[plan.dtype], torch.device(plan.device), n_jobs)
 
 
