@@ -100,4 +100,25 @@ def guard_table(*results: str) -> None:
 
 
 #: the reports by name (merged into ``report.REPORTS``)
-REPORTS = {"mnistsites": mnist_sites_table, "exact": exact_posterior_table, "methodguide": method_guide_table, "guard": guard_table}
+def code_walk_table(results: str = "code_walk") -> None:
+    """The fit's path through the estimators (``code_walk.py``): per commit and method, the calls
+    from the estimators into other files of the package (stops), the files entered, and the stops
+    between the estimators' own files; then each method's first and last commit against issue 75's
+    aims (at most 40 stops, at most 8 between estimator files)."""
+    rows = {}
+    for r in load(results):
+        rows[(r["commit"], r["method"])] = r                    # a commit's last walk of a method
+    print("| commit (dirty) | method | stops | files | stops between estimator files |\n|---|---|---|---|---|")
+    for (commit, method), r in rows.items():
+        print(f"| {commit} ({r['dirty']}) | {method} | {r['stops']} | {len(r['files'])} | {r['estimator_stops']} |")
+    print()
+    for method in dict.fromkeys(m for _, m in rows):
+        walks = [r for (_, m), r in rows.items() if m == method]
+        first, last = walks[0], walks[-1]
+        met = "met" if last["stops"] <= 40 and last["estimator_stops"] <= 8 else "missed"
+        print(f"{method}: {first['stops']} stops, {first['estimator_stops']} between estimator files at "
+              f"{first['commit']}; {last['stops']} and {last['estimator_stops']} at {last['commit']} "
+              f"(aim: at most 40 and 8, {met})")
+
+
+REPORTS = {"codewalk": code_walk_table, "mnistsites": mnist_sites_table, "exact": exact_posterior_table, "methodguide": method_guide_table, "guard": guard_table}
