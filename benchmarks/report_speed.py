@@ -55,6 +55,44 @@ def distributed_table(results: str = "distributed") -> None:
               f"| {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
 
 
+def _tta_runs(results: str):
+    """``(runs, failed)``: the time-to-accuracy rows by run and library, and the failed rows."""
+    runs = defaultdict(lambda: defaultdict(list))
+    failed = []
+    for r in load(results):
+        (failed.append(r) if "failed" in r else runs[r["run"]][r["library"]].append(r))
+    return runs, failed
+
+
+def _reached(curves: dict, level: float) -> dict:
+    """The training seconds at which each library's curve first reaches test NLL ``level`` (``None``: never)."""
+    return {lib: next((r["train_seconds"] for r in c if r["test_nll"] <= level), None) for lib, c in curves.items()}
+
+
+def _reference(curves: dict) -> str:
+    """The library the time ratios are against: alphagp's augmented model where the run has it, else SEP."""
+    return "alphagp-augmented" if "alphagp-augmented" in curves else "alphagp-sep"
+
+
+def tta_headline(results: str = "tta") -> None:
+    """The front page's time-to-accuracy line: for each data set's newest run, the seconds each
+    library took to the test NLL the worst library finally reached (the issue's measure), and the
+    time against alphagp's."""
+    newest = {}
+    for run, libraries in _tta_runs(results)[0].items():
+        newest[run.split("-")[0]] = (run, libraries)
+    for dataset, (run, libraries) in newest.items():
+        curves = {lib: sorted(rs, key=lambda r: r["train_seconds"]) for lib, rs in libraries.items()}
+        target = max(c[-1]["test_nll"] for c in curves.values())
+        times, reference = _reached(curves, target), _reference(curves)
+        commit = next(iter(curves.values()))[-1]["commit"]
+        parts = [f"{lib} {'never' if t is None else f'{t:.2f} s'}"
+                 + (f" ({t / times[reference]:.2g}x)" if t and times.get(reference) and lib != reference else "")
+                 for lib, t in times.items()]
+        print(f"{dataset} (commit {commit}, one thread each): seconds to the worst library's final test NLL "
+              f"{target:.4f}: " + ", ".join(parts))
+
+
 def time_to_accuracy_report(results: str = "tta") -> None:
     """Issue 11, goal 3: test NLL against training time per library (one panel per run), and the
     time each library needs to reach the NLL that the worst library finally reaches (the issue's
@@ -62,10 +100,7 @@ def time_to_accuracy_report(results: str = "tta") -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    runs = defaultdict(lambda: defaultdict(list))
-    failed = []
-    for r in load(results):
-        (failed.append(r) if "failed" in r else runs[r["run"]][r["library"]].append(r))
+    runs, failed = _tta_runs(results)
     fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 3.6), squeeze=False)
     print("Time ratios are against alphagp-augmented in runs that have it (the logistic-softmax paper's "
           "Figure 7), else against alphagp-sep.\n")
@@ -79,10 +114,9 @@ def time_to_accuracy_report(results: str = "tta") -> None:
         best = min(c[-1]["test_nll"] for c in curves.values())
 
         def reached(level, curves=curves):
-            return {lib: next((r["train_seconds"] for r in c if r["test_nll"] <= level), None)
-                    for lib, c in curves.items()}
+            return _reached(curves, level)
 
-        reference = "alphagp-augmented" if "alphagp-augmented" in curves else "alphagp-sep"
+        reference = _reference(curves)
 
         def cells(level, times, lib, reference=reference):
             t, ref = times[lib], times.get(reference)
@@ -132,4 +166,4 @@ def threads_table() -> None:
 
 
 #: the reports by name (merged into ``report.REPORTS``)
-REPORTS = {"distributed": distributed_table, "tta": time_to_accuracy_report, "profile": profile_table, "speed": speed_table, "memory": memory_table, "threads": threads_table}
+REPORTS = {"distributed": distributed_table, "tta": time_to_accuracy_report, "ttaheadline": tta_headline, "profile": profile_table, "speed": speed_table, "memory": memory_table, "threads": threads_table}
