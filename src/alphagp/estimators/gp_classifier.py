@@ -98,7 +98,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     n_inducing : int or "auto"
         Inducing points per class, clipped to the number of training rows with a warning.
         ``"auto"``: 50, or for ``dirichlet`` every training row up to 5,000 (the exact posterior)
-        and 1,000 beyond (the method's ``AUTO_SETTINGS`` and ``Capabilities.exact_rows``).
+        and beyond that every row where the exact posterior's matrices fit in the memory (and,
+        with ``max_time``, its time), else a quarter of the rows (at least 1,000) as far as the
+        memory and the time allow (the method's ``AUTO_SETTINGS``, ``Capabilities.exact_rows`` and
+        ``auto_n_inducing``).
     alpha : float in (0, 1], "auto" or None
         Power of the alpha-divergence; 1 is EP. ``None``: the method's default (1 for ep, sep
         and rep; 0.5 for pep, apep, arpep and rpapep, the alpha paper's recommendation). ``rep``
