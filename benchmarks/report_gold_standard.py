@@ -195,7 +195,7 @@ def panel_73(results: str = "defaults_panel_73") -> None:
         print(f"digits: the default's test NLL {mine['test_nll']:.4f} (aim: at most 0.035) in {mine['train_seconds']:.1f} s, "
               f"{times:.1f} times HistGradientBoosting's {hgb['train_seconds']:.1f} s in the same run (aim: at most 5; "
               f"{_met(mine['test_nll'] <= 0.035 and times <= 5)})")
-    every = [n for n in dict.fromkeys(n for _, n in rows) if not (n == "scikit-learn GPC")]
+    every = [n for n in dict.fromkeys(n for _, n in rows) if n != "scikit-learn GPC"]
     missing = {d: [n for n in every if (d, n) not in rows] for d in sets}
     print("estimators without a row (scikit-learn's GPC runs up to 600 training rows only): "
           + ("; ".join(f"{d}: {', '.join(ns)}" for d, ns in missing.items() if ns) or "none"))
