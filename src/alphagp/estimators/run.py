@@ -143,7 +143,8 @@ class FitResult:
 
     def predictor(self, n_jobs: int | None = None) -> Predictor:
         """The result's :class:`Predictor` on the plan's dtype and device."""
-        return predictor_of(self.plan, self.model, self.mean, self.scale, n_jobs)
+        return Predictor(self.model, self.mean, self.scale, DTYPES[self.plan.dtype], torch.device(self.plan.device),
+                         n_jobs)
 
 
 #: the EP counters a model's diagnostics may hold, shown as attributes of their own
@@ -155,11 +156,6 @@ def diagnostics_of(model) -> dict:
     :data:`COUNTERS` where it has them."""
     diagnostics = model.diagnostics()
     return {"diagnostics": diagnostics, **{name: diagnostics[name] for name in COUNTERS if name in diagnostics}}
-
-
-def predictor_of(plan, model, mean, scale, n_jobs) -> Predictor:
-    """A :class:`Predictor` of ``model`` on ``plan``'s dtype and device."""
-    return Predictor(model, mean, scale, DTYPES[plan.dtype], torch.device(plan.device), n_jobs)
 
 
 def standardisation(X, standardize: bool = True, weight: np.ndarray | None = None) -> StandardizedRows:
