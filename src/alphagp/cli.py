@@ -291,9 +291,10 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="split the fit across the processes of a torchrun launch: true splits the classes "
                         "(and rows), rows only the rows (default: false; user guide 'Distributed fits', docs/guide.md)")
     g_table = p.add_argument_group("mixed-type tables (GPClassifier)")
-    g_table.add_argument("--categorical-features", choices=["from_dtype"], default=None,
-                         help="one-hot encode a CSV's text columns and impute its missing numbers with a 0/1 "
-                              "column marking them (default: every feature column must be numeric)")
+    g_table.add_argument("--categorical-features", choices=["from_dtype", "none"], default="from_dtype",
+                         help="from_dtype: one-hot encode a CSV's text columns and impute its missing numbers with a "
+                              "0/1 column marking them; none: every feature column must be numeric "
+                              "(default: from_dtype)")
     t.add_argument("--class-weight", type=_class_weight, default=None, metavar="{balanced,JSON}",
                    help="class weights: 'balanced' or a JSON object of label -> weight, e.g. '{\"1\": 5}' "
                         "(default: none; classifiers only)")
@@ -340,6 +341,8 @@ def _make_estimator(args):
                          f"{', '.join(wrong)} {'applies' if len(wrong) == 1 else 'apply'} only to a deep GP; "
                          "add --layers")
     params = {param: getattr(args, dest) for dest, param in _COMMON.items() if given(dest)}
+    if params.get("categorical_features") == "none":
+        params["categorical_features"] = None
     params.update(n_jobs=args.n_jobs, verbose=not args.quiet, random_state=args.seed)
     if deep:
         params.update({param: getattr(args, dest) for dest, param in _DEEP_ONLY.items() if given(dest)})

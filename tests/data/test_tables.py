@@ -89,11 +89,30 @@ def test_booleans_and_integers_with_gaps_in_object_columns_are_categories(values
 def test_a_column_without_values_and_a_table_refused_without_the_option(penguins):
     X, y = penguins
     with pytest.raises(ValueError, match=r"column\(s\) \['empty'\] hold no value at all"):
-        GPClassifier(categorical_features="from_dtype").fit(X.assign(empty=np.nan), y)
+        GPClassifier().fit(X.assign(empty=np.nan), y)
     with pytest.raises(ValueError, match=r"column 'island' has dtype .*categorical_features='from_dtype'"):
-        GPClassifier().fit(X, y)
-    with pytest.raises(TypeError, match="needs a pandas DataFrame"):
-        GPClassifier(categorical_features="from_dtype").fit(X.to_numpy(), y)
+        GPClassifier(categorical_features=None).fit(X, y)
+    with pytest.raises(ValueError, match="needs numeric features"):       # an array has no dtypes to read
+        GPClassifier().fit(X.to_numpy(), y)
+
+
+def test_the_default_encodes_a_table_as_it_comes_and_numbers_as_they_are(penguins):
+    """Issue 79 item 1: the default reads a DataFrame's dtypes (as HistGradientBoosting's
+    "from_dtype"); a column named ``self`` is a column like any other; a DataFrame of finite numbers
+    fits exactly as its array does (no encoding)."""
+    X, y = penguins
+    X = X.rename(columns={"island": "self"})
+    brief = dict(method="class_frequencies")
+    default = GPClassifier(**brief).fit(X, y)
+    assert default.table_encoding_.feature_names()[:3] == ["self=Biscoe", "self=Dream", "self=Torgersen"]
+    given = GPClassifier(categorical_features="from_dtype", **brief).fit(X, y)
+    np.testing.assert_array_equal(default.table_encoding_.transform(X), given.table_encoding_.transform(X))
+    numbers = X[["bill_length_mm", "year"]].dropna()
+    rows = numbers.index.to_numpy()
+    frame_fit = GPClassifier(method="pep", n_inducing=5, max_iter=3, random_state=0).fit(numbers, y[rows])
+    array_fit = GPClassifier(method="pep", n_inducing=5, max_iter=3, random_state=0).fit(numbers.to_numpy(), y[rows])
+    assert not hasattr(frame_fit, "table_encoding_")
+    np.testing.assert_allclose(frame_fit.predict_proba(numbers), array_fit.predict_proba(numbers.to_numpy()), atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["auto", "pep"])
@@ -139,9 +158,9 @@ def test_the_command_line_fits_and_predicts_a_mixed_csv(penguins, tmp_path, caps
     X.assign(species=y).to_csv(path, index=False)
     base = ["--quiet", "fit", "--data", str(path), "--target", "species", "--model", str(model), "--method", "pep",
             "--n-inducing", "5", "--max-iter", "10"]
-    assert main(base) == 2
+    assert main([*base, "--categorical-features", "none"]) == 2
     assert "--categorical-features from_dtype" in capsys.readouterr().err
-    assert main([*base, "--categorical-features", "from_dtype"]) == 0
+    assert main(base) == 0                                    # from_dtype, the default
     assert main(["evaluate", "--model", str(model), "--data", str(path), "--target", "species", "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     direct = GPClassifier(method="pep", n_inducing=5, max_iter=10, random_state=0,

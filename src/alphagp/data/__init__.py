@@ -163,7 +163,7 @@ def _chunks(path: Path, sep: str, names: list, target: str | None, index_column,
             hint = (f"; if {bad[0]!r} holds the labels, name it as the target column (--target {bad[0]} on the "
                     "command line)" if target is None and len(bad) == 1 else
                     " (or --categorical-features from_dtype on the command line, categorical_features='from_dtype' "
-                    "in Python, to one-hot encode them)")
+                    "in Python, the defaults, to one-hot encode them)")
             raise ValueError(f"non-numeric feature columns in {path.name}: {bad}; encode them as numbers first{hint}")
         yield (features if mixed else features.to_numpy(dtype=np.float64),
                None if target is None else chunk[target].to_numpy(),

@@ -184,23 +184,22 @@ class TableEncoding:
             raise ValueError("X has no rows; give at least one")
         transformer = self._transformer()
         by_name = {str(column): column for column in X.columns}        # fit keeps names as text (0 -> "0")
-        frame = X[[by_name.get(c["name"], c["name"]) for c in self.columns]]
+        frame = X[[by_name.get(c["name"], c["name"]) for c in self.columns]].copy()
         frame.columns = [c["name"] for c in self.columns]
-        for c in self.columns:
+        for c in self.columns:                  # item assignment: any column name (``self`` included)
+            name = c["name"]
             if c["kind"] == "categorical":
-                frame = frame.assign(**{c["name"]: frame[c["name"]].astype(object).where(frame[c["name"]].notna(),
-                                                                                          np.nan)})
-                _warn_if_all_unseen(c, frame[c["name"]])
+                frame[name] = frame[name].astype(object).where(frame[name].notna(), np.nan)
+                _warn_if_all_unseen(c, frame[name])
             elif c.get("time") is not None:
-                if _time_kind(frame[c["name"]].dtype) != c["time"]:
-                    raise ValueError(f"column {c['name']!r} held {c['time']} values in fit but holds "
-                                     f"{frame[c['name']].dtype} values now")
-                frame = frame.assign(**{c["name"]: _as_days(frame[c["name"]], c["time"])})
-            elif _is_categorical(frame[c["name"]].dtype) or _time_kind(frame[c["name"]].dtype):
-                raise ValueError(f"column {c['name']!r} was numeric in fit but holds {frame[c['name']].dtype} values "
-                                 "now")
+                if _time_kind(frame[name].dtype) != c["time"]:
+                    raise ValueError(f"column {name!r} held {c['time']} values in fit but holds "
+                                     f"{frame[name].dtype} values now")
+                frame[name] = _as_days(frame[name], c["time"])
+            elif _is_categorical(frame[name].dtype) or _time_kind(frame[name].dtype):
+                raise ValueError(f"column {name!r} was numeric in fit but holds {frame[name].dtype} values now")
             else:
-                frame = frame.assign(**{c["name"]: frame[c["name"]].astype(np.float64)})
+                frame[name] = frame[name].astype(np.float64)
         return np.asarray(transformer.transform(frame), dtype=np.float64)
 
     def _transformer(self):

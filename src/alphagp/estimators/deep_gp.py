@@ -197,10 +197,11 @@ class _DeepGPBase(GPEstimatorBase):
         :class:`~alphagp.GPClassifier`; the Monte Carlo draws are made on the CPU, so a fit
         draws the same on every device.
     categorical_features : "from_dtype" or None
-        ``"from_dtype"`` takes a pandas DataFrame of mixed types and one-hot encodes its string,
-        object, ``category`` and boolean columns and imputes its numeric ones, as
+        ``"from_dtype"`` (the default) takes a pandas DataFrame of mixed types and one-hot encodes
+        its string, object, ``category`` and boolean columns and imputes its numeric ones, as
         :class:`~alphagp.GPClassifier` does (:mod:`alphagp.data.tables`; ``table_encoding_``,
-        kept in model files). ``None``: every column must be numeric.
+        kept in model files); arrays and DataFrames of finite numbers are used as they are.
+        ``None``: every column must be numeric.
     distributed : bool
         Data-parallel training across the processes of a ``torch.distributed`` group (as for
         :class:`~alphagp.GPClassifier`): each process propagates its share of every mini-batch
@@ -252,7 +253,7 @@ class _DeepGPBase(GPEstimatorBase):
                  learning_rate_decay: float = 1.0, early_stopping="auto", validation_fraction: float = 0.1,
                  tol: float | None = None, n_iter_no_change: int = 10, checkpoint: str | None = None,
                  dtype: str = "float64", n_jobs: int | None = None, device=None, distributed: bool = False,
-                 verbose: bool = False, random_state=None, categorical_features=None):
+                 verbose: bool = False, random_state=None, categorical_features="from_dtype"):
         self.n_layers = n_layers
         self.n_hidden = n_hidden
         self.n_inducing = n_inducing

@@ -240,13 +240,14 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``y`` is an error), ``"balanced"`` (``n_samples / (n_classes * np.bincount(y))``) or
         ``None`` (all 1). They multiply ``fit``'s ``sample_weight``.
     categorical_features : "from_dtype" or None
-        ``"from_dtype"`` takes a pandas DataFrame of mixed types (scikit-learn's
-        ``HistGradientBoostingClassifier`` spells it the same): string, object, ``category`` and
-        boolean columns are one-hot encoded (a category unseen in ``fit`` encodes as all zeros,
-        a missing value is a category of its own), and numeric columns with missing values
-        get their mean and a 0/1 column marking them (:mod:`alphagp.data.tables`; the encoding
-        is ``table_encoding_``, kept in model files as JSON). ``None``: every column must be
-        numeric and finite, and a column that is not is an error naming it.
+        ``"from_dtype"`` (the default; scikit-learn's ``HistGradientBoostingClassifier`` spells it
+        the same) takes a pandas DataFrame as it comes: string, object, ``category`` and boolean
+        columns are one-hot encoded (a category unseen in ``fit`` encodes as all zeros, a missing
+        value is a category of its own), and numeric columns with missing values get their mean
+        and a 0/1 column marking them (:mod:`alphagp.data.tables`; the encoding is
+        ``table_encoding_``, kept in model files as JSON). Arrays, and DataFrames of finite
+        numbers only, are used as they are. ``None``: every column must be numeric and finite,
+        and a column that is not is an error naming it.
 
     Attributes
     ----------
@@ -333,7 +334,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
                  device=None, distributed=False, verbose=False, random_state=None, class_weight=None,
-                 categorical_features=None):
+                 categorical_features="from_dtype"):
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha

@@ -75,11 +75,28 @@ def check_rows_match(X, y) -> None:
         raise ValueError(f"X has {len(X)} rows but y has {len(y)} values; give one target per row")
 
 
+def encodes_table(est, X, reset: bool) -> bool:
+    """Whether ``X`` goes through the table encoding (:func:`validate_table`): at ``fit``
+    (``reset``), a pandas DataFrame with a column that is not a finite number (text, ``category``,
+    boolean, datetime, or a missing value) under ``categorical_features="from_dtype"`` (the
+    default; scikit-learn's ``HistGradientBoostingClassifier`` reads a DataFrame's dtypes the
+    same way); after it, whenever the fit encoded its table (``table_encoding_``). Arrays and
+    numeric DataFrames without missing values are validated as numbers, exactly as with
+    ``categorical_features=None``."""
+    if not reset:
+        return getattr(est, "table_encoding_", None) is not None
+    import pandas as pd
+    if getattr(est, "categorical_features", None) is None or not isinstance(X, pd.DataFrame):
+        return False
+    numeric = all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in X.dtypes)
+    return not numeric or bool(X.isna().to_numpy().any())
+
+
 def validate(est, X, y="no_validation", reset=False, **checks):
     """scikit-learn's validation (float64, finite; ``checks`` go to ``validate_data``), with
     one-line messages that name the columns: non-numeric ones (a DataFrame's strings,
-    categories, datetimes, ``pd.NA``) and those holding NaN or infinity. An estimator with
-    ``categorical_features`` set validates and encodes a table instead (:meth:`_validate_table`)."""
+    categories, datetimes, ``pd.NA``) and those holding NaN or infinity. A DataFrame of mixed
+    types (:func:`encodes_table`) is validated and encoded as a table instead (:func:`validate_table`)."""
     name = type(est).__name__
     if y is not None and not (isinstance(y, str) and y == "no_validation") and is_classifier(est):
         from ..labels import describe_rows, missing_labels
@@ -87,11 +104,13 @@ def validate(est, X, y="no_validation", reset=False, **checks):
         if len(missing):
             raise ValueError(f"{name} needs a label for every row: y is missing {len(missing)} "
                              f"({describe_rows(missing)}, counted from 0); drop those rows or give them a label")
-    if getattr(est, "categorical_features", None) is not None:
+    if encodes_table(est, X, reset):
         return validate_table(est, X, y, reset)
+    if reset:
+        est.__dict__.pop("table_encoding_", None)           # an earlier fit's encoding
     problem = non_numeric_columns(X)
     if problem:
-        hint = ("; categorical_features='from_dtype' one-hot encodes such columns"
+        hint = ("; categorical_features='from_dtype' (the default) one-hot encodes such columns of a DataFrame"
                 if "categorical_features" in est.get_params() else "")
         raise ValueError(f"{name} needs numeric features: {problem}{hint}")
     if checks.get("y_numeric"):
