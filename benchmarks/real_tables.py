@@ -179,7 +179,8 @@ def _as_category(X: pd.DataFrame) -> pd.DataFrame:
 
 def _as_text(X: pd.DataFrame) -> pd.DataFrame:
     """Text, category and boolean columns as Python strings, a missing value as ``"nan"``."""
-    return X.astype({c: str for c in text_columns(X)}).astype({c: object for c in text_columns(X)})
+    text = text_columns(X)
+    return X.astype({c: object for c in text}).fillna({c: "nan" for c in text}).astype({c: str for c in text})
 
 
 class _On:
@@ -241,7 +242,7 @@ def main() -> None:
                     model = RUNS[estimator](X_train, args.threads).fit(X_train, y_train)
                     seconds = time.perf_counter() - start
                     metrics = score(model, X_test, y_test)
-            except Exception as err:             # a refusal or a crash is the row's result
+            except Exception as err:  # noqa: BLE001 -- a refusal or a crash is the row's result
                 append_row(args.output, base_row("real_tables", **row, train_seconds=time.perf_counter() - start,
                                                  error=f"{type(err).__name__}: {err}"[:500]))
                 print(f"{name:14s} {estimator:24s} {type(err).__name__}: {str(err)[:200]}", flush=True)
