@@ -222,3 +222,26 @@ def test_where_a_class_block_is_not_positive_definite_one_factor_per_column_take
     proba = GPClassifier(method="dirichlet", method_params={"noise_scale": 0.008}, random_state=0).fit(X1, y1) \
         .predict_proba(X1)
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(1), 1.0)
+
+
+@pytest.mark.parametrize("n, C, counts, per_column", [(30, 3, None, False), (20, 2, None, False),
+                                                      (18, 4, [1, 0, 9, 8], False), (16, 3, None, True)])
+def test_leave_one_out_equals_refits_without_each_row(n, C, counts, per_column):
+    """Issue 79 item 3: the closed-form leave-one-out latent means and variances of every row equal
+    a posterior conditioned on the other rows (kernel and noise fixed, the means profiled on them),
+    for one kernel (the Woodbury blocks) and one factor per column."""
+    X, y, counts, high, low, T, own = _problem(n, C, counts=counts)
+    noise = torch.where(own, low, high)
+    K = _kernel(X, torch.full((X.shape[1],), 1.1, dtype=torch.float64))
+    posterior = ExactPosterior(K.expand(C, n, n) if per_column else K, T, counts, noise)
+    mean, var = posterior.leave_one_out()
+    for i in range(n):
+        rest = torch.cat([torch.arange(i), torch.arange(i + 1, n)])
+        refit_counts = torch.bincount(y[rest], minlength=C).tolist()
+        K_rest = K[rest][:, rest]
+        refit = ExactPosterior(K_rest.expand(C, n - 1, n - 1) if per_column else K_rest, T[:, rest], refit_counts,
+                               noise[:, rest])
+        k = K[rest][:, i:i + 1]
+        m_i, v_i = refit.marginals(k.expand(C, n - 1, 1) if per_column else k, K[i, i].expand(C, 1))
+        np.testing.assert_allclose(mean[:, i].numpy(), m_i[:, 0].numpy(), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(var[:, i].numpy(), v_i[:, 0].numpy(), rtol=1e-8, atol=1e-10)

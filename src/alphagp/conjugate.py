@@ -262,6 +262,34 @@ class ExactPosterior:
             self.inverse = torch.cholesky_inverse(L)                          # [C, n, n]
             self.alpha = (self.inverse @ (T - self.mean[:, None])[..., None])[..., 0]
             self.blocks = None
+        self.targets, self.noise = T, noise
+
+    def leave_one_out(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The latent means and variances ``[C, n]`` at each conditioned row given the other n - 1,
+        in closed form (Rasmussen & Williams, eq. 5.12, with the constant mean re-estimated
+        without the row: Dubrule 1983). With S = (K + S_c)^-1, u = S 1 and P = S - u u' / 1'u (the
+        residual projector of the profiled mean), P t_c is the posterior's ``alpha_c``, and
+
+            mu_-i = t_ci - alpha_ci / P_ii,     var_-i = 1 / S_ii - s_ci,
+
+        what a posterior conditioned on the other rows (the kernel and the noise fixed, the mean
+        profiled on them) gives at row i: the mean's from the projector, the variance's at the
+        plugged-in mean (the posterior's :meth:`marginals` do not count the mean's uncertainty).
+        One kernel: diag S and u from A^-1 and each class's Woodbury block, O(n^2 C + sum_c n n_c^2)."""
+        C, n = self.targets.shape
+        ones = torch.ones(n, dtype=self.targets.dtype, device=self.targets.device)
+        if self.blocks is None:
+            S_diag = torch.diagonal(self.inverse, dim1=-2, dim2=-1)                    # [C, n]
+            u = self.inverse @ ones                                                     # [C, n]
+        else:
+            S_diag = torch.diagonal(self.inverse).expand(C, n).clone()
+            u = (self.inverse @ ones).expand(C, n).clone()
+            for c, rows, G_inv in self.blocks:
+                W = self.inverse[rows]                                                  # [n_c, n]: P_c' A^-1
+                S_diag[c] += ((G_inv @ W) * W).sum(0)
+                u[c] += W.T @ (G_inv @ u[c, rows].clone())
+        P_diag = S_diag - u.square() / u.sum(-1, keepdim=True)
+        return self.targets - self.alpha / P_diag, S_diag.reciprocal() - self.noise
 
     def marginals(self, Kxs: torch.Tensor, prior_var: torch.Tensor):
         """Latent means and variances ``[C, b]`` at test points with covariances ``Kxs`` to the
