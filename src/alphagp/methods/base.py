@@ -348,6 +348,13 @@ class SparseGPMethod(WeightedRows, nn.Module):
         """Called once after the training epochs with all training rows (``[N, D]``, standardised)
         and class indices ``[N]``; a no-op except for methods with a second stage (sampling)."""
 
+    def leave_one_out(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """``(proba [n, C], y [n], weight [n])``: the class probabilities of each row the fitted model
+        conditions on given its other rows (a weighted row left out with all its weight, the kernel
+        fixed), with the row's class index and weight, in the model's order, where the model gives
+        them in closed form; ``None`` for a model that does not."""
+        return None
+
     def diagnostics(self) -> dict:
         """Plain-data facts about the fit (counters of refused updates, sampler diagnostics)."""
         return {"n_skipped_updates": int(self.n_skipped_updates),

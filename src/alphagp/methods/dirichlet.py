@@ -377,6 +377,20 @@ class DirichletGP(SparseGPMethod):
         return posterior.mean, posterior
 
     @torch.no_grad()
+    def leave_one_out(self):
+        """The exact posterior's leave-one-out predictive ``[n, C]`` of the rows it holds (sorted by
+        class), with their class indices and weights (ones where unweighted): the latent means and
+        variances given the other rows (:meth:`~alphagp.conjugate.ExactPosterior.leave_one_out`, the
+        means re-profiled without the row, the kernel fixed) through the softmax predictive, as
+        :meth:`predict_proba` maps a test row's; ``None`` for the sparse form."""
+        if not self.exact:
+            return None
+        _, posterior = self._posterior()
+        mean, var = posterior.leave_one_out()
+        y = torch.repeat_interleave(torch.arange(self.n_classes, device=mean.device), self.class_counts)
+        return self.likelihood.predict_proba(mean.T, var.clamp_min(MIN_VARIANCE).T), y, self.row_weight
+
+    @torch.no_grad()
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Marginal means and variances ``[N, C]`` of the latent functions at ``X``; the kernel's
         additive noise is an observation noise here (class docstring), so it is not in them."""
