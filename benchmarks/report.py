@@ -45,10 +45,11 @@
     python benchmarks/report.py closedform | closedformpanel | epexact | closedformlevers   # issue 67
     python benchmarks/report.py exactep | capacity | panel73   # issue 73: exact EP beside GPC, the closed form's M, the panel
     python benchmarks/report.py coverage   # the counts behind the papers' coverage rows
+    python benchmarks/report.py realtables real_tables@<commit>   # issue 79: the development panel of real tables
 
 The reports live in one module per document of benchmarks/docs/ (report_ep_paper, report_alpha_paper,
 report_logistic_softmax, report_deep_gp, report_defaults with report_closed_form and report_gold_standard, report_speed,
-report_methods, report_edges, report_coverage; shared helpers in report_common); this module only names them.
+report_methods, report_edges, report_coverage, report_real_tables; shared helpers in report_common); this module only names them.
 """
 
 from __future__ import annotations
@@ -65,11 +66,12 @@ from report_ep_paper import REPORTS as EP_PAPER
 from report_gold_standard import REPORTS as GOLD_STANDARD
 from report_logistic_softmax import REPORTS as LOGISTIC_SOFTMAX
 from report_methods import REPORTS as METHODS
+from report_real_tables import REPORTS as REAL_TABLES
 from report_speed import REPORTS as SPEED
 
 #: the reports by name: ``python report.py NAME ARGS...`` calls ``REPORTS[NAME](*ARGS)``
 REPORTS = {**EP_PAPER, **ALPHA_PAPER, **LOGISTIC_SOFTMAX, **DEEP_GP, **DEFAULTS, **CLOSED_FORM, **SPEED, **METHODS,
-           **EDGES, **GOLD_STANDARD, **COVERAGE}
+           **EDGES, **GOLD_STANDARD, **COVERAGE, **REAL_TABLES}
 
 
 if __name__ == "__main__":

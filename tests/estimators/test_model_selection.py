@@ -479,3 +479,42 @@ def test_a_candidate_that_fails_is_left_out_with_its_reason_and_the_fit_goes_on(
     with pytest.warns(UserWarning, match=f"the chosen {chosen} failed on every training row"):
         again = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
     assert again.candidate_ not in (chosen, "pep") and np.all(np.isfinite(again.predict_proba(X)))
+
+
+def test_the_closed_form_chooses_its_point_by_its_own_leave_one_out_in_each_fold(tmp_path):
+    """Issue 79 item 3: below CV_ROWS rows the closed form's candidate fits every point of its grid
+    at the fold's kernel start and keeps the one of lowest leave-one-out NLL on the fold's training
+    rows (each point's fit checked independently); the final fit takes the point chosen most often."""
+    from alphagp.estimators.model_selection import CLOSED_FORM_BY_LOO, fit_candidate, leave_one_out_nll
+    X, y = _problem(90, seed=2)
+    est = GPClassifier(random_state=0)
+    y_idx = np.searchsorted(np.unique(y), y)
+    classes = np.unique(y)
+    start = model_selection.shared_kernel_starts(est, X, y_idx, {"dirichlet"})
+    params = {**est.get_params(), **CLOSED_FORM_BY_LOO.params, "checkpoint": None, "verbose": False}
+    kept = fit_candidate(est, CLOSED_FORM_BY_LOO, params, X, y_idx, classes, start=start)
+    grid = CLOSED_FORM_BY_LOO.loo_grid
+    by_point = {}
+    for eps in grid["alpha_eps"]:
+        for scale in grid["noise_scale"]:
+            one = est._fit_result({**params, "method_params": {"alpha_eps": eps, "noise_scale": scale}}, X, y_idx,
+                                  classes, start=start, own=False)
+            by_point[(eps, scale)] = leave_one_out_nll(one)
+    best = min(by_point, key=by_point.get)
+    assert (kept.plan.method_params["alpha_eps"], kept.plan.method_params["noise_scale"]) == best
+    assert leave_one_out_nll(kept) == pytest.approx(by_point[best], rel=1e-12)
+    assert len(set(by_point.values())) > 1                          # the grid's points differ
+
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(model_selection, "PORTFOLIO", (CLOSED_FORM_BY_LOO,))
+    try:
+        clf = GPClassifier(cv=3, random_state=0).fit(X, y)
+    finally:
+        monkeypatch.undo()
+    folds = clf.cv_results_["loo_choices"][0]
+    assert len(folds) == sum(k.startswith("split") for k in clf.cv_results_)       # 3 folds, 3 times (90 rows)
+    majority = max(folds, key=folds.count)
+    assert {k: clf.fit_plan_.method_params[k] for k in majority} == majority
+    path = tmp_path / "m.safetensors"
+    clf.save(path)
+    assert GPClassifier.load(path).cv_results_["loo_choices"] == clf.cv_results_["loo_choices"]
