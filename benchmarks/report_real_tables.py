@@ -7,7 +7,6 @@ training seconds per estimator, and the counts of issue 79's aims, printed from 
 from __future__ import annotations
 
 import numpy as np
-
 from report_common import load, markdown_table, provenance
 
 DEFAULT = "alphagp GPClassifier()"
@@ -85,3 +84,72 @@ def real_tables_report(results: str = "real_tables", earlier: str | None = None)
 
 
 REPORTS = {"realtables": real_tables_report}
+
+
+def numeric_panel_report(results: str = "defaults_panel_79", panel: str = "defaults_panel_73") -> None:
+    """Issue 79's numeric-panel aims: the default of these rows (``defaults_panel.py``, the default
+    and HistGradientBoosting rerun on digits and the small and mid-sized sets) beside issue 73's
+    panel (every estimator, one run), set by set: its test NLL against issue 73's default's (aim: no
+    set more than 2 % above), whether it is the lowest of every classifier of issue 73's run, and on
+    digits its seconds over HistGradientBoosting's of the same run (aim: within 5 times). Sets this
+    run did not refit (the larger image subsets and Shuttle, from 2,000 training rows on, where the
+    default's path did not change) count with issue 73's default."""
+    from report_closed_form import DEFAULT as PANEL_DEFAULT
+    from report_closed_form import LARGER, SMALL
+    now = {(r["dataset"], r["estimator"]): r for r in load(results)}
+    before = {(r["dataset"], r["estimator"]): r for r in load(panel)}
+    sets = [d for d in SMALL + LARGER if (d, PANEL_DEFAULT) in before]
+    print(f"{provenance(list(now.values()))} (this run); {provenance(list(before.values()))} (issue 73's panel)\n")
+    lines, lowest, above, refitted = [], [], [], []
+    for d in sets:
+        old = before[(d, PANEL_DEFAULT)]["test_nll"]
+        mine = now.get((d, PANEL_DEFAULT))
+        nll = old if mine is None else mine["test_nll"]
+        others = [r for (dd, n), r in before.items() if dd == d and not n.startswith("alphagp") and n != FREQUENCIES]
+        best = min(others, key=lambda r: r["test_nll"])
+        if nll < best["test_nll"]:
+            lowest.append(d)
+        if mine is not None:
+            refitted.append(d)
+            if nll > 1.02 * old:
+                above.append(d)
+        lines.append([d, f"{nll:.4f}" + ("" if mine else " (issue 73's row)"), f"{old:.4f}", f"{nll / old:.3f}",
+                      f"{best['test_nll']:.4f} ({best['estimator']})", "-" if mine is None else
+                      f"{mine['train_seconds']:.1f}", (mine or before[(d, PANEL_DEFAULT)]).get("candidate", "-")])
+    markdown_table(["data set", "the default", "issue 73's default", "ratio", "lowest other classifier (issue 73's run)",
+                    "training seconds", "the default chose"], lines)
+    print()
+    print(f"- lowest test NLL of every classifier on {len(lowest)} of {len(sets)} sets (aim: at least 11): "
+          f"{', '.join(lowest)}")
+    print(f"- more than 2 % above issue 73's default on {len(above)} of {len(refitted)} sets refitted (aim: none)"
+          + (f": {', '.join(above)}" if above else ""))
+    digits, hgb = now.get(("digits", PANEL_DEFAULT)), now.get(("digits", "HistGradientBoosting"))
+    if digits and hgb:
+        print(f"- digits: {digits['train_seconds'] / hgb['train_seconds']:.1f} times HistGradientBoosting's seconds in "
+              "the same run (aim: within 5)")
+
+
+REPORTS["numeric79"] = numeric_panel_report
+
+
+def loo_leak_report(results: str = "loo_leak") -> None:
+    """``loo_leak.py``'s rows: the closed form's leave-one-out NLL with its kernel start fitted on
+    every row, against each row predicted by a fit (start included) without it, the class
+    frequencies' leave-one-out NLL and the test NLL, per problem; and how often the every-row
+    score is the lower, and below the frequencies' where the honest one is not."""
+    rows = {r["dataset"]: r for r in load(results)}
+    print(f"{provenance(list(rows.values()))}\n")
+    markdown_table(["problem (training rows)", "leave-one-out, start on every row", "leave-one-out, refitted without the row",
+                    "class frequencies, leave-one-out", "test NLL"],
+                   [[f"{d} ({r['n_train']})", f"{r['loo_every_row']:.4f}", f"{r['loo_refit']:.4f}",
+                     f"{r['frequencies_loo']:.4f}", f"{r['test_nll']:.4f}"] for d, r in rows.items()])
+    lower = [d for d, r in rows.items() if r["loo_every_row"] < r["loo_refit"]]
+    fooled = [d for d, r in rows.items()
+              if r["loo_every_row"] < r["frequencies_loo"] <= r["loo_refit"]]
+    gaps = [r["loo_refit"] - r["loo_every_row"] for r in rows.values()]
+    print(f"\n- the every-row leave-one-out is the lower on {len(lower)} of {len(rows)} problems, by "
+          f"{min(gaps):.3f} to {max(gaps):.3f} nats; it ranks the closed form below the class frequencies where "
+          f"the refitted one does not on {len(fooled)} of {len(rows)}" + (f" ({', '.join(fooled)})" if fooled else ""))
+
+
+REPORTS["looleak"] = loo_leak_report

@@ -15,8 +15,10 @@ def plain(value):
     """NumPy arrays and scalars inside ``value`` as lists and Python scalars (JSON-ready)."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return np.asarray(value).tolist()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):               # element by element: ragged lists, None, dicts
+        return [plain(v) for v in value]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, torch.device):
