@@ -126,3 +126,28 @@ def test_every_registered_start_fits_and_gives_the_classifier_its_kernel(name):
     method = "dirichlet" if name == "dirichlet" else "exact_ep" if name == "exact_ep" else "sep"
     fitted = GPClassifier(method=method, kernel_init=name, max_iter=3, random_state=0).fit(X, y)
     assert fitted.kernel_start_.surrogate == name
+
+
+def test_the_linear_dirichlet_surrogate_is_the_closed_form_with_the_kernels_linear_term_and_its_gradient():
+    """Issue 79: the RBF-and-linear start's objective is the Dirichlet GP's log evidence with the
+    kernel :class:`~alphagp.kernels.ARDKernel` makes with ``linear`` (the closed form of
+    :mod:`alphagp.conjugate` at that kernel), and its gradient in every log parameter, the linear
+    variance's included, matches central differences."""
+    from alphagp.conjugate import batched_exact_log_evidence, class_order, transformed_labels
+    from alphagp.kernel_start import DIRICHLET_JITTER, dirichlet_log_marginal_likelihood
+    from alphagp.kernels import ARDKernel
+    X, y = _problem(40)
+    order, _ = class_order(torch.as_tensor(y), 3)
+    Xt, yt = torch.as_tensor(X)[order], torch.as_tensor(y)[order]
+    theta = torch.tensor([[0.3, -0.2, 0.1, 0.5, -1.0]], dtype=torch.float64, requires_grad=True)
+    value = dirichlet_log_marginal_likelihood(theta, Xt, yt, 3, alpha_eps=0.1, noise_scale=1.0)
+    kernel = ARDKernel(3, 3, shared=True, lengthscale=theta[0, 1:4].exp().detach(), amplitude=float(theta[0, 0].exp()),
+                       linear=float(theta[0, 4].exp()), noise=1e-12)
+    K = kernel.cross(Xt, Xt, expand=False)[0] + float(theta[0, 0].exp()) * DIRICHLET_JITTER * torch.eye(40)
+    labels = transformed_labels(0.1)
+    own = torch.nn.functional.one_hot(yt, 3).T.bool()
+    T = torch.where(own, torch.tensor(labels["t_own"]), torch.tensor(labels["t_other"])).double()
+    noise = torch.where(own, torch.tensor(labels["s_own"]), torch.tensor(labels["s_other"])).double()
+    assert float(value) == pytest.approx(float(batched_exact_log_evidence(K.detach(), noise, T)), rel=1e-7)
+    assert torch.autograd.gradcheck(lambda t: dirichlet_log_marginal_likelihood(t, Xt, yt, 3, alpha_eps=0.1),
+                                    (theta,), eps=1e-6, atol=1e-6)

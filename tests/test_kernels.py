@@ -14,7 +14,7 @@ def test_ard_kernel_matches_scikit_learn(rng):
     for c, amp in enumerate([1.3, 0.4]):
         ref = (ConstantKernel(amp) * RBF(ls[c]))(A, B)
         assert np.allclose(K[c], ref, atol=1e-12)
-    assert np.allclose(k.diag(4).detach().numpy(), np.array([[1.5] * 4, [0.6] * 4]))
+    assert np.allclose(k.diag(torch.tensor(A[:4])).detach().numpy(), np.array([[1.5] * 4, [0.6] * 4]))
 
 
 def test_shared_kernel_broadcasts_and_per_class_inputs_work(rng):
@@ -118,3 +118,53 @@ def test_normalized_polynomial_kernel_is_the_cosine_form_positive_semidefinite_w
     Kuu, Kuf = normed.inducing_covariances(Z, X)
     torch.testing.assert_close(Kuf, torch.stack([normed.cross(Z[c], X)[c] for c in range(2)]))
     torch.testing.assert_close(Kuu, torch.stack([normed.cross(Z[c], Z[c])[c] for c in range(2)]))
+
+
+# ---------------------------------------------------------------------- the linear term (issue 79)
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_linear_term_is_scikit_learns_rbf_plus_dot_product(rng, shared):
+    """With ``linear`` the kernel is a RBF + b x'x' (scikit-learn's ``DotProduct(sigma_0=0)`` times b):
+    the cross covariances, the inducing covariances, the prior variances and the diagonal with
+    the noise; without it, no parameter of it."""
+    from sklearn.gaussian_process.kernels import DotProduct
+    Z, X = rng.standard_normal((2, 4, 3)), rng.standard_normal((6, 3))
+    ls, amp, lin = np.array([[0.5, 1.0, 2.0], [1.5, 0.7, 0.9]]), np.array([1.3, 0.4]), np.array([0.3, 0.05])
+    if shared:
+        ls, amp, lin = ls[:1], amp[:1], lin[:1]
+    k = ARDKernel(2, 3, shared=shared, lengthscale=torch.tensor(ls), amplitude=torch.tensor(amp), noise=0.2,
+                  linear=torch.tensor(lin))
+    Kuu, Kuf = k.inducing_covariances(torch.tensor(Z), torch.tensor(X))
+    K = k.cross(torch.tensor(X), torch.tensor(X))
+    for c in range(2):
+        g = 0 if shared else c
+        ref = ConstantKernel(amp[g]) * RBF(ls[g]) + ConstantKernel(lin[g]) * DotProduct(sigma_0=0.0)
+        assert np.allclose(Kuu[c].detach().numpy(), ref(Z[c]), atol=1e-12)
+        assert np.allclose(Kuf[c].detach().numpy(), ref(Z[c], X), atol=1e-12)
+        assert np.allclose(K[c].detach().numpy(), ref(X), atol=1e-12)
+        assert np.allclose(k.prior_variance(torch.tensor(X))[c].detach().numpy(), np.diag(ref(X)), atol=1e-12)
+        assert np.allclose(k.diag(torch.tensor(X))[c].detach().numpy(), np.diag(ref(X)) + 0.2, atol=1e-12)
+    assert k.spec()["linear"] is True and ARDKernel(2, 3).raw_linear is None and "linear" not in ARDKernel(2, 3).spec()
+
+
+def test_the_linear_terms_gradient_matches_finite_differences(rng):
+    X = torch.tensor(rng.standard_normal((5, 3)))
+    weights = torch.tensor(rng.standard_normal((2, 4, 9)))
+    k = ARDKernel(2, 3, lengthscale=torch.tensor([0.7, 1.2, 2.0]), amplitude=1.5, linear=0.4)
+    Z = torch.tensor(rng.standard_normal((2, 4, 3)), requires_grad=True)
+    params = (Z, k.raw_lengthscale, k.raw_amplitude, k.raw_linear)
+
+    def weighted_sum():
+        Kuu, Kuf = k.inducing_covariances(Z, X)
+        return (torch.cat((Kuu, Kuf), -1) * weights).sum() + k.prior_variance(X).sum()
+
+    grads = torch.autograd.grad(weighted_sum(), params)
+    eps = 1e-6
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            direction = torch.tensor(rng.standard_normal(p.shape))
+            p += eps * direction
+            up = weighted_sum()
+            p -= 2 * eps * direction
+            down = weighted_sum()
+            p += eps * direction
+            assert np.isclose(float((up - down) / (2 * eps)), float((g * direction).sum()), rtol=1e-6, atol=1e-8)

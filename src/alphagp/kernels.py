@@ -5,7 +5,9 @@ The papers' choice (scalable EP, section 4): for latent function c,
     k_c(x, x') = a_c exp(-1/2 sum_d (x_d - x'_d)^2 / l_{c,d}^2) + n_c [x = x'],
 
 where the additive noise n_c only enters the prior variance of a training or test point,
-never the covariance between inducing points. Positive parameters are stored unconstrained,
+never the covariance between inducing points. With ``linear`` the kernel has a linear term too,
+b_c x'x' (issue 79: a table's linear signal, which logistic regression takes and the RBF alone
+needs many rows to), so that k_c(x, x') above gains b_c sum_d x_d x'_d. Positive parameters are stored unconstrained,
 through a softplus (the default; the GP classifiers' studied settings) or a log (``positive="log"``,
 the deep GPs, as in the deep-GP authors' code): Adam's steps then change a value by a share of
 itself, not by an absolute amount, which matters for lengthscales far from 1.
@@ -83,13 +85,16 @@ class ARDKernel(nn.Module):
     lengthscale, amplitude, noise
         initial values (scalars, or arrays broadcastable to
         ``[G, D]``, ``[G]``, ``[G]``).
+    linear
+        the initial variance b of the linear term (``[G]`` or a scalar); ``None``: no linear term.
     positive
         how the positive parameters are stored, ``"softplus"`` or ``"log"``
         (:data:`POSITIVE_TRANSFORMS`).
     """
 
     def __init__(self, n_latent: int, n_features: int, shared: bool = False,
-                 lengthscale=None, amplitude=1.0, noise=0.1, dtype=torch.float64, positive: str = "softplus"):
+                 lengthscale=None, amplitude=1.0, noise=0.1, dtype=torch.float64, positive: str = "softplus",
+                 linear=None):
         super().__init__()
         self.positive = _check_positive(positive)
         to_raw = POSITIVE_TRANSFORMS[positive][1]
@@ -99,13 +104,17 @@ class ARDKernel(nn.Module):
         ls = _expanded("lengthscale", lengthscale, (groups, n_features), dtype)
         amp = _expanded("amplitude", amplitude, (groups,), dtype)
         nz = _expanded("noise", noise, (groups,), dtype)
-        for name, value in (("lengthscale", ls), ("amplitude", amp), ("noise", nz)):
+        values = [("lengthscale", ls), ("amplitude", amp), ("noise", nz)]
+        if linear is not None:
+            values.append(("linear", _expanded("linear", linear, (groups,), dtype)))
+        for name, value in values:
             if not torch.all(torch.isfinite(value)) or torch.any(value <= 0):
                 raise ValueError(f"kernel {name} must be finite and positive, got {value.tolist()}")
         self.n_latent = n_latent
         self.raw_lengthscale = nn.Parameter(to_raw(ls))
         self.raw_amplitude = nn.Parameter(to_raw(amp))
         self.raw_noise = nn.Parameter(to_raw(nz))
+        self.raw_linear = None if linear is None else nn.Parameter(to_raw(values[-1][1]))
 
     @property
     def lengthscale(self) -> torch.Tensor:
@@ -121,6 +130,19 @@ class ARDKernel(nn.Module):
     def noise(self) -> torch.Tensor:
         """``[G]``"""
         return POSITIVE_TRANSFORMS[self.positive][0](self.raw_noise)
+
+    @property
+    def linear(self) -> torch.Tensor | None:
+        """``[G]``: the linear term's variance b (``None``: no linear term)."""
+        return None if self.raw_linear is None else POSITIVE_TRANSFORMS[self.positive][0](self.raw_linear)
+
+    def _with_linear(self, K: torch.Tensor, A: torch.Tensor, B: torch.Tensor, classes=None) -> torch.Tensor:
+        """``K`` ``[G', n, m]`` plus the linear term b_g A B' (``A`` ``[C or G, n, D]`` or ``[n, D]``, ``B``
+        likewise), broadcast over the leading dimension; ``K`` itself without a linear term."""
+        if self.raw_linear is None:
+            return K
+        b = self.parameter_rows(self.linear, classes)[:, None, None]
+        return K + b * (A @ B.transpose(-1, -2))
 
     def parameter_rows(self, value: torch.Tensor, classes: torch.Tensor | None) -> torch.Tensor:
         """The rows of a ``[G, ...]`` parameter for latent functions ``classes`` (all if None;
@@ -172,7 +194,8 @@ class ARDKernel(nn.Module):
         """
         A_w, sq_A = self._weighted(A)
         sq_B = self._shared_sq_norms(B, self.lengthscale) if B.dim() == 2 else self._weighted(B)[1]
-        return self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B, expand)
+        K = self._with_linear(self._from_products(A_w @ B.transpose(-1, -2), sq_A, sq_B, False), A, B)
+        return K.expand(self.n_latent, -1, -1) if expand and K.shape[0] == 1 else K
 
     def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor, expand: bool = True,
                              classes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -202,23 +225,38 @@ class ARDKernel(nn.Module):
         S = Z * inv_l
         gram = _Gram.apply(S)
         sq_Z = torch.diagonal(gram, dim1=-2, dim2=-1)
-        Kuu = self._from_products(gram, sq_Z, sq_Z, expand, classes)
-        Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X, lengthscale), expand, classes)
+        if self.raw_linear is None:
+            Kuu = self._from_products(gram, sq_Z, sq_Z, expand, classes)
+            Kuf = self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X, lengthscale), expand, classes)
+            return Kuu, Kuf
+        count = self.n_latent if classes is None else len(classes)
+        Kuu = self._with_linear(self._from_products(gram, sq_Z, sq_Z, False, classes), Z, Z, classes)
+        Kuf = self._with_linear(self._from_products((S * inv_l) @ X.T, sq_Z, self._shared_sq_norms(X, lengthscale),
+                                                    False, classes), Z, X, classes)
+        if expand and Kuu.shape[0] == 1:
+            Kuu, Kuf = Kuu.expand(count, -1, -1), Kuf.expand(count, -1, -1)
         return Kuu, Kuf
 
     def spec(self) -> dict:
         """Plain data naming this kernel type (model files; :func:`kernel_from_spec`)."""
-        return {"type": "ard", "positive": self.positive}
+        return {"type": "ard", "positive": self.positive, **({"linear": True} if self.raw_linear is not None else {})}
 
     def prior_variance(self, X: torch.Tensor) -> torch.Tensor:
-        """Noise-free prior variances k(x, x) ``[C, n]`` at inputs ``X`` ``[n, D]`` (the amplitude)."""
-        return self.amplitude[:, None].expand(self.n_latent, X.shape[0])
+        """Noise-free prior variances k(x, x) ``[C, n]`` at inputs ``X`` ``[n, D]`` (the amplitude, plus
+        b |x|^2 with a linear term)."""
+        variance = self.amplitude[:, None].expand(self.n_latent, X.shape[0])
+        if self.raw_linear is None:
+            return variance
+        return variance + self.linear[:, None] * (X * X).sum(-1)[None]
 
-    def diag(self, n: int, classes: torch.Tensor | None = None) -> torch.Tensor:
-        """Prior variance of ``n`` data points including the additive noise: ``[C, n]`` (``[K, n]``
-        for the latent functions ``classes``)."""
-        total = self.parameter_rows(self.amplitude + self.noise, classes)
-        return total[:, None].expand(self.n_latent if classes is None else len(classes), n)
+    def diag(self, X: torch.Tensor, classes: torch.Tensor | None = None) -> torch.Tensor:
+        """Prior variance of data points ``X`` ``[n, D]`` including the additive noise: ``[C, n]``
+        (``[K, n]`` for the latent functions ``classes``)."""
+        count, n = self.n_latent if classes is None else len(classes), X.shape[0]
+        total = self.parameter_rows(self.amplitude + self.noise, classes)[:, None].expand(count, n)
+        if self.raw_linear is None:
+            return total
+        return total + self.parameter_rows(self.linear, classes)[:, None] * (X * X).sum(-1)[None]
 
 
 class PolynomialKernel(nn.Module):
@@ -299,7 +337,8 @@ def kernel_from_spec(spec: dict, n_latent: int, n_features: int, dtype=torch.flo
     placeholder parameters, to load a state dict into."""
     positive = spec.get("positive", "softplus")          # files written before log storage: softplus
     if spec["type"] == "ard":
-        return ARDKernel(n_latent, n_features, dtype=dtype, positive=positive)
+        return ARDKernel(n_latent, n_features, dtype=dtype, positive=positive,
+                         linear=1.0 if spec.get("linear") else None)
     if spec["type"] == "polynomial":
         return PolynomialKernel(n_latent, n_features, degree=int(spec["degree"]), dtype=dtype, positive=positive,
                                 normalized=bool(spec.get("normalized", False)))

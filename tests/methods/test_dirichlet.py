@@ -171,3 +171,19 @@ def test_leave_one_out_probabilities_equal_refits_without_each_row(data, weighte
         rest = np.delete(np.arange(len(y)), j)
         refit = _fixed().fit(X[rest], y[rest], sample_weight=None if weight is None else weight[rest])
         np.testing.assert_allclose(proba[position], refit.predict_proba(X[j:j + 1])[0], rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("params", [dict(kernel_init="dirichlet_linear"),
+                                    dict(n_inducing=20, kernel_init="dirichlet_linear"),
+                                    dict(method="sep", n_inducing=10, max_iter=5, kernel_params={"linear": 0.5})])
+def test_a_kernel_with_a_linear_term_fits_and_its_file_predicts_the_same(data, tmp_path, params):
+    """Issue 79: the RBF-and-linear start gives the closed form (exact and sparse) a kernel with a
+    linear term, as ``kernel_params={"linear": ...}`` gives any method one; its model file names
+    the term and predicts as the fitted model."""
+    X, y = data
+    clf = GPClassifier(**{"method": "dirichlet", "random_state": 0, **params}).fit(X, y)
+    assert clf.model_.kernel.linear is not None and float(clf.model_.kernel.linear.min()) > 0
+    proba = clf.predict_proba(X[:20])
+    assert np.all(np.isfinite(proba)) and clf.score(X, y) > 0.6
+    clf.save(tmp_path / "m.safetensors")
+    np.testing.assert_allclose(GPClassifier.load(tmp_path / "m.safetensors").predict_proba(X[:20]), proba, rtol=1e-12)

@@ -129,13 +129,16 @@ def method_of_plan(plan: FitPlan, inducing_points: torch.Tensor, n_classes: int,
     """The registered method of ``plan`` over ``inducing_points`` ``[G, M, D]`` (their dtype is the
     model's) for ``n_classes`` classes and N = ``n_data``: a kernel for its latent functions (from
     ``kernel_params`` where given, else the kernel's defaults) and the method with the plan's
-    alpha, damping, epsilon and own arguments (``context``: a model file's ``site_storage``;
+    alpha, damping, epsilon and own arguments (``context``: a model file's ``site_storage``; a
+    linear term in the kernel where ``kernel_params`` or the plan's kernel start has one;
     ``latent``: the method's count of latent functions where the caller has it). The
     one construction of a fit's model (:func:`build_model`) and of a model file's
     (:func:`~alphagp.estimators.model_file.model_from_file`)."""
+    initial = dict(kernel_params or {})
+    if "linear" in plan.kernel_params or (plan.kernel_init in STARTS and "linear" in STARTS[plan.kernel_init].carries):
+        initial.setdefault("linear", 1.0)      # the kernel has a linear term (a file's value: its state)
     kernel = ARDKernel(latent or n_latent(plan.method, n_classes), inducing_points.shape[2], shared=plan.shared_hyperparameters,
-                       dtype=inducing_points.dtype,
-                       **{k: np.asarray(v, dtype=np.float64) for k, v in (kernel_params or {}).items()})
+                       dtype=inducing_points.dtype, **{k: np.asarray(v, dtype=np.float64) for k, v in initial.items()})
     return build_method(plan.method, inducing_points, kernel, n_data=n_data, alpha=plan.alpha, epsilon=plan.epsilon,
                         damping=plan.damping, n_classes=n_classes, exact=plan.exact, **context, **plan.method_params)
 

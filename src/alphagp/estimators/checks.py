@@ -18,7 +18,7 @@ from . import model_selection
 from .fit_plan import DTYPES, FitPlan, plan_fit
 
 #: the keys of ``kernel_params``
-KERNEL_PARAMS = ("lengthscale", "amplitude", "noise")
+KERNEL_PARAMS = ("lengthscale", "amplitude", "noise", "linear")
 
 
 # ---------------------------------------------------------------------- parameter checks
@@ -56,7 +56,7 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
               1 if est.shared_hyperparameters is not False else n_classes}
     if "lengthscale" in kp:
         _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), *((g, n_features) for g in {1, *groups})])
-    for name in ("amplitude", "noise"):
+    for name in ("amplitude", "noise", "linear"):
         if name in kp:
             _positive_finite(name, kp[name], [(), *((g,) for g in {1, *groups})])
 

@@ -25,6 +25,7 @@ import torch
 
 from ..data.held_out import early_stopping_rows, held_out_problem
 from ..devices import device_of
+from ..kernel_start import STARTS
 from ..labels import plain
 from ..methods import method_spec, resolve_alpha
 from ..training import uses_mini_batches
@@ -274,7 +275,9 @@ def is_own_start(params: Mapping, cls=None) -> bool:
     fit takes one closed-form step and moves nothing (``cls``: the method's class, where the caller
     has it)."""
     cls = cls or method_spec(params["method"]).cls
-    return cls.CAPABILITIES.closed_form and kernel_start_of(params, cls) == cls.AUTO_SETTINGS.get("kernel_init")
+    start = kernel_start_of(params, cls)
+    own = STARTS[start].variant_of or start if start in STARTS else start
+    return cls.CAPABILITIES.closed_form and own == cls.AUTO_SETTINGS.get("kernel_init")
 
 
 def plan_fit(params: Mapping, y_idx: np.ndarray, *, alpha: float | None = None, stream: bool = False,

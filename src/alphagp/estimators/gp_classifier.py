@@ -161,17 +161,20 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     inducing_points : array ``[M, D]`` or ``[C, M, D]`` or None
         Explicit initial inducing inputs in the units of ``X``.
     kernel_params : dict or None
-        Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays). Lengthscales
-        refer to standardised features when ``standardize=True``. What is not given comes from
-        ``kernel_init``.
-    kernel_init : {"auto", "fixed", "regression", "dirichlet", "exact_ep"}
+        Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays) and ``linear``, the
+        variance b of a linear term b x'x' added to the RBF (without it: no linear term).
+        Lengthscales refer to standardised features when ``standardize=True``. What is not given
+        comes from ``kernel_init``.
+    kernel_init : {"auto", "fixed", "regression", "dirichlet", "dirichlet_linear", "exact_ep"}
         Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
         noise 0.1 (the papers' start). ``"regression"``: the lengthscales that maximise the
         marginal likelihood of an exact GP regression of the centred one-hot labels on at most
         500 random training rows, found by L-BFGS-B in seconds (:mod:`alphagp.kernel_start`),
         amplitude 1, noise 0.1. ``"dirichlet"``: the kernel (lengthscales, amplitude) that
         maximises the marginal likelihood of the Dirichlet-based GP classifier on at most 1,000
-        random training rows (the same search). ``"exact_ep"``: the kernel (one lengthscale, or
+        random training rows (the same search); ``"dirichlet_linear"``: the same with a linear
+        term in the kernel, its variance searched too (at ``alpha_eps=0.1`` where
+        ``method_params`` give none). ``"exact_ep"``: the kernel (one lengthscale, or
         one per feature with ``method_params={"lengthscales": "ard"}``, and the amplitude) that
         maximises exact EP's evidence on every row, its gradient at the EP fixed point
         (:mod:`alphagp.pair_ep`). What a start found is ``kernel_start_``.

@@ -140,6 +140,11 @@ def _closed_form(alpha_eps: float, noise_scale: float) -> Candidate:
 CLOSED_FORM_BY_LOO = Candidate("dirichlet(alpha_eps, noise_scale by leave-one-out)",
                                {"method": "dirichlet", "kernel_init": "dirichlet"}, max_rows=CV_ROWS,
                                loo_grid=LOO_DIRICHLET_GRID)
+#: the same with the kernel's linear term, from its own start (``"dirichlet_linear"``, searched at
+#: alpha_eps = 0.1): a table's linear signal, where logistic regression is strong (issue 79)
+CLOSED_FORM_LINEAR_BY_LOO = Candidate("dirichlet(RBF + linear, alpha_eps, noise_scale by leave-one-out)",
+                                      {"method": "dirichlet", "kernel_init": "dirichlet_linear"}, max_rows=CV_ROWS,
+                                      loo_grid=LOO_DIRICHLET_GRID)
 
 
 def _exact(method: str, lengthscales: str) -> Candidate:
@@ -151,8 +156,9 @@ def _exact(method: str, lengthscales: str) -> Candidate:
 #: the class frequencies, scored like every candidate and kept where nothing beats them
 FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
 #: the candidates, cheapest first, each a plan that names its kernel start: the closed form (below
-#: CV_ROWS rows one candidate choosing its point of LOO_DIRICHLET_GRID by its leave-one-out in each
-#: fit, issue 79; from there on two points of DIRICHLET_GRID), exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own
+#: CV_ROWS rows two candidates, its RBF kernel and RBF plus a linear term, each choosing its point of
+#: LOO_DIRICHLET_GRID by its leave-one-out in each fit, issue 79; from there on two points of
+#: DIRICHLET_GRID), exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own
 #: kernel search, stochastic EP from the regression of the labels in its row windows, and the class
 #: frequencies. Issue 73's study (16 sets, validation rows only; BENCHMARKS.md, "The gold standard in
 #: seconds"): of its 13 candidates (issue 67's portfolio, exact EP with one lengthscale and with ARD,
@@ -160,6 +166,7 @@ FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
 #: candidate's held-out NLL (geometric mean over the sets)
 PORTFOLIO: tuple[Candidate, ...] = (
     CLOSED_FORM_BY_LOO,
+    CLOSED_FORM_LINEAR_BY_LOO,
     *(_closed_form(eps, scale) for eps in DIRICHLET_GRID["alpha_eps"] for scale in DIRICHLET_GRID["noise_scale"]),
     _exact("exact_ep", "one"),
     _exact("exact_pep", "one"),
@@ -442,8 +449,10 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             if result is None:
                 fits_left -= len(folds) - k - 1
                 continue
-            if candidate.loo_grid:
-                chosen[i].append({name: result.plan.method_params[name] for name in candidate.loo_grid})
+            point = {name: value for name, value in (getattr(result.plan, "method_params", None) or {}).items()
+                     if name in candidate.loo_grid}
+            if point:
+                chosen[i].append(point)
             if scheme == "cv":
                 proba = class_probabilities(result.predictor(estimator.n_jobs), X[fold.test], len(classes))
                 scores[i].append(negative_log_likelihood(proba, y_idx[fold.test], fold.test_weight))

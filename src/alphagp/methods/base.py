@@ -281,7 +281,7 @@ class SparseGPMethod(WeightedRows, nn.Module):
         L = stable_cholesky(Kuu + jitter * torch.eye(Z.shape[1], dtype=Z.dtype, device=Z.device))
         Psi = triangular_inverse(L) @ Kuf
         q_diag = torch.linalg.vector_norm(Psi, dim=1).square()              # diag(Q_ff), one fused pass
-        s = (self.kernel.diag(X.shape[0], classes) - q_diag).clamp_min(MIN_VARIANCE)
+        s = (self.kernel.diag(X, classes) - q_diag).clamp_min(MIN_VARIANCE)
         C = self.n_classes if classes is None else len(classes)
         return L.expand(C, -1, -1), Psi.expand(C, -1, -1), s
 
