@@ -1,7 +1,7 @@
 """The development panel of real tables (``real_tables.py``, issue 79): each table's test NLL and
 training seconds per estimator, and the counts of issue 79's aims, printed from the rows of one run.
 
-    python benchmarks/report.py realtables real_tables@<commit> [real_tables@<earlier commit>]
+    python benchmarks/report.py realtables real_tables@<commit> [real_tables@<earlier commit> ...]
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ def _nll(row: dict | None) -> float:
     return np.nan if row is None or "error" in row else row["test_nll"]
 
 
-def real_tables_report(results: str = "real_tables", earlier: str | None = None) -> None:
-    """The panel's table and the counts of its aims; with ``earlier`` (the rows of another commit)
-    the default's test NLL there beside."""
+def real_tables_report(results: str = "real_tables", *earlier: str) -> None:
+    """The panel's table and the counts of its aims; with ``earlier`` (the rows of other commits)
+    the default's test NLL at each beside, and the count of tables where it moved against the first."""
     rows = _rows(results)
-    before = _rows(earlier) if earlier else {}
+    befores = [_rows(e) for e in earlier]
+    before = befores[0] if befores else {}
     tables = list(dict.fromkeys(d for d, _ in rows))
     names = [DEFAULT, *PEERS, FREQUENCIES]
     lines = []
@@ -41,12 +42,11 @@ def real_tables_report(results: str = "real_tables", earlier: str | None = None)
             r = rows.get((d, n))
             cells.append("-" if r is None else "error" if "error" in r else
                          f"{r['test_nll']:.4f} ({r['train_seconds']:.1f} s)")
-        if before:
-            cells.append(f"{_nll(before.get((d, DEFAULT))):.4f}")
+        cells += [f"{_nll(b.get((d, DEFAULT))):.4f}" for b in befores]
         cells.append(rows[(d, DEFAULT)].get("candidate") or "-" if (d, DEFAULT) in rows else "-")
         lines.append(cells)
-    header = ["table (training rows, classes)", *names, *(["default at the earlier commit"] if before else []),
-              "the default chose"]
+    header = ["table (training rows, classes)", *names,
+              *(f"the default at {e.partition('@')[2] or e}" for e in earlier), "the default chose"]
     print(f"{provenance(list(rows.values()))}; one thread each, 70/30 stratified split, seed 0\n")
     markdown_table(header, lines)
     print("\ncells: test NLL (training seconds)\n")
@@ -153,3 +153,26 @@ def loo_leak_report(results: str = "loo_leak") -> None:
 
 
 REPORTS["looleak"] = loo_leak_report
+
+
+def closed_form_starts_report(results: str = "closed_form_starts") -> None:
+    """``closed_form_starts.py``'s rows: per table, the closed form's test NLL from each start (the
+    RBF alone and with the linear term) searched at each alpha_eps, its grid point chosen by its
+    leave-one-out; and on how many tables each start is the lowest of the six."""
+    rows = load(results)
+    tables = list(dict.fromkeys(r["dataset"] for r in rows))
+    settings = list(dict.fromkeys((r["start"], r["searched_at"]) for r in rows))
+    by = {(r["dataset"], r["start"], r["searched_at"]): r for r in rows}
+    print(f"{provenance(rows)}\n")
+    markdown_table(["table (training rows)", *(f"{s} at {a:g}" for s, a in settings)],
+                   [[f"{d} ({by[(d, *settings[0])]['n_train']})",
+                     *(f"{by[(d, *k)]['test_nll']:.4f}" for k in settings)] for d in tables])
+    print("\ncells: test NLL of the closed form at the grid point its leave-one-out chose\n")
+    for k in settings:
+        wins = [d for d in tables if by[(d, *k)]["test_nll"] <= min(by[(d, *o)]["test_nll"] for o in settings)]
+        lower = [d for d in tables if by[(d, *k)]["test_nll"] < by[(d, "dirichlet", 1e-3)]["test_nll"]]
+        print(f"- {k[0]} searched at {k[1]:g}: the lowest of the six on {len(wins)} of {len(tables)} tables, below "
+              f"the RBF start at 0.001 (issue 73's) on {len(lower)}")
+
+
+REPORTS["cfstarts"] = closed_form_starts_report

@@ -325,9 +325,9 @@ DIRICHLET_START_ROWS = 1000
 DIRICHLET_START_EPS = 1e-3
 DIRICHLET_START_TOLERANCE = 1e-6
 DIRICHLET_START_DTYPE = torch.float32
-#: the RBF-and-linear start's alpha_eps where the fit's method_params give none: on the real tables of
-#: issue 79 (its development panel) the start searched at 0.1 gave the closed form a lower held-out
-#: NLL than at 1e-3 on five of seven tables tried, the other two level (benchmarks/docs/defaults.md)
+#: the RBF-and-linear start's alpha_eps where the fit's method_params give none, chosen on the real
+#: tables of issue 79's development panel (benchmarks/closed_form_starts.py, report.py cfstarts;
+#: benchmarks/docs/defaults.md, "The closed form's start on real tables")
 DIRICHLET_LINEAR_START_EPS = 0.1
 
 

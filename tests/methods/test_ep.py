@@ -82,7 +82,7 @@ def test_converged_ep_matches_tilted_moments_by_monte_carlo(alpha):
         Z, k = model.inducing_points, model.kernel
         K = k.cross(Z, Z).numpy() + 1e-6 * k.amplitude.numpy()[:, None, None] * np.eye(3)
         Kx = k.cross(Z, X).numpy()
-        s = k.diag(len(X)).numpy() - np.einsum("cmn,cmk,ckn->cn", Kx, np.linalg.inv(K), Kx)
+        s = k.diag(X).numpy() - np.einsum("cmn,cmk,ckn->cn", Kx, np.linalg.inv(K), Kx)
     v = np.linalg.solve(K, Kx)                                  # v_i^c: [C, M, N]
     c1, c2 = model.factor_c1.numpy(), model.factor_c2.numpy()
     P = np.linalg.inv(K).copy()

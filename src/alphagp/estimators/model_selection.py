@@ -140,11 +140,6 @@ def _closed_form(alpha_eps: float, noise_scale: float) -> Candidate:
 CLOSED_FORM_BY_LOO = Candidate("dirichlet(alpha_eps, noise_scale by leave-one-out)",
                                {"method": "dirichlet", "kernel_init": "dirichlet"}, max_rows=CV_ROWS,
                                loo_grid=LOO_DIRICHLET_GRID)
-#: the same with the kernel's linear term, from its own start (``"dirichlet_linear"``, searched at
-#: alpha_eps = 0.1): a table's linear signal, where logistic regression is strong (issue 79)
-CLOSED_FORM_LINEAR_BY_LOO = Candidate("dirichlet(RBF + linear, alpha_eps, noise_scale by leave-one-out)",
-                                      {"method": "dirichlet", "kernel_init": "dirichlet_linear"}, max_rows=CV_ROWS,
-                                      loo_grid=LOO_DIRICHLET_GRID)
 
 
 def _exact(method: str, lengthscales: str) -> Candidate:
@@ -156,9 +151,10 @@ def _exact(method: str, lengthscales: str) -> Candidate:
 #: the class frequencies, scored like every candidate and kept where nothing beats them
 FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
 #: the candidates, cheapest first, each a plan that names its kernel start: the closed form (below
-#: CV_ROWS rows two candidates, its RBF kernel and RBF plus a linear term, each choosing its point of
-#: LOO_DIRICHLET_GRID by its leave-one-out in each fit, issue 79; from there on two points of
-#: DIRICHLET_GRID), exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own
+#: CV_ROWS rows one candidate choosing its point of LOO_DIRICHLET_GRID by its leave-one-out in each
+#: fit, issue 79; from there on two points of DIRICHLET_GRID; the same from the RBF-and-linear start
+#: as a second candidate won one development table and lost two sets, benchmarks/docs/defaults.md),
+#: exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own
 #: kernel search, stochastic EP from the regression of the labels in its row windows, and the class
 #: frequencies. Issue 73's study (16 sets, validation rows only; BENCHMARKS.md, "The gold standard in
 #: seconds"): of its 13 candidates (issue 67's portfolio, exact EP with one lengthscale and with ARD,
@@ -166,7 +162,6 @@ FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
 #: candidate's held-out NLL (geometric mean over the sets)
 PORTFOLIO: tuple[Candidate, ...] = (
     CLOSED_FORM_BY_LOO,
-    CLOSED_FORM_LINEAR_BY_LOO,
     *(_closed_form(eps, scale) for eps in DIRICHLET_GRID["alpha_eps"] for scale in DIRICHLET_GRID["noise_scale"]),
     _exact("exact_ep", "one"),
     _exact("exact_pep", "one"),
@@ -499,10 +494,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     _warn_if_no_better_than_frequencies(estimator, choices, results, best, frequencies)
     candidate, params = choices[best]
     params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
-    if candidate.loo_grid and chosen[best]:     # the point its folds chose most often, without another grid
-        point = max(chosen[best], key=chosen[best].count)
-        params = {**params, "method_params": {**(params.get("method_params") or {}), **point}}
-        candidate = replace(candidate, loo_grid={})
+    candidate, params = settled(candidate, params, chosen[best])
     return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
                      fitted[best], starts.get(0, {}), tuple(c for c, _ in choices))
 
@@ -516,7 +508,7 @@ RACE_ROWS = 200
 
 
 def fit_candidate(estimator, candidate: Candidate, params: dict, X, y_idx: np.ndarray, classes, weight=None, *,
-                  callbacks=None, start: dict | None = None, max_time: float | None = None):
+                  callbacks=None, start: dict | None = None, max_time: float | None = None, own: bool = False):
     """The :class:`~.run.FitResult` of ``candidate`` with the estimator parameters ``params`` on rows
     ``X`` ``[n, D]`` (class indices ``y_idx`` of ``classes``, weights ``weight`` ``[n]`` or ``None``),
     from the kernel starts ``start`` within ``max_time`` (shared by its fits). A candidate with a
@@ -525,11 +517,12 @@ def fit_candidate(estimator, candidate: Candidate, params: dict, X, y_idx: np.nd
     the closed form's, for every row from one factorisation) is kept; a point that fails numerically
     is passed over (every point failing raises the last failure), and a model without a leave-one-out
     (a sparse fit) keeps the grid's first point. Only these rows are read: a selection scores the
-    result on rows it has not seen."""
+    result on rows it has not seen. ``own``: the estimator's own fit (the final one: its checkpoint,
+    progress and ``callbacks``), not a selection's scored fit."""
     def fit(point: dict, share):
         with_point = {**params, "method_params": {**(params.get("method_params") or {}), **point}} if point else params
         return estimator._fit_result(with_point, X, y_idx, classes, weight, callbacks, start=start, max_time=share,
-                                     own=callbacks is not None)
+                                     own=own)
     points = [dict(zip(candidate.loo_grid, values)) for values in itertools.product(*candidate.loo_grid.values())]
     if not points:
         return fit({}, max_time)
@@ -561,6 +554,15 @@ def leave_one_out_nll(result) -> float | None:
         return None
     proba, y, weight = (t.detach().cpu().numpy() for t in held)
     return negative_log_likelihood(proba, y, weight)
+
+
+def settled(candidate: Candidate, params: dict, points: list[dict]) -> tuple[Candidate, dict]:
+    """``(candidate, params)`` of a final fit: a candidate with a ``loo_grid`` whose folds chose
+    ``points`` takes the point chosen most often (the first of a tie) and no grid; others as they are."""
+    if not candidate.loo_grid or not points:
+        return candidate, params
+    point = max(points, key=points.count)
+    return replace(candidate, loo_grid={}), {**params, "method_params": {**(params.get("method_params") or {}), **point}}
 
 
 def _scored_on(n_scores: int, n_folds: int, scheme: str) -> str:
@@ -636,8 +638,8 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
             warnings.warn(f"{_what(estimator)}: the chosen {candidate.name} failed on every training row "
                           f"({type(err).__name__}: {err}); fitted the next candidate, {results['candidate'][i]}",
                           UserWarning, stacklevel=4)
-            candidate = selection.candidates[i]
-            params = {**estimator.get_params(), **_feasible(results["params"][i], y_idx, estimator.validation_fraction)}
+            candidate, params = settled(selection.candidates[i], {**estimator.get_params(), **_feasible(
+                results["params"][i], y_idx, estimator.validation_fraction)}, results["loo_choices"][i] or [])
             if params.get("early_stopping") is True and selection.scheme == "split" and is_own_start(params):
                 params["early_stopping"] = estimator.early_stopping
 
@@ -654,7 +656,7 @@ def _final_fit(estimator, candidate: Candidate, params: dict, X, y_idx, classes,
     with _clip_said():
         return fit_candidate(estimator, candidate, params, X, y_idx, classes, weight, callbacks=callbacks,
                              start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit) or None,
-                             max_time=remaining)
+                             max_time=remaining, own=True)
 
 
 def _what(estimator) -> str:
