@@ -6,6 +6,21 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 from alphagp.kernels import ARDKernel
 
 
+def _assert_gradient_matches_central_differences(f, params, rng, eps=1e-6):
+    """The autograd gradient of the scalar ``f()`` in each of ``params`` against central differences
+    along a random direction."""
+    grads = torch.autograd.grad(f(), params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            direction = torch.tensor(rng.standard_normal(p.shape))
+            p += eps * direction
+            up = f()
+            p -= 2 * eps * direction
+            down = f()
+            p += eps * direction
+            assert np.isclose(float((up - down) / (2 * eps)), float((g * direction).sum()), rtol=1e-6, atol=1e-8)
+
+
 def test_ard_kernel_matches_scikit_learn(rng):
     A, B = rng.standard_normal((7, 3)), rng.standard_normal((5, 3))
     ls = np.array([[0.5, 1.0, 2.0], [1.5, 0.7, 0.9]])
@@ -56,17 +71,7 @@ def test_inducing_covariances_gradient_matches_finite_differences(rng):
             Kuu, Kuf = k.inducing_covariances(Z, X)
             return (torch.cat((Kuu, Kuf), -1) * weights).sum()
 
-        grads = torch.autograd.grad(weighted_sum(), params)
-        eps = 1e-6
-        with torch.no_grad():
-            for p, g in zip(params, grads):
-                direction = torch.tensor(rng.standard_normal(p.shape))
-                p += eps * direction
-                up = weighted_sum()
-                p -= 2 * eps * direction
-                down = weighted_sum()
-                p += eps * direction
-                assert np.isclose(float((up - down) / (2 * eps)), float((g * direction).sum()), rtol=1e-6, atol=1e-8)
+        _assert_gradient_matches_central_differences(weighted_sum, params, rng)
 
 
 # ---------------------------------------------------------------------- positive parameters stored as logs
@@ -157,14 +162,4 @@ def test_the_linear_terms_gradient_matches_finite_differences(rng):
         Kuu, Kuf = k.inducing_covariances(Z, X)
         return (torch.cat((Kuu, Kuf), -1) * weights).sum() + k.prior_variance(X).sum()
 
-    grads = torch.autograd.grad(weighted_sum(), params)
-    eps = 1e-6
-    with torch.no_grad():
-        for p, g in zip(params, grads):
-            direction = torch.tensor(rng.standard_normal(p.shape))
-            p += eps * direction
-            up = weighted_sum()
-            p -= 2 * eps * direction
-            down = weighted_sum()
-            p += eps * direction
-            assert np.isclose(float((up - down) / (2 * eps)), float((g * direction).sum()), rtol=1e-6, atol=1e-8)
+    _assert_gradient_matches_central_differences(weighted_sum, params, rng)

@@ -26,9 +26,9 @@ fit on a fold's training rows tries every point of :data:`LOO_DIRICHLET_GRID` (`
 of those rows is best (:func:`fit_candidate`; one factorisation a point); the fold's held-out rows
 then score it like any candidate, and the final fit takes the point its folds chose most often.
 Scoring the candidates themselves by leave-one-out on every row instead of folds leaks: the
-kernel start fitted on every row saw the row left out (issue 79: on a 58-row table of noise the
-closed form's leave-one-out NLL was 0.766 at the every-row start against 0.956 refitting the start
-without each row, and it beat the class frequencies' 0.870).
+kernel start fitted on every row saw the row left out, and its leave-one-out NLL falls below that
+of fits refitted without each row, below the class frequencies' on tables of noise (issue 79:
+``benchmarks/loo_leak.py``, ``report.py looleak``).
 
 The class frequencies (:data:`FREQUENCIES`, the features ignored) are a candidate too: where
 nothing beats them on the held-out rows they are the model, with a warning (issue 73: on a 58-row
