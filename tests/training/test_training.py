@@ -207,3 +207,33 @@ def test_progress_line_shows_the_held_out_nll_and_the_time_budget(thyroid, capsy
     assert float(values["best"]) == pytest.approx(min(clf.validation_scores_), rel=1e-3)
     used, budget = values["seconds"].split("/")
     assert float(budget) == 600 and 0 <= float(used) <= clf.history_[-1]["train_seconds"] + 1
+
+
+def test_auto_progress_shows_only_once_a_fit_has_run_its_delay(thyroid, capsys, monkeypatch):
+    """Issue 79 item 5: ``verbose="auto"``, the default, prints no line of what a fit does and no
+    progress on a fit shorter than ``AUTO_DELAY``; past it (the delay set to 0 here), the
+    selection's and the training's progress lines go to standard error; ``verbose=False`` prints
+    nothing at any length."""
+    import io
+
+    from alphagp import GPClassifier
+    from alphagp.training import progress as progress_module
+    from alphagp.training.progress import _LineProgress
+    quiet = io.StringIO()
+    bar = _LineProgress(total=3, initial=0, interval=0.0, stream=quiet, delay=3600.0)
+    for _ in range(3):
+        bar.update(1)
+    bar.close()
+    assert quiet.getvalue() == ""
+    X, y = thyroid
+    params = dict(n_inducing=5, max_iter=3, cv=2, random_state=0)
+    assert GPClassifier().verbose == "auto"
+    GPClassifier(**params).fit(X, y)
+    out = capsys.readouterr()
+    assert out.out == "" and "step" not in out.err
+    monkeypatch.setattr(progress_module, "AUTO_DELAY", 0.0)
+    GPClassifier(**params).fit(X, y)
+    err = capsys.readouterr().err
+    assert "method='auto': candidate fits: step" in err and "training: step" in err
+    GPClassifier(**params, verbose=False).fit(X, y)
+    assert capsys.readouterr().err.count("step") == 0

@@ -91,7 +91,8 @@ class GPEstimatorBase(BaseEstimator):
             if self.NAMED_CHECKPOINTS:
                 settings = {"estimator": type(self).__name__, **settings}
         return Settings(checkpoint=self.checkpoint, checkpoint_settings=settings,
-                        callbacks=callbacks, verbose=bool(self.verbose), n_jobs=self.n_jobs,
+                        callbacks=callbacks, verbose=self.verbose if self.verbose == "auto" else bool(self.verbose),
+                        n_jobs=self.n_jobs,
                         distributed=self.distributed, show=show)
 
     def _predictor(self) -> Predictor:

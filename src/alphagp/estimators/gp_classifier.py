@@ -235,8 +235,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         rows; ``"rows"`` splits only the rows (each process reads only its share). For ``sep``
         and the gradient-fitted methods (``vi`` without natural gradients, ``arpep``, ``apep``,
         ``rpapep``); :mod:`alphagp.distributed` says what each process holds and exchanges.
-    verbose : bool
-        Progress: a bar on a terminal, a line every few seconds when output goes to a file.
+    verbose : bool or "auto"
+        ``True``: what the fit does as it goes (its plan, the selection's folds and candidates) and
+        its progress, a bar on a terminal, a line every few seconds when output goes to a file.
+        ``"auto"`` (the default): the progress alone, on standard error, once a fit has run 10 s.
+        ``False``: nothing.
     random_state : int or None
     class_weight : dict, "balanced" or None
         Weights of the classes, scikit-learn's semantics: ``{label: weight}`` (a label not in
@@ -296,6 +299,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     KEEPS_GRADE_ORDER: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict] = {
         **GPEstimatorBase.SHARED_CONSTRAINTS,
+        "verbose": ["verbose", StrOptions({"auto"})],
         "method": [str],          # "auto" or a registered name, checked at fit against the registry of that moment
         "n_inducing": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "alpha": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"}), None],
@@ -336,7 +340,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
-                 device=None, distributed=False, verbose=False, random_state=None, class_weight=None,
+                 device=None, distributed=False, verbose="auto", random_state=None, class_weight=None,
                  categorical_features="from_dtype"):
         self.method = method
         self.n_inducing = n_inducing
@@ -435,7 +439,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``max_time``: the budget left (default ``params["max_time"]``)."""
         plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time)
         check_model_size(plan, len(y_idx), X.shape[1], len(classes))
-        verbose = own and bool(self.verbose)
+        verbose = own and self.verbose is True
         if verbose:
             print(f"GPClassifier plan: {plan.describe()}", flush=True)
         context = Context(len(classes), self.inducing_points, start, verbose)

@@ -80,6 +80,7 @@ from ..methods.class_frequencies import PRIOR_COUNT
 from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
+from ..training.progress import progress
 from .classifier_family import class_probabilities
 from .fit_plan import is_own_start, kernel_start_of
 from .run import standardisation
@@ -397,11 +398,14 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             fold = folds[k]
             starts[k] = shared_kernel_starts(estimator, X[fold.train], y_idx[fold.train], surrogates,
                                              fold.train_weight, limit)
-            if estimator.verbose:
+            if estimator.verbose is True:
                 for fitted_start in starts[k].values():
                     print(f"{_what(estimator)}: kernel start of split {k}: {describe_start(fitted_start)}", flush=True)
         return starts[k]
 
+    # verbose="auto": a bar of the candidates' fits once the selection has run AUTO_DELAY seconds
+    bar = progress(len(choices) * len(folds), 0, "auto" if estimator.verbose == "auto" else False,
+                   desc=f"{_what(estimator)}: candidate fits")
     for k in range(len(folds)):           # one-time costs first, so the budget's shares are the fits' alone
         starts_of(k)
     classes = encode_labels(y)[0]
@@ -441,6 +445,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 failed.add(i)
             finally:
                 seconds[i].append(clock() - t0)
+                bar.update(1)
             if result is None:
                 fits_left -= len(folds) - k - 1
                 continue
@@ -461,12 +466,12 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 if behind(scores[i], scores[ahead]):
                     dropped[i] = ahead
                     fits_left -= len(folds) - k - 1
-        if estimator.verbose and len(folds) > 1:       # progress as it runs: the folds left at this fold's pace
+        if estimator.verbose is True and len(folds) > 1:       # progress as it runs: the folds left at this fold's pace
             going = [i for i in complete if i not in dropped]
             print(f"{_what(estimator)}: fold {k + 1} of {len(folds)}: {len(complete)} candidate(s) scored in "
                   f"{sum(seconds[i][-1] for i in live if len(seconds[i]) > k):.1f} s, {len(going)} still in the race; "
                   f"about {(len(folds) - k - 1) * sum(seconds[i][-1] for i in going):.0f} s of folds left", flush=True)
-    if estimator.verbose:
+    if estimator.verbose is True:
         for i, (candidate, _) in enumerate(choices):
             own = scores[i]
             mean = f"{np.mean(own):.4f}" if own else (f"failed ({failures[i]})" if i in failed
@@ -477,6 +482,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                         f"than {RACE_MARGIN:.0%} above that of {choices[dropped[i]][0].name} on the same folds")
             print(f"{_what(estimator)}: {candidate.name}: held-out NLL {mean} "
                   f"({_scored_on(len(own), len(folds), scheme)}, {sum(seconds[i]):.1f} s{note})", flush=True)
+    bar.close()
     if not any(scores) and not failures:
         raise ValueError(f"{_what(estimator)}: max_time={budget!r} s was spent before any candidate could be scored; "
                          "give it more time, or name a method")
@@ -489,7 +495,7 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     results["loo_choices"] = [points if choices[i][0].loo_grid else None for i, points in enumerate(chosen)]
     best = results["rank_test_nll"].index(1)
     frequencies = class_frequency_nll(y_idx, folds)
-    if estimator.verbose:
+    if estimator.verbose is True:
         print(f"{_what(estimator)}: the training class frequencies: held-out NLL {frequencies:.4f}", flush=True)
     _warn_if_no_better_than_frequencies(estimator, choices, results, best, frequencies)
     candidate, params = choices[best]
@@ -614,7 +620,7 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
     if selection.scheme == "none":
         warnings.warn(f"no held-out rows to choose on (a class has a single row): fitted the first candidate, "
                       f"{selection.candidate.name}, without a selection", UserWarning, stacklevel=4)
-    if estimator.verbose:
+    if estimator.verbose is True:
         print(f"{_what(estimator)} chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
               + ", ".join(f"{k}={selection.params.get(k, v)!r}" for k, v in selection.candidate.params.items()),
               flush=True)

@@ -118,7 +118,7 @@ class Settings:
     checkpoint: Any = None
     checkpoint_settings: dict = field(default_factory=dict)
     callbacks: Any = None
-    verbose: bool = False
+    verbose: bool | str = False
     n_jobs: int | None = None
     distributed: Any = False
     show: Callable | None = None

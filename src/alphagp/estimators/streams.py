@@ -82,7 +82,7 @@ def start(est, X, y, classes, n_rows) -> None:
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = standardisation(X, plan.standardize)
         model, made = CLASSIFIER.build(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state),
-                                       Context(len(classes), est.inducing_points, verbose=bool(est.verbose)))
+                                       Context(len(classes), est.inducing_points, verbose=est.verbose is True))
     fitted.record_fit(est, FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made={"classes": classes, **made}))
     _warn_of_a_narrow_first_call(est, plan, y_idx)
     _warn_if_n_rows_is_unused(est, n_rows)

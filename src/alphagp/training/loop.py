@@ -158,7 +158,7 @@ class Trainer:
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.checkpoint_every = max(1, int(checkpoint_every))
         self.settings = dict(settings or {})
-        self.verbose = verbose and self.reducer.rank == 0
+        self.verbose = verbose if self.reducer.rank == 0 else False
         self.generator = torch.Generator().manual_seed(int(seed))
         # inputs follow the model: its floating dtype and its device
         self._dtype = next(t.dtype for t in method.state_dict().values() if t.is_floating_point())
