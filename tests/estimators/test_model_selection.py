@@ -518,3 +518,19 @@ def test_the_closed_form_chooses_its_point_by_its_own_leave_one_out_in_each_fold
     path = tmp_path / "m.safetensors"
     clf.save(path)
     assert GPClassifier.load(path).cv_results_["loo_choices"] == clf.cv_results_["loo_choices"]
+
+
+def test_a_shared_kernel_start_that_fails_ends_no_fit(monkeypatch):
+    """Issue 79 item 4: a shared start's search that fails numerically on a split is left out; the
+    candidates that start from it search their own start in their fit, and the fit ends."""
+    from alphagp.numerics import CholeskyError
+    monkeypatch.setattr(model_selection, "PORTFOLIO", CLOSED[:1] + (model_selection.FREQUENCIES,))
+
+    def failing(*args, **kwargs):
+        raise CholeskyError("a factor that is not positive definite")
+
+    monkeypatch.setattr(model_selection, "fit_kernel_start", failing)
+    X, y = _problem(120)
+    clf = GPClassifier(cv=3, random_state=0).fit(X, y)
+    assert clf.cv_results_["failure"] == [None, None] and clf.kernel_start_ is not None
+    assert np.all(np.isfinite(clf.predict_proba(X)))

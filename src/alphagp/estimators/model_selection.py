@@ -275,15 +275,22 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     docstring), for rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]``
     (or ``None``), standardised as a fit would, each fitted with the surrogate's default settings
     (:attr:`~alphagp.kernel_start.StartSpec.settings` at no ``method_params``); none where the ``kernel_params``
-    give the lengthscales already. With ``max_seconds``, the searches share it."""
+    give the lengthscales already. With ``max_seconds``, the searches share it. A search that fails
+    numerically is left out: each candidate that starts from it then searches its own start in its
+    fit, where a failure is that candidate's alone."""
     if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
         return {}
     Xs = standardisation(X, estimator.standardize, weight)     # read lazily: only the sampled rows
     share = None if max_seconds is None else max_seconds / len(surrogates)
-    return {surrogate: fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, surrogate=surrogate, weight=weight,
-                                        rng=np.random.default_rng(estimator.random_state), max_seconds=share,
-                                        **STARTS[surrogate].settings({}, None))
-            for surrogate in sorted(surrogates)}
+    starts = {}
+    for surrogate in sorted(surrogates):
+        try:
+            starts[surrogate] = fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, surrogate=surrogate, weight=weight,
+                                                 rng=np.random.default_rng(estimator.random_state), max_seconds=share,
+                                                 **STARTS[surrogate].settings({}, None))
+        except _NUMERICAL_FAILURES:
+            continue
+    return starts
 
 
 @dataclass(frozen=True)
