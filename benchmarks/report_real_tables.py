@@ -176,3 +176,42 @@ def closed_form_starts_report(results: str = "closed_form_starts") -> None:
 
 
 REPORTS["cfstarts"] = closed_form_starts_report
+
+
+def kernel_terms_report(results: str = "kernel_terms_study") -> None:
+    """``kernel_terms_study.py``'s rows: exact power EP's test NLL per table and kernel, the kernel each
+    training-row measure chooses (the largest log evidence, the lowest cavity leave-one-out NLL), and
+    how often each choice, and each kernel fixed, is below the default's one-lengthscale RBF."""
+    rows = load(results)
+    tables = list(dict.fromkeys(r["dataset"] for r in rows))
+    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    by = {(r["dataset"], r["kernel"]): r for r in rows}
+    base = kernels[0]
+    choices = {"evidence": lambda d: max(kernels, key=lambda k: by[(d, k)]["log_evidence_per_row"]),
+               "leave-one-out": lambda d: min(kernels, key=lambda k: by[(d, k)]["loo_nll"])}
+    print(f"{provenance(rows)}\n")
+    markdown_table(["table (training rows, classes)", *kernels, *(f"by {c}" for c in choices)],
+                   [[f"{d} ({by[(d, base)]['n_train']}, {by[(d, base)]['n_classes']})",
+                     *(f"{by[(d, k)]['test_nll']:.4f}" for k in kernels),
+                     *(f"{choose(d)}: {by[(d, choose(d))]['test_nll']:.4f}" for choose in choices.values())]
+                    for d in tables])
+    print("\ncells: exact power EP's test NLL with each kernel from its own start; the last columns: the kernel "
+          "the training rows' measure chose and its test NLL\n")
+
+    def versus(test) -> str:
+        lower = [d for d in tables if test(d) < by[(d, base)]["test_nll"] - 1e-12]
+        higher = [d for d in tables if test(d) > by[(d, base)]["test_nll"] + 1e-12]
+        ratio = float(np.exp(np.mean([np.log(test(d) / by[(d, base)]["test_nll"]) for d in tables])))
+        return (f"lower on {len(lower)} of {len(tables)} tables, higher on {len(higher)}; geometric mean of the test "
+                f"NLL over {base}'s {ratio:.3f}")
+
+    for k in kernels[1:]:
+        print(f"- {k} fixed: {versus(lambda d, k=k: by[(d, k)]['test_nll'])}")
+    for name, choose in choices.items():
+        print(f"- chosen by {name}: {versus(lambda d, choose=choose: by[(d, choose(d))]['test_nll'])}")
+    slow = [by[(d, k)]["train_seconds"] / by[(d, base)]["train_seconds"] for d in tables for k in kernels[1:]]
+    print(f"- a kernel's fit over {base}'s seconds: median {np.median(slow):.1f}, from {min(slow):.1f} to "
+          f"{max(slow):.1f}")
+
+
+REPORTS["kernelterms"] = kernel_terms_report

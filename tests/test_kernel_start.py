@@ -9,6 +9,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from alphagp.kernel_start import STARTS, centred_one_hot, fit_kernel_start, log_marginal_likelihood
+from alphagp.kernel_terms import RBF as RBFTerm
+from alphagp.kernel_terms import Linear
 
 
 def _problem(n=60, d=3, classes=3, seed=0):
@@ -140,14 +142,16 @@ def test_the_linear_dirichlet_surrogate_is_the_closed_form_with_the_kernels_line
     order, _ = class_order(torch.as_tensor(y), 3)
     Xt, yt = torch.as_tensor(X)[order], torch.as_tensor(y)[order]
     theta = torch.tensor([[0.3, -0.2, 0.1, 0.5, -1.0]], dtype=torch.float64, requires_grad=True)
-    value = dirichlet_log_marginal_likelihood(theta, Xt, yt, 3, alpha_eps=0.1, noise_scale=1.0)
+    term = RBFTerm("ard") + Linear()
+    value = dirichlet_log_marginal_likelihood(theta, Xt, yt, 3, alpha_eps=0.1, noise_scale=1.0, term=term)
     kernel = ARDKernel(3, 3, shared=True, lengthscale=theta[0, 1:4].exp().detach(), amplitude=float(theta[0, 0].exp()),
                        linear=float(theta[0, 4].exp()), noise=1e-12)
-    K = kernel.cross(Xt, Xt, expand=False)[0] + float(theta[0, 0].exp()) * DIRICHLET_JITTER * torch.eye(40)
+    scale = float(theta[0, 0].exp() + theta[0, 4].exp())          # the term's: the two variances
+    K = kernel.cross(Xt, Xt, expand=False)[0] + scale * DIRICHLET_JITTER * torch.eye(40)
     labels = transformed_labels(0.1)
     own = torch.nn.functional.one_hot(yt, 3).T.bool()
     T = torch.where(own, torch.tensor(labels["t_own"]), torch.tensor(labels["t_other"])).double()
     noise = torch.where(own, torch.tensor(labels["s_own"]), torch.tensor(labels["s_other"])).double()
     assert float(value) == pytest.approx(float(batched_exact_log_evidence(K.detach(), noise, T)), rel=1e-7)
-    assert torch.autograd.gradcheck(lambda t: dirichlet_log_marginal_likelihood(t, Xt, yt, 3, alpha_eps=0.1),
+    assert torch.autograd.gradcheck(lambda t: dirichlet_log_marginal_likelihood(t, Xt, yt, 3, alpha_eps=0.1, term=term),
                                     (theta,), eps=1e-6, atol=1e-6)

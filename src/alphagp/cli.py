@@ -110,6 +110,17 @@ def _json_object(text: str) -> dict:
     return value
 
 
+def _kernel(text: str):
+    """``auto`` or a kernel term in its text form (:func:`~alphagp.kernel_terms.parse_term`)."""
+    if text == "auto":
+        return text
+    from .kernel_terms import parse_term
+    try:
+        return parse_term(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _class_weight(text: str):
     """``balanced`` or a JSON object of label -> weight (labels as the data file writes them)."""
     if text == "balanced":
@@ -154,6 +165,7 @@ _GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_pa
             "fixed_hyperparameters": ("optimize_hyperparameters", False),
             "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
             "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
+            "kernel": ("kernel", None),
             "inducing_points": ("inducing_points", None), "ordinal": ("ordinal", None), "grades": ("grades", None)}
 #: flag destination -> deep-GP parameter
 _DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples", "predict_samples": "n_predict_samples",
@@ -195,6 +207,10 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     g.add_argument("--cv", type=_number(int, 2, what="an integer of at least 2"), default=None,
                    help=f"folds of the cross-validation of --method auto and --alpha auto (default: {gp['cv']}; "
                         "not with --layers)")
+    g.add_argument("--kernel", type=_kernel, default=None, metavar="TERMS",
+                   help="the covariance, terms rbf(one), rbf(ard), rbf(columns) (a lengthscale per table column) "
+                        "and linear joined by + and *, e.g. 'rbf(columns) + linear' (default: "
+                        f"{gp['kernel']}, the RBF with a lengthscale per feature; not with --layers)")
     g.add_argument("--kernel-params", type=_json_object, default=None,
                    help='initial kernel hyper-parameters as a JSON object, e.g. \'{"lengthscale": 2.0, "noise": 0.01}\' '
                         "(default: the kernel start's, --kernel-init; not with --layers)")

@@ -48,6 +48,7 @@ import torch
 from scipy.optimize import minimize
 
 from .conjugate import exact_log_evidence, transformed_labels, weighted_noise
+from .kernel_terms import RBF, Linear, Term, term_from_spec
 from .numerics import stable_cholesky
 
 #: rows the surrogate reads at most (a random subsample): its cost grows as their cube
@@ -89,6 +90,10 @@ class KernelStart:
     noise_scale: float | None = None
     #: the linear term's variance ``[G]`` (``None``: a start without one)
     linear: np.ndarray | None = None
+    #: the user's kernel (``GPClassifier(kernel=...)``: :meth:`~alphagp.kernel_terms.Term.spec`) the
+    #: search fitted, and its logs ``theta`` ``[G, P]``; ``None``: the start's own RBF form
+    term: dict | None = None
+    theta: np.ndarray | None = None
     #: buffers of the method the start is the kernel search of, as the search left them on its rows
     #: (exact EP's sites: the fit's EP starts there), by name; not kept in model files
     method_state: dict = field(default_factory=dict, compare=False, repr=False)
@@ -100,6 +105,8 @@ class KernelStart:
         classifier's latent functions, so they are not carried over (on digits the regression's
         amplitude, 0.05, as the start gave a held-out NLL of 0.063 against 0.054 with the
         classifier's own start of 1; BENCHMARKS.md)."""
+        if self.term is not None:                 # the user's kernel: its parameters and the noise
+            return {"theta": self.theta.tolist(), "noise": self.noise.tolist()}
         return {name: getattr(self, name).tolist() for name in STARTS[self.surrogate].carries
                 if getattr(self, name) is not None}
 
@@ -108,7 +115,8 @@ class KernelStart:
                 "noise": self.noise.tolist(), "log_marginal_likelihood": self.log_marginal_likelihood,
                 "rows": self.rows, "evaluations": self.evaluations, "converged": self.converged,
                 "seconds": self.seconds, "surrogate": self.surrogate, "alpha_eps": self.alpha_eps,
-                "noise_scale": self.noise_scale, **({} if self.linear is None else {"linear": self.linear.tolist()})}
+                "noise_scale": self.noise_scale, **({} if self.linear is None else {"linear": self.linear.tolist()}),
+                **({} if self.term is None else {"term": self.term, "theta": self.theta.tolist()})}
 
     @classmethod
     def from_plain(cls, values: dict) -> KernelStart:
@@ -118,7 +126,12 @@ class KernelStart:
             raise ValueError(f"unknown kernel start surrogate {surrogate!r}")
         optional = {k: None if values.get(k) is None else float(values[k]) for k in ("alpha_eps", "noise_scale")}
         linear = None if values.get("linear") is None else np.asarray(values["linear"], dtype=np.float64)
-        return cls(**arrays, linear=linear, log_marginal_likelihood=float(values["log_marginal_likelihood"]),
+        term = values.get("term")
+        if term is not None:
+            term_from_spec(term)                      # a damaged description is refused here
+        theta = None if term is None else np.asarray(values["theta"], dtype=np.float64)
+        return cls(**arrays, linear=linear, term=term, theta=theta,
+                   log_marginal_likelihood=float(values["log_marginal_likelihood"]),
                    rows=int(values["rows"]), evaluations=int(values["evaluations"]),
                    converged=bool(values["converged"]), seconds=float(values["seconds"]), surrogate=surrogate,
                    **optional)
@@ -157,22 +170,18 @@ def log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, Y: torch.Tenso
 
 def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_idx: torch.Tensor, n_classes: int,
                                       alpha_eps: float, noise_scale: float = 1.0,
-                                      weight: torch.Tensor | None = None) -> torch.Tensor:
+                                      weight: torch.Tensor | None = None, term: Term | None = None) -> torch.Tensor:
     """The Dirichlet surrogate's log marginal likelihood at its profiled means (module docstring),
-    summed over the C columns: ``theta`` ``[1, D + 1]`` (log amplitude and the D log lengthscales of
-    the shared kernel; ``[1, D + 2]``: and the log variance of the linear term last), rows ``X``
-    ``[n, D]`` with class indices ``y_idx`` ``[n]`` in ``range(n_classes)``, sorted by class, and
-    positive row weights ``weight`` ``[n]`` or ``None``."""
+    summed over the C columns: ``theta`` ``[1, P]`` the logs of the shared kernel's parameters, the
+    covariance ``term`` (:mod:`alphagp.kernel_terms`; default ``RBF("ard")``: the log amplitude and
+    the D log lengthscales) plus :data:`DIRICHLET_JITTER` times its scale on the diagonal, rows
+    ``X`` ``[n, D]`` with class indices ``y_idx`` ``[n]`` in ``range(n_classes)``, sorted by class,
+    and positive row weights ``weight`` ``[n]`` or ``None``."""
+    term = RBF("ard") if term is None else term
     labels = transformed_labels(alpha_eps)
     counts = torch.bincount(y_idx, minlength=n_classes).tolist()
     d = X.shape[1]
-    amplitude, lengthscale = theta[0, 0].exp(), theta[0, 1:1 + d].exp()
-    scaled = X / lengthscale
-    sq = scaled.square().sum(-1)
-    distance = (sq[:, None] + sq[None, :] - 2 * scaled @ scaled.T).clamp_min(0)
-    K = amplitude * (torch.exp(-0.5 * distance) + DIRICHLET_JITTER * torch.eye(len(X), dtype=X.dtype))
-    if theta.shape[1] == d + 2:
-        K = K + theta[0, -1].exp() * (X @ X.T)
+    K = term.matrix(theta[0], X, X) + (DIRICHLET_JITTER * term.variance(theta[0], d)) * torch.eye(len(X), dtype=X.dtype)
     w = torch.ones(len(X), dtype=X.dtype) if weight is None else weight
     own = torch.nn.functional.one_hot(y_idx, n_classes).T.bool()
     T = torch.where(own, torch.tensor(labels["t_own"], dtype=X.dtype), torch.tensor(labels["t_other"], dtype=X.dtype))
@@ -181,10 +190,19 @@ def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_id
     return exact_log_evidence(K, levels[0], levels[1], T, counts)
 
 
-def _bounds(n_features: int, with_noise: bool = True, linear: bool = False) -> list[tuple[float, float]]:
-    logs = [tuple(math.log(b) for b in bounds)
-            for bounds in (AMPLITUDE_BOUNDS, LENGTHSCALE_BOUNDS, NOISE_BOUNDS, LINEAR_BOUNDS)]
-    return [logs[0], *[logs[1]] * n_features, *([logs[2]] if with_noise else []), *([logs[3]] if linear else [])]
+def _bounds(n_features: int) -> list[tuple[float, float]]:
+    """The regression's bounds: log amplitude, the log lengthscales and log noise."""
+    logs = [tuple(math.log(b) for b in bounds) for bounds in (AMPLITUDE_BOUNDS, LENGTHSCALE_BOUNDS, NOISE_BOUNDS)]
+    return [logs[0], *[logs[1]] * n_features, logs[2]]
+
+
+def _term_values(term: Term, theta: np.ndarray, n_features: int) -> dict:
+    """A start's fields for the kernel ``term`` at logs ``theta`` ``[G, P]``: its scale as amplitude,
+    its first RBF part's lengthscales ``[G, D]`` (``[G, 0]`` without one), and the term and theta."""
+    rows = [term.lengthscale_values(t, n_features) for t in theta]
+    lengthscale = np.stack([np.zeros(0) if r is None else r for r in rows])
+    amplitude = np.array([float(term.variance(torch.as_tensor(t), n_features)) for t in theta])
+    return {"lengthscale": lengthscale, "amplitude": amplitude, "term": term.spec(), "theta": np.asarray(theta)}
 
 
 def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, surrogate: str = "regression",
@@ -209,7 +227,8 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
                         rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
                         max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
                         alpha_eps: float = 0.01, noise_scale: float = 1.0, tolerance: float = TOLERANCE,
-                        search_dtype: torch.dtype = torch.float64, linear: bool = False) -> KernelStart:
+                        search_dtype: torch.dtype = torch.float64, linear: bool = False,
+                        term: Term | None = None) -> KernelStart:
     """The regression's and the Dirichlet GP's search (``surrogate``; module docstring) on at most
     ``max_rows`` rows of ``X``, drawn by ``rng`` without replacement, with positive row weights
     ``weight`` ``[N]`` or ``None``. Starts from lengthscale ``initial_lengthscale`` (default sqrt(D),
@@ -222,7 +241,9 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
     ``search_dtype``: the float type of the evaluations (float32 halves the time of the Dirichlet
     surrogate's and ends at the same point on the study's sets; BENCHMARKS.md). ``linear``: the
     Dirichlet surrogate's kernel has a linear term, its variance searched from a tenth of the
-    amplitude per feature."""
+    amplitude per feature. ``term``: the Dirichlet surrogate's kernel is the user's composition
+    (:mod:`alphagp.kernel_terms`, every variance from the amplitude above) instead of the RBF with a
+    lengthscale per feature (and ``linear``)."""
     dirichlet = surrogate in ("dirichlet", "dirichlet_linear")
     started = time.perf_counter()
     rng = np.random.default_rng(0) if rng is None else rng
@@ -248,13 +269,14 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
         share = share / share.sum()
         variance = (gap["t_own"] - gap["t_other"]) ** 2 * float((share * (1 - share)).mean())   # the targets'
         variance = variance or 1.0
-        start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)),
-                                *([[math.log(0.1 * variance / d)]] if linear else [])])
+        kernel = term if term is not None else RBF("ard") + Linear() if linear else RBF("ard")
+        start = kernel.initial(d, variance, lengthscale)
+        bounds = kernel.bounds(d, AMPLITUDE_BOUNDS)
         y_t = torch.as_tensor(labels, dtype=torch.long)
     else:
         variance = float(Y.var(0).mean()) or 1.0
         start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)), [math.log(0.1 * variance)]])
-    bounds = _bounds(d, with_noise=not dirichlet, linear=dirichlet and linear)
+        bounds = _bounds(d)
     width = len(bounds)
     start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
     # the objective per row (per unit of weight: an integer weight is the row repeated) and class
@@ -263,7 +285,8 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
     def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
         theta = torch.as_tensor(flat.reshape(groups, width), dtype=search_dtype).requires_grad_(True)
         if dirichlet:
-            value = -dirichlet_log_marginal_likelihood(theta, Xs, y_t, n_classes, alpha_eps, noise_scale, w) / scale
+            value = -dirichlet_log_marginal_likelihood(theta, Xs, y_t, n_classes, alpha_eps, noise_scale, w,
+                                                       kernel) / scale
         else:
             value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
         (grad,) = torch.autograd.grad(value, theta)
@@ -279,10 +302,16 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
         raise FloatingPointError(f"the kernel start's {surrogate} surrogate ended at a non-finite marginal "
                                  "likelihood; use kernel_init='fixed'")
     theta = result.x.reshape(groups, width)
-    amplitude = np.exp(theta[:, 0])
-    noise = DIRICHLET_JITTER * amplitude if dirichlet else np.exp(theta[:, -1])
-    return KernelStart(lengthscale=np.exp(theta[:, 1:1 + d]), amplitude=amplitude, noise=noise,
-                       linear=np.exp(theta[:, -1]) if dirichlet and linear else None,
+    if dirichlet:
+        found = _term_values(kernel, theta, d)
+        found["noise"] = DIRICHLET_JITTER * found["amplitude"]
+        if term is None:                          # the start's own RBF: the ARD kernel's parameters
+            found.update(amplitude=np.exp(theta[:, 0]), noise=DIRICHLET_JITTER * np.exp(theta[:, 0]), term=None,
+                         theta=None, linear=np.exp(theta[:, -1]) if linear else None)
+    else:
+        found = {"lengthscale": np.exp(theta[:, 1:1 + d]), "amplitude": np.exp(theta[:, 0]),
+                 "noise": np.exp(theta[:, -1])}
+    return KernelStart(**found,
                        log_marginal_likelihood=-float(result.fun) * n_classes, rows=len(rows),
                        evaluations=int(result.nfev), converged=bool(result.success),
                        seconds=time.perf_counter() - started, surrogate=surrogate,
@@ -292,18 +321,19 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
 def _exact_ep_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,  # noqa: ARG001
                      weight: np.ndarray | None = None, initial_lengthscale: float | None = None,
                      max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None, lengthscales: str = "one",
-                     alpha: float = 1.0, **_rows) -> KernelStart:
+                     alpha: float = 1.0, term: Term | None = None, **_rows) -> KernelStart:
     """The exact-EP start (module docstring) on every row of ``X`` (``max_rows`` and ``rng``, in
     ``_rows``, do not apply), one lengthscale or one per feature (``lengthscales``), the power
-    ``alpha``."""
+    ``alpha``; ``term``: the user's kernel (:mod:`alphagp.kernel_terms`) instead of the RBF."""
     from .pair_ep import search_kernel
     Xs = torch.as_tensor(np.asarray(X[np.arange(len(X))], dtype=np.float64))
     w = None if weight is None else torch.as_tensor(np.asarray(weight, dtype=np.float64))
     fit = search_kernel(Xs, torch.as_tensor(np.asarray(y_idx), dtype=torch.long), n_classes, weight=w,
                         ard=lengthscales == "ard", alpha=alpha, initial_lengthscale=initial_lengthscale,
-                        max_iterations=max_iterations, max_seconds=max_seconds)
+                        max_iterations=max_iterations, max_seconds=max_seconds, term=term)
+    found = {} if term is None else {"term": fit.term.spec(), "theta": fit.theta[None]}
     return KernelStart(lengthscale=fit.lengthscale[None], amplitude=np.array([fit.amplitude]),
-                       noise=np.array([fit.noise]), log_marginal_likelihood=fit.log_evidence, rows=len(Xs),
+                       noise=np.array([fit.noise]), **found, log_marginal_likelihood=fit.log_evidence, rows=len(Xs),
                        evaluations=fit.evaluations, converged=fit.converged, seconds=fit.seconds,
                        surrogate="exact_ep", method_state={"site_tau": fit.sites.tau, "site_nu": fit.sites.nu,
                                                            "labels": torch.as_tensor(np.asarray(y_idx), dtype=torch.long)})
@@ -312,9 +342,11 @@ def _exact_ep_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, sh
 def describe_start(start: KernelStart) -> str:
     """One line for the progress output."""
     ls = start.lengthscale
-    return (f"{STARTS[start.surrogate].summary} on {start.rows} rows, {start.evaluations} evaluations "
-            f"({'converged' if start.converged else 'iteration limit'}), {start.seconds:.1f} s: lengthscales "
-            f"{ls.min():.3g} to {ls.max():.3g} (median {np.median(ls):.3g}), amplitude {np.median(start.amplitude):.3g}")
+    kernel = "" if start.term is None else f" of {term_from_spec(start.term)!r}"
+    scales = f"lengthscales {ls.min():.3g} to {ls.max():.3g} (median {np.median(ls):.3g}), " if ls.size else ""
+    return (f"{STARTS[start.surrogate].summary}{kernel} on {start.rows} rows, {start.evaluations} evaluations "
+            f"({'converged' if start.converged else 'iteration limit'}), {start.seconds:.1f} s: {scales}"
+            f"amplitude {np.median(start.amplitude):.3g}")
 
 
 # ---------------------------------------------------------------------- the registry of starts
@@ -362,7 +394,9 @@ class StartSpec:
     settings do not depend on the candidate's), whether it has a kernel per class
     (``per_class``), the kernel parameters it gives the classifier (``carries``) and the start it
     is a form of (``variant_of``: its kernel the type-II maximum likelihood of the same model, so a
-    method whose own start that is takes it as its own; ``None``: none)."""
+    method whose own start that is takes it as its own; ``None``: none) and whether its search
+    takes the user's kernel (``kernels``: a ``term`` keyword, :mod:`alphagp.kernel_terms`; a fit
+    with ``kernel=`` and a start that does not starts from the kernel's fixed values)."""
 
     summary: str
     search: Callable[..., KernelStart]
@@ -371,6 +405,7 @@ class StartSpec:
     per_class: bool
     carries: tuple[str, ...]
     variant_of: str | None = None
+    kernels: bool = False
 
 
 #: the kernel starts by name (``kernel_init``): a new start is its search and one line here
@@ -378,12 +413,12 @@ STARTS: dict[str, StartSpec] = {
     "regression": StartSpec("regression of the labels", _closed_form_search, _no_settings, shared=True,
                             per_class=True, carries=("lengthscale",)),
     "dirichlet": StartSpec("Dirichlet GP", _closed_form_search, _dirichlet_settings, shared=True, per_class=False,
-                           carries=("lengthscale", "amplitude", "noise")),
+                           carries=("lengthscale", "amplitude", "noise"), kernels=True),
     "dirichlet_linear": StartSpec("Dirichlet GP, RBF and linear", _closed_form_search, _dirichlet_linear_settings,
                                   shared=True, per_class=False, carries=("lengthscale", "amplitude", "noise", "linear"),
                                   variant_of="dirichlet"),
     "exact_ep": StartSpec("exact EP", _exact_ep_search, _exact_ep_settings, shared=False, per_class=False,
-                          carries=("lengthscale", "amplitude", "noise")),
+                          carries=("lengthscale", "amplitude", "noise"), kernels=True),
 }
 #: the names of :data:`STARTS` (the choices of ``kernel_init`` beside ``"auto"`` and ``"fixed"``)
 SURROGATES = tuple(STARTS)

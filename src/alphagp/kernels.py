@@ -68,7 +68,36 @@ def _expanded(name: str, value, shape: tuple[int, ...], dtype) -> torch.Tensor:
             f"kernel, shape {list(shape)}") from None
 
 
-class ARDKernel(nn.Module):
+class Kernel(nn.Module):
+    """What a method reads of its kernel, for ``n_latent`` latent functions whose parameters come in
+    :attr:`groups` rows (1: shared by all, else one per latent function): ``amplitude`` ``[G]`` (the
+    unit of the jitter), the additive ``noise`` ``[G]`` on the data, :meth:`cross` and
+    :meth:`inducing_covariances`, the prior variances (:meth:`prior_variance` without the noise,
+    :meth:`diag` with it) and :meth:`spec`, plain data for :func:`kernel_from_spec`. The kernels:
+    :class:`ARDKernel` (the papers' RBF, with a linear term), :class:`PolynomialKernel` (the deep
+    GPs' first layer) and :class:`TermKernel` (any composition of :mod:`alphagp.kernel_terms`)."""
+
+    n_latent: int
+
+    @property
+    def groups(self) -> int:
+        """The rows of every parameter (1: one set for all latent functions)."""
+        raise NotImplementedError
+
+    def parameter_rows(self, value: torch.Tensor, classes: torch.Tensor | None) -> torch.Tensor:
+        """The rows of a ``[G, ...]`` parameter for latent functions ``classes`` (all if None;
+        shared parameters have one row for every class)."""
+        return value if classes is None or value.shape[0] == 1 else value[classes]
+
+    def diag(self, X: torch.Tensor, classes: torch.Tensor | None = None) -> torch.Tensor:
+        """Prior variance of data points ``X`` ``[n, D]`` including the additive noise: ``[C, n]``
+        (``[K, n]`` for the latent functions ``classes``)."""
+        prior = self.prior_variance(X)
+        prior = prior if classes is None else prior[classes]
+        return prior + self.parameter_rows(self.noise, classes)[:, None]
+
+
+class ARDKernel(Kernel):
     """ARD squared-exponential kernel for ``n_latent`` latent functions.
 
     Parameters have shape ``[G, ...]`` where G is ``n_latent``, or 1 when the
@@ -144,10 +173,9 @@ class ARDKernel(nn.Module):
         b = self.parameter_rows(self.linear, classes)[:, None, None]
         return K + b * (A @ B.transpose(-1, -2))
 
-    def parameter_rows(self, value: torch.Tensor, classes: torch.Tensor | None) -> torch.Tensor:
-        """The rows of a ``[G, ...]`` parameter for latent functions ``classes`` (all if None;
-        shared parameters have one row for every class)."""
-        return value if classes is None or value.shape[0] == 1 else value[classes]
+    @property
+    def groups(self) -> int:
+        return self.raw_lengthscale.shape[0]
 
     def _weighted(self, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``A`` times the inverse squared lengthscales and the squared norms ``|A / l|^2``.
@@ -259,7 +287,7 @@ class ARDKernel(nn.Module):
         return total + self.parameter_rows(self.linear, classes)[:, None] * (X * X).sum(-1)[None]
 
 
-class PolynomialKernel(nn.Module):
+class PolynomialKernel(Kernel):
     """ARD polynomial kernel k_c(x, x') = a_c (x' W_c x' + 1)^degree with W_c = diag(l_c^-2), plus
     additive noise n_c on the data (the first layer of the deep-GP paper's MNIST model, degree 9,
     as in the authors' code). Same parameters (``[C, D]`` lengthscales, ``[C]`` amplitudes and
@@ -302,6 +330,7 @@ class PolynomialKernel(nn.Module):
     lengthscale = ARDKernel.lengthscale
     amplitude = ARDKernel.amplitude
     noise = ARDKernel.noise
+    groups = ARDKernel.groups
 
     def spec(self) -> dict:
         return {"type": "polynomial", "degree": self.degree, "positive": self.positive, "normalized": self.normalized}
@@ -332,9 +361,88 @@ class PolynomialKernel(nn.Module):
         return self.amplitude[:, None] * self._self_bases(X).pow(self.degree)
 
 
-def kernel_from_spec(spec: dict, n_latent: int, n_features: int, dtype=torch.float64) -> nn.Module:
-    """A kernel of the type ``spec`` names (``ARDKernel.spec()``, ``PolynomialKernel.spec()``) with
-    placeholder parameters, to load a state dict into."""
+class TermKernel(Kernel):
+    """A kernel composed of :mod:`alphagp.kernel_terms` (``GPClassifier(kernel=...)``) for
+    ``n_latent`` latent functions over ``n_features`` features: the term's theta ``[G, P]`` per
+    parameter group (``shared``: G = 1) and an additive noise ``[G]`` on the data, both stored as
+    logs (Adam and the sign-adaptive steps move them by shares of themselves). ``theta``: the
+    initial logs (``[P]`` or ``[G, P]``; default: :meth:`~alphagp.kernel_terms.Term.initial` at
+    variance 1 and lengthscale sqrt(D), the fixed start of :class:`ARDKernel`); ``noise``: the
+    initial noise."""
+
+    def __init__(self, term, n_latent: int, n_features: int, shared: bool = False, theta=None, noise=0.1,
+                 dtype=torch.float64):
+        super().__init__()
+        self.term, self.n_latent, self.n_features = term, int(n_latent), int(n_features)
+        groups, width = 1 if shared else n_latent, term.n_params(n_features)
+        if theta is None:
+            theta = term.initial(n_features, 1.0, math.sqrt(n_features))
+        values = _expanded("theta", theta, (groups, width), dtype)
+        nz = _expanded("noise", noise, (groups,), dtype)
+        if not torch.all(torch.isfinite(values)) or not torch.all(torch.isfinite(nz)) or torch.any(nz <= 0):
+            raise ValueError(f"kernel {term!r}: its parameters must be finite and its noise positive, got theta "
+                             f"{values.tolist()} and noise {nz.tolist()}")
+        self.raw_theta = nn.Parameter(values)
+        self.raw_noise = nn.Parameter(torch.log(nz))
+
+    @property
+    def groups(self) -> int:
+        return self.raw_theta.shape[0]
+
+    @property
+    def noise(self) -> torch.Tensor:
+        """``[G]``"""
+        return self.raw_noise.exp()
+
+    @property
+    def amplitude(self) -> torch.Tensor:
+        """``[G]``: the term's scale (:meth:`~alphagp.kernel_terms.Term.variance`)."""
+        return torch.stack([self.term.variance(theta, self.n_features) for theta in self.raw_theta])
+
+    def values(self) -> list[dict]:
+        """Each group's parameters as positive values by name, and its noise (plain floats)."""
+        return [{**self.term.values(theta.detach().cpu().numpy(), self.n_features), "noise": float(noise)}
+                for theta, noise in zip(self.raw_theta, self.noise.detach().cpu())]
+
+    def _covariances(self, A: torch.Tensor, B: torch.Tensor, classes: torch.Tensor | None, expand: bool):
+        """``[G', n, m]`` between ``A`` and ``B`` (``[n, D]``, or ``[K or 1, n, D]`` per latent function)."""
+        theta = self.parameter_rows(self.raw_theta, classes)
+        count = self.n_latent if classes is None else len(classes)
+        batch = max([theta.shape[0], *(T.shape[0] for T in (A, B) if T.dim() == 3)])
+
+        def at(T, g):
+            return T if T.dim() == 2 else T[g if T.shape[0] > 1 else 0]
+
+        K = torch.stack([self.term.matrix(theta[g if theta.shape[0] > 1 else 0], at(A, g), at(B, g))
+                         for g in range(batch)])
+        return K.expand(count, -1, -1) if expand and batch == 1 else K
+
+    def cross(self, A: torch.Tensor, B: torch.Tensor, expand: bool = True) -> torch.Tensor:
+        """Noise-free covariances ``[C, n, m]`` between ``A`` and ``B`` (``[n, D]`` or ``[C, n, D]``;
+        ``expand=False`` keeps a leading 1 where inputs and parameters are shared)."""
+        return self._covariances(A, B, None, expand)
+
+    def inducing_covariances(self, Z: torch.Tensor, X: torch.Tensor, expand: bool = True,
+                             classes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """K_uu ``[C, M, M]`` and K_uf ``[C, M, n]`` (:meth:`ARDKernel.inducing_covariances`' contract)."""
+        return self._covariances(Z, Z, classes, expand), self._covariances(Z, X, classes, expand)
+
+    def prior_variance(self, X: torch.Tensor) -> torch.Tensor:
+        """Noise-free k(x, x) ``[C, n]`` at ``X`` ``[n, D]``."""
+        prior = torch.stack([self.term.diagonal(theta, X) for theta in self.raw_theta])
+        return prior.expand(self.n_latent, -1)
+
+    def spec(self) -> dict:
+        return {"type": "term", "term": self.term.spec()}
+
+
+def kernel_from_spec(spec: dict, n_latent: int, n_features: int, dtype=torch.float64, shared: bool = False
+                     ) -> nn.Module:
+    """A kernel of the type ``spec`` names (``ARDKernel.spec()``, ``PolynomialKernel.spec()``,
+    ``TermKernel.spec()``) with placeholder parameters, to load a state dict into."""
+    if spec["type"] == "term":
+        from .kernel_terms import term_from_spec
+        return TermKernel(term_from_spec(spec["term"]), n_latent, n_features, shared=shared, dtype=dtype)
     positive = spec.get("positive", "softplus")          # files written before log storage: softplus
     if spec["type"] == "ard":
         return ARDKernel(n_latent, n_features, dtype=dtype, positive=positive,

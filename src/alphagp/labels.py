@@ -181,20 +181,28 @@ def classes_from_plain(content: dict) -> np.ndarray:
 
 def params_to_plain(params: dict) -> dict:
     """An estimator's parameters (``get_params()``) as JSON-ready data; a ``class_weight`` dict as
-    ``[[label, weight], ...]`` (JSON's keys are strings, labels need not be;
-    :func:`params_from_plain` undoes it)."""
+    ``[[label, weight], ...]`` (JSON's keys are strings, labels need not be), a kernel term
+    (``kernel``) as ``{"term": its spec}`` (:func:`params_from_plain` undoes both)."""
+    from .kernel_terms import Term
     params = dict(params)
     has_class_weight = "class_weight" in params
     class_weight = params.pop("class_weight", None)
+    kernel = params.pop("kernel", None) if isinstance(params.get("kernel"), Term) else None
     params = plain(params)
     if has_class_weight:
         params["class_weight"] = ([[plain(label), float(w)] for label, w in class_weight.items()]
                                   if isinstance(class_weight, dict) else class_weight)
+    if kernel is not None:
+        params["kernel"] = {"term": kernel.spec()}
     return params
 
 
 def params_from_plain(params: dict) -> dict:
-    """The estimator parameters of :func:`params_to_plain`'s data."""
+    """The estimator parameters of :func:`params_to_plain`'s data (a damaged kernel description is a
+    ``ValueError``)."""
+    from .kernel_terms import term_from_spec
+    if isinstance(params.get("kernel"), dict):
+        params = {**params, "kernel": term_from_spec(params["kernel"].get("term"))}
     if isinstance(params.get("class_weight"), list):
         return {**params, "class_weight": {label: w for label, w in params["class_weight"]}}
     return params

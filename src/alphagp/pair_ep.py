@@ -287,8 +287,10 @@ def predictive_weights(G: torch.Tensor, q: Posterior) -> torch.Tensor:
 # ---------------------------------------------------------------------- the kernel search
 @dataclass(frozen=True)
 class KernelFit:
-    """What :func:`search_kernel` found: ``amplitude`` and ``lengthscale`` ``[D]``, the held
-    ``noise``, the log evidence per factor, the evaluations, whether L-BFGS-B ``converged``,
+    """What :func:`search_kernel` found: the ``term`` searched (:mod:`alphagp.kernel_terms`; the RBF
+    with one lengthscale, or one per feature after the ARD stage) and its ``theta`` (logs), with its
+    ``amplitude`` (the term's scale) and the first RBF part's ``lengthscale`` ``[D]`` (empty without
+    one), the held ``noise``, the log evidence, the evaluations, whether L-BFGS-B ``converged``,
     the ``seconds`` and the sites at the optimum (``sites``, for a warm start)."""
 
     amplitude: float
@@ -299,29 +301,27 @@ class KernelFit:
     converged: bool
     seconds: float
     sites: Sites
-
-
-def rbf(X: torch.Tensor, log_amplitude: torch.Tensor, log_lengthscale: torch.Tensor) -> torch.Tensor:
-    """``[1, N, N]`` the squared-exponential kernel a exp(-|x - x'|^2_l / 2) of rows ``X`` ``[N, D]``
-    with one lengthscale (``log_lengthscale`` ``[1]``) or one per feature (``[D]``)."""
-    scaled = X / log_lengthscale.exp()
-    sq = scaled.square().sum(-1)
-    distance = (sq[:, None] + sq[None, :] - 2 * scaled @ scaled.T).clamp_min(0)
-    return (log_amplitude - 0.5 * distance).exp()[None]
+    term: object = None
+    theta: np.ndarray | None = None
 
 
 def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: torch.Tensor | None = None,
                   ard: bool = False, alpha: float = 1.0, noise: float = NOISE, initial_lengthscale: float | None = None,
                   initial_amplitude: float = 1.0, max_iterations: int = 200, tolerance: float = 1e-7,
-                  max_seconds: float | None = None) -> KernelFit:
+                  max_seconds: float | None = None, term=None) -> KernelFit:
     """Type-II maximum likelihood of the EP evidence (module docstring) for rows ``X`` ``[N, D]``
     (standardised) with class indices ``y`` ``[N]`` and row weights ``weight`` ``[N]`` (or
-    ``None``): one shared kernel with the noise held at ``noise``, one lengthscale for every
-    feature, then with ``ard`` one per feature from there (the sites and the point found first
+    ``None``): one shared kernel, the covariance ``term`` (:mod:`alphagp.kernel_terms`; default the
+    RBF with one lengthscale for every feature), the noise held at ``noise``; with ``ard`` and the
+    default term, one lengthscale per feature from there (the sites and the point found first
     start the second search, so it takes a few more evaluations instead of many from the start).
-    L-BFGS-B stops at a relative change of ``tolerance``, after ``max_iterations`` or at the
-    first iteration past ``max_seconds`` (both searches together), keeping the best point."""
+    The search starts at every variance ``initial_amplitude`` and every lengthscale
+    ``initial_lengthscale`` (default sqrt(D)). L-BFGS-B stops at a relative change of ``tolerance``,
+    after ``max_iterations`` or at the first iteration past ``max_seconds`` (all stages together),
+    keeping the best point."""
     from scipy.optimize import minimize
+
+    from .kernel_terms import RBF
     started = time.perf_counter()
     dtype = X.dtype
     layout = pair_layout(y, n_classes, dtype)
@@ -330,12 +330,12 @@ def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: t
     d = X.shape[1]
     factor_noise = pair_noise(torch.full((1,), float(noise), dtype=dtype), layout)
     tilted = HeavisideLikelihood().pair_factor_tilted
-    state = {"sites": None, "best": (math.inf, None, None), "evaluations": 0}
+    state = {"sites": None, "best": (math.inf, None, None, None), "evaluations": 0}
 
-    def objective(theta: np.ndarray):
+    def objective(theta: np.ndarray, searched):
         state["evaluations"] += 1
         params = torch.as_tensor(theta, dtype=dtype).requires_grad_(True)
-        G = pair_covariance(rbf(X, params[0], params[1:]), layout)
+        G = pair_covariance(searched.matrix(params, X, X)[None], layout)
         ep = expectation_propagation(G, factor_noise, tilted, state["sites"], w, alpha, tol=SEARCH_TOLERANCE,
                                      max_sweeps=SEARCH_MAX_SWEEPS)
         value = log_evidence(ep.posterior, ep.sites, factor_noise, tilted, w, alpha)
@@ -345,30 +345,32 @@ def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: t
         sensitivity = evidence_sensitivity(G.detach(), ep.posterior)
         (grad,) = torch.autograd.grad((sensitivity * G).sum(), params)
         if -value < state["best"][0]:
-            state["best"] = (-value, theta.copy(), ep.sites)
+            state["best"] = (-value, theta.copy(), ep.sites, searched)
         return -value / n_factors, -grad.numpy() / n_factors
 
     def out_of_time(_point) -> None:
         if max_seconds is not None and time.perf_counter() - started > max_seconds:
             raise StopIteration
 
-    def search(start: np.ndarray):
-        width = len(start) - 1
-        bounds = [tuple(map(math.log, AMPLITUDE_BOUNDS))] + [tuple(map(math.log, LENGTHSCALE_BOUNDS))] * width
+    def search(searched, start: np.ndarray):
+        bounds = searched.bounds(d, AMPLITUDE_BOUNDS)
         return minimize(objective, np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds]), jac=True,
-                        method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iterations, "ftol": tolerance},
-                        callback=out_of_time)
+                        args=(searched,), method="L-BFGS-B", bounds=bounds,
+                        options={"maxiter": max_iterations, "ftol": tolerance}, callback=out_of_time)
 
+    default = term is None
+    term = RBF("one") if default else term
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
-    result = search(np.array([math.log(initial_amplitude), math.log(lengthscale)]))
-    if ard and d > 1 and state["best"][1] is not None:
+    result = search(term, term.initial(d, initial_amplitude, lengthscale))
+    if default and ard and d > 1 and state["best"][1] is not None:
         theta = state["best"][1]
         state["sites"] = state["best"][2]
-        result = search(np.concatenate([theta[:1], np.full(d, theta[1])]))
-    best, theta, sites = state["best"]
+        result = search(RBF("ard"), np.concatenate([theta[:1], np.full(d, theta[1])]))
+    best, theta, sites, found = state["best"]
     if theta is None:
         raise FloatingPointError("exact EP's evidence was not finite at any kernel the search tried")
-    ls = np.exp(theta[1:])
-    return KernelFit(amplitude=float(np.exp(theta[0])), lengthscale=np.broadcast_to(ls, (d,)).copy(),
-                     noise=float(noise), log_evidence=-best, evaluations=state["evaluations"],
-                     converged=bool(result.success), seconds=time.perf_counter() - started, sites=sites)
+    ls = found.lengthscale_values(theta, d)
+    return KernelFit(amplitude=float(found.variance(torch.as_tensor(theta), d)),
+                     lengthscale=np.zeros(0) if ls is None else ls, noise=float(noise), log_evidence=-best,
+                     evaluations=state["evaluations"], converged=bool(result.success),
+                     seconds=time.perf_counter() - started, sites=sites, term=found, theta=theta)

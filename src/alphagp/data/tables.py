@@ -168,6 +168,19 @@ class TableEncoding:
         """The number of encoded features."""
         return sum(len(c["categories"]) if c["kind"] == "categorical" else 1 + c["indicator"] for c in self.columns)
 
+    def feature_columns(self) -> list[int]:
+        """``[width]`` the column of each encoded feature (its position in :attr:`columns`); a numeric
+        column's missing-value indicator counts as a column of its own (another kind of value)."""
+        groups, index = [], 0
+        for c in self.columns:
+            if c["kind"] == "categorical":
+                groups += [index] * len(c["categories"])
+                index += 1
+            else:
+                groups += list(range(index, index + 1 + c["indicator"]))
+                index += 1 + c["indicator"]
+        return groups
+
     def feature_names(self) -> list[str]:
         """The encoded features' names: ``column=category``, ``column`` and ``column (missing)``."""
         names = []

@@ -16,9 +16,10 @@ import torch
 
 from ..inducing import init_inducing_points
 from ..kernel_start import BUDGET_SHARE, STARTS, KernelStart, describe_start, fit_kernel_start
-from ..kernels import ARDKernel
+from ..kernel_terms import term_from_spec
+from ..kernels import ARDKernel, TermKernel
 from ..methods import build_method, n_latent
-from .fit_plan import DTYPES, FitPlan
+from .fit_plan import DTYPES, FitPlan, _thawed
 
 # Feature scale against the kernel's: warn when the typical distance between two points is this
 # many lengthscales (or this fraction of one) with ``standardize=False``.
@@ -70,7 +71,12 @@ def kernel_start(plan: FitPlan, Xs, y_idx: np.ndarray, n_classes: int, weight: n
     return fit_kernel_start(Xs, y_idx, n_classes, surrogate=plan.kernel_init, weight=weight,
                             rng=np.random.default_rng(plan.random_state),
                             max_seconds=None if plan.max_time is None else BUDGET_SHARE * plan.max_time,
-                            **STARTS[plan.kernel_init].settings(plan.method_params, plan.alpha))
+                            **STARTS[plan.kernel_init].settings(plan.method_params, plan.alpha), **term_of(plan))
+
+
+def term_of(plan: FitPlan) -> dict:
+    """``{"term": the plan's kernel term}`` for a kernel start's search, or ``{}`` (``kernel="auto"``)."""
+    return {} if plan.kernel is None else {"term": term_from_spec(_thawed(plan.kernel))}
 
 def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, inducing_points=None,
                 start: KernelStart | None = None):
@@ -92,7 +98,7 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
     model = method_of_plan(plan, torch.as_tensor(Z, dtype=dtype), n_classes, n_data=plan.n_data, kernel_params=initial,
                            latent=latent)
-    if not plan.standardize:
+    if not plan.standardize and plan.kernel is None:
         _warn_if_far_from_kernel_scale(X, model.kernel)
     model.kernel.requires_grad_(plan.optimize_hyperparameters)
     if start is not None and start.method_state and plan.exact:     # the search's state on these rows
@@ -134,11 +140,16 @@ def method_of_plan(plan: FitPlan, inducing_points: torch.Tensor, n_classes: int,
     ``latent``: the method's count of latent functions where the caller has it). The
     one construction of a fit's model (:func:`build_model`) and of a model file's
     (:func:`~alphagp.estimators.model_file.model_from_file`)."""
-    initial = dict(kernel_params or {})
-    if "linear" in plan.kernel_params or (plan.kernel_init in STARTS and "linear" in STARTS[plan.kernel_init].carries):
-        initial.setdefault("linear", 1.0)      # the kernel has a linear term (a file's value: its state)
-    kernel = ARDKernel(latent or n_latent(plan.method, n_classes), inducing_points.shape[2], shared=plan.shared_hyperparameters,
-                       dtype=inducing_points.dtype, **{k: np.asarray(v, dtype=np.float64) for k, v in initial.items()})
+    initial = {k: np.asarray(v, dtype=np.float64) for k, v in (kernel_params or {}).items()}
+    latent, width = latent or n_latent(plan.method, n_classes), inducing_points.shape[2]
+    if plan.kernel is not None:              # the user's kernel term (its start's theta, or its fixed values)
+        kernel = TermKernel(term_from_spec(_thawed(plan.kernel)), latent, width, shared=plan.shared_hyperparameters,
+                            dtype=inducing_points.dtype, **initial)
+    else:
+        if "linear" in plan.kernel_params or (plan.kernel_init in STARTS
+                                              and "linear" in STARTS[plan.kernel_init].carries):
+            initial.setdefault("linear", 1.0)      # the kernel has a linear term (a file's value: its state)
+        kernel = ARDKernel(latent, width, shared=plan.shared_hyperparameters, dtype=inducing_points.dtype, **initial)
     return build_method(plan.method, inducing_points, kernel, n_data=n_data, alpha=plan.alpha, epsilon=plan.epsilon,
                         damping=plan.damping, n_classes=n_classes, exact=plan.exact, **context, **plan.method_params)
 

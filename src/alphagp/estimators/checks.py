@@ -49,6 +49,10 @@ def check_parameters(est, n_features: int, n_classes: int) -> None:
     if est.n_jobs == 0:
         raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
     kp = est.kernel_params or {}
+    if not isinstance(est.kernel, str) and set(kp) - {"noise"}:
+        raise ValueError(f"kernel_params {sorted(set(kp) - {'noise'})} are initial values of the default kernel "
+                         f"(kernel='auto'); kernel={est.kernel!r} starts from its own start's values or its fixed "
+                         "ones: give only kernel_params={'noise': ...}, or kernel='auto'")
     unknown = set(kp) - set(KERNEL_PARAMS)
     if unknown:
         raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(KERNEL_PARAMS)}")
@@ -114,5 +118,5 @@ def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
     if est.method == "auto" or est.alpha == "auto":      # a selection: its first candidate
         params.update(model_selection.candidates_for(est, n_rows, n_classes=len(classes))[0][1])
     params["early_stopping"] = False                   # the held-out share does not change the size
-    plan = plan_fit(params, y_idx, alpha=params["alpha"])
+    plan = plan_fit(params, y_idx, alpha=params["alpha"], feature_groups=np.arange(n_features))
     check_model_size(plan, n_rows, n_features, len(classes))

@@ -26,6 +26,7 @@ import torch
 from ..data.held_out import early_stopping_rows, held_out_problem
 from ..devices import device_of
 from ..kernel_start import STARTS
+from ..kernel_terms import Term, describe_spec
 from ..labels import plain
 from ..methods import method_spec, resolve_alpha
 from ..training import uses_mini_batches
@@ -196,6 +197,10 @@ class FitPlan(TrainingPlan):
     exact
         the method conditions on every training row (its inducing inputs are the rows, fixed): a
         method with ``Capabilities.exact_rows`` whose M is the rows fitted.
+    kernel
+        the user's kernel term bound to the fit's features (:meth:`~alphagp.kernel_terms.Term.spec`,
+        read only), or ``None``: the RBF of :class:`~alphagp.kernels.ARDKernel` (``kernel="auto"``;
+        files written before kernel terms).
     """
 
     method: str
@@ -212,6 +217,7 @@ class FitPlan(TrainingPlan):
     kernel_init: str = "fixed"
     n_data_grows: bool = False
     exact: bool = False
+    kernel: Mapping | None = None
 
     def describe(self) -> str:
         """One line for the progress output."""
@@ -220,8 +226,9 @@ class FitPlan(TrainingPlan):
         damping = "" if self.damping is None else f", damping={self.damping:g}"
         learn = "the training rows (exact)" if self.exact else "learnt" if self.optimize_inducing else "fixed"
         stopping = ", early stopping" if self.early_stopping else ""
+        kernel = "" if self.kernel is None else f", kernel {describe_spec(_thawed(self.kernel))}"
         return (f"{self.method}{alpha}{damping} on {self.n_data} rows, {steps}, {self.optimizer} from "
-                f"{self.learning_rate:g}, inducing inputs {learn}, kernel start {self.kernel_init}{stopping}")
+                f"{self.learning_rate:g}, inducing inputs {learn}{kernel}, kernel start {self.kernel_init}{stopping}")
 
 
 def _early_stopping(setting, y, stratify: bool, fraction: float) -> bool:
@@ -261,9 +268,13 @@ def kernel_start_of(params: Mapping, cls=None) -> str:
     """Where the initial kernel of a fit of ``params`` (``get_params()``, a candidate's over them)
     comes from: the one rule of the kernel start. ``kernel_init``, ``"auto"`` resolved by the method
     (its ``AUTO_SETTINGS``; ``cls``: its class, where the caller has it); the fixed start where
-    ``kernel_params`` give the lengthscales."""
+    ``kernel_params`` give the lengthscales, or where the user's kernel term is not one the start
+    searches (:attr:`~alphagp.kernel_start.StartSpec.kernels`)."""
     if "lengthscale" in (params["kernel_params"] or {}):
         return "fixed"
+    if isinstance(params.get("kernel"), Term):
+        start = kernel_start_of({**params, "kernel": "auto"}, cls)
+        return start if start in STARTS and STARTS[start].kernels else "fixed"
     if params["kernel_init"] != "auto":
         return params["kernel_init"]
     return (cls or method_spec(params["method"]).cls).AUTO_SETTINGS.get("kernel_init", "fixed")
@@ -281,13 +292,16 @@ def is_own_start(params: Mapping, cls=None) -> bool:
 
 
 def plan_fit(params: Mapping, y_idx: np.ndarray, *, alpha: float | None = None, stream: bool = False,
-             n_rows: int | None = None, max_time: float | None = None) -> FitPlan:
+             n_rows: int | None = None, max_time: float | None = None,
+             feature_groups: np.ndarray | None = None) -> FitPlan:
     """Resolve GPClassifier parameters ``params`` (``get_params()``, a candidate's values over
     them; ``method`` a registered name) for a fit on rows of class indices ``y_idx`` ``[N]`` with
     power ``alpha`` (the constructor's, or a candidate's of ``alpha="auto"``; ``None``: the
     method's default) into a :class:`FitPlan` on the device ``params["device"]`` names. ``stream``: a ``partial_fit``
     stream, which always steps on mini-batches and never stops early; ``n_rows``: the stream's N
     (default: the rows at hand). ``max_time``: the budget left (default ``params["max_time"]``).
+    ``feature_groups``: the table column of each feature (:func:`~.inputs.feature_groups`), which a
+    kernel term is bound to (``RBF("columns")``); required with a kernel term.
 
     The ``"auto"`` settings, where the method's ``AUTO_SETTINGS`` name no value of their own:
     ``batch_size`` all rows, ``inducing_init`` random training rows (the papers' start),
@@ -368,7 +382,17 @@ def plan_fit(params: Mapping, y_idx: np.ndarray, *, alpha: float | None = None, 
                                            else bool(params["shared_hyperparameters"])),
                    kernel_params=plain(kernel_params),
                    optimize_hyperparameters=learn_kernel, kernel_init=kernel_init,
-                   n_data_grows=stream and n_rows is None, exact=exact)
+                   n_data_grows=stream and n_rows is None, exact=exact, kernel=_bound_kernel(params, feature_groups))
+
+
+def _bound_kernel(params: Mapping, feature_groups: np.ndarray | None) -> dict | None:
+    """The spec of the user's kernel term bound to ``feature_groups`` (``None``: ``kernel="auto"``)."""
+    kernel = params.get("kernel", "auto")
+    if not isinstance(kernel, Term):
+        return None
+    if feature_groups is None:
+        raise ValueError("a kernel term is bound to the fit's features: the planner needs their table columns")
+    return kernel.bound(feature_groups).spec()
 
 
 @dataclass(frozen=True, kw_only=True)

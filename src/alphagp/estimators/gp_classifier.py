@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..conformal import calibration, conformity_scores, prediction_sets
 from ..constraints import Interval, StrOptions
 from ..kernel_start import SURROGATES, KernelStart
+from ..kernel_terms import Term
 from ..labels import encode_known_labels, encode_labels, plain
 from ..methods import METHODS, method_bullets, method_spec, n_latent, ordinal_methods
 from ..metrics import all_metrics
@@ -160,11 +161,21 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         k-means++ seeding (on all rows).
     inducing_points : array ``[M, D]`` or ``[C, M, D]`` or None
         Explicit initial inducing inputs in the units of ``X``.
+    kernel : "auto" or a kernel term
+        The covariance of the latent functions. ``"auto"``: the papers' RBF with a lengthscale per
+        feature, an amplitude and additive noise (:class:`~alphagp.kernels.ARDKernel`; a linear
+        term with ``kernel_params["linear"]``). A term of :mod:`alphagp.kernel_terms`:
+        ``RBF("one")``, ``RBF("ard")``, ``RBF("columns")`` (one lengthscale per table column: a
+        category column's one-hot block shares one), ``Linear()``, and their sums and products
+        (``RBF("columns") + Linear()``), with an additive noise. The ``"dirichlet"`` and
+        ``"exact_ep"`` starts search its parameters by their model's evidence; the other starts
+        leave it at its fixed values (every variance 1, every lengthscale sqrt(D)), learnt by the
+        method where ``optimize_hyperparameters``. Model files keep its description.
     kernel_params : dict or None
         Initial ``lengthscale``, ``amplitude``, ``noise`` (scalars or arrays) and ``linear``, the
         variance b of a linear term b x'x' added to the RBF (without it: no linear term).
         Lengthscales refer to standardised features when ``standardize=True``. What is not given
-        comes from ``kernel_init``.
+        comes from ``kernel_init``. With a kernel term, only ``noise``.
     kernel_init : {"auto", "fixed", "regression", "dirichlet", "dirichlet_linear", "exact_ep"}
         Where the initial kernel comes from. ``"fixed"``: lengthscales sqrt(D), amplitude 1,
         noise 0.1 (the papers' start). ``"regression"``: the lengthscales that maximise the
@@ -315,6 +326,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         "shared_hyperparameters": ["boolean", StrOptions({"auto"})],
         "inducing_init": [StrOptions({"auto", "random", "kmeans", "kmeans++"})],
         "inducing_points": ["array-like", None],
+        "kernel": [StrOptions({"auto"}), Term],
         "kernel_params": [dict, None],
         "kernel_init": [StrOptions({"auto", "fixed", *SURROGATES})],
         "optimize_hyperparameters": ["boolean"],
@@ -328,7 +340,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ("method", "n_inducing", "batch_size", "inducing_init",
                                                   "early_stopping", "optimize_inducing", "alpha")
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
-    PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed"}
+    PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed", "kernel": "auto"}
     #: recorded by checkpoints as the plan resolved them (checkpoints written before their "auto"
     #: recorded the values; the fixed start, the value before ``kernel_init`` existed, is not recorded)
     PLAN_SETTINGS: ClassVar[tuple[str, ...]] = ("shared_hyperparameters", "kernel_init")
@@ -336,7 +348,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     def __init__(self, *, method="auto", n_inducing="auto", alpha=None, epsilon=None, alpha_grid=None, cv=3,
                  method_params=None, batch_size="auto", max_iter=250, max_time=None,
                  damping=None, learning_rate=None, learning_rate_decay=1.0, shared_hyperparameters="auto",
-                 inducing_init="auto", inducing_points=None, kernel_params=None, kernel_init="auto",
+                 inducing_init="auto", inducing_points=None, kernel="auto", kernel_params=None, kernel_init="auto",
                  optimize_hyperparameters=True, optimize_inducing="auto", standardize=True,
                  early_stopping="auto", validation_fraction=0.1,
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
@@ -358,6 +370,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.shared_hyperparameters = shared_hyperparameters
         self.inducing_init = inducing_init
         self.inducing_points = inducing_points
+        self.kernel = kernel
         self.kernel_params = kernel_params
         self.kernel_init = kernel_init
         self.optimize_hyperparameters = optimize_hyperparameters
@@ -437,7 +450,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         estimator's checkpoint, progress and callbacks) and of its final fit. ``start``: kernel starts
         fitted already by surrogate (the selection's), used where the plan starts from one of them;
         ``max_time``: the budget left (default ``params["max_time"]``)."""
-        plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time)
+        plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time,
+                        feature_groups=inputs.feature_groups(self, X.shape[1]))
         check_model_size(plan, len(y_idx), X.shape[1], len(classes))
         verbose = own and self.verbose is True
         if verbose:

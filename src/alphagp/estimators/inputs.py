@@ -178,6 +178,14 @@ def table_encoding_of_file(content: dict, feature_names):
     return encoding
 
 
+def feature_groups(est, width: int) -> np.ndarray:
+    """``[width]`` the table column of each feature the model sees (the table encoding's
+    :meth:`~alphagp.data.tables.TableEncoding.feature_columns`; every feature its own without one):
+    what ``RBF("columns")`` ties its lengthscales by."""
+    encoding = getattr(est, "table_encoding_", None)
+    return np.arange(width) if encoding is None else np.asarray(encoding.feature_columns())
+
+
 def input_width(est) -> int:
     """The number of features the model sees: the table encoding's where there is one."""
     encoding = getattr(est, "table_encoding_", None)

@@ -83,6 +83,7 @@ from ..training import uses_mini_batches
 from ..training.progress import progress
 from .classifier_family import class_probabilities
 from .fit_plan import is_own_start, kernel_start_of
+from .inputs import feature_groups
 from .run import standardisation
 
 
@@ -277,17 +278,20 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     (:attr:`~alphagp.kernel_start.StartSpec.settings` at no ``method_params``); none where the ``kernel_params``
     give the lengthscales already. With ``max_seconds``, the searches share it. A search that fails
     numerically is left out: each candidate that starts from it then searches its own start in its
-    fit, where a failure is that candidate's alone."""
+    fit, where a failure is that candidate's alone. The user's kernel term (``kernel``) is the one
+    the starts search."""
     if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
         return {}
     Xs = standardisation(X, estimator.standardize, weight)     # read lazily: only the sampled rows
     share = None if max_seconds is None else max_seconds / len(surrogates)
+    term = ({} if isinstance(estimator.kernel, str) else
+            {"term": estimator.kernel.bound(feature_groups(estimator, X.shape[1]))})
     starts = {}
     for surrogate in sorted(surrogates):
         try:
             starts[surrogate] = fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, surrogate=surrogate, weight=weight,
                                                  rng=np.random.default_rng(estimator.random_state), max_seconds=share,
-                                                 **STARTS[surrogate].settings({}, None))
+                                                 **STARTS[surrogate].settings({}, None), **term)
         except _NUMERICAL_FAILURES:
             continue
     return starts

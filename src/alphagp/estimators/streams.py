@@ -70,8 +70,8 @@ def start(est, X, y, classes, n_rows) -> None:
         explicit = model_selection.explicit_parameters(est)
         params.update({k: v for k, v in candidate.params.items() if k not in explicit})
     check_parameters(est, X.shape[1], len(classes))
-    plan = plan_fit(params, y_idx, alpha=est.alpha, stream=True,
-                    n_rows=None if n_rows is None else int(n_rows))
+    plan = plan_fit(params, y_idx, alpha=est.alpha, stream=True, n_rows=None if n_rows is None else int(n_rows),
+                    feature_groups=inputs.feature_groups(est, X.shape[1]))
     check_model_size(plan, len(y), X.shape[1], len(classes))     # a call's rows are in memory
     if plan.optimizer == "adam" and plan.learning_rate > _RATE_WARNING * DEFAULT_ADAM_LEARNING_RATE:
         warnings.warn(f"a stream takes one Adam step per batch, and learning_rate={plan.learning_rate:g} is "

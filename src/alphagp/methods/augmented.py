@@ -51,7 +51,7 @@ class AugmentedVI(StoredQ, SparseGPMethod):
     Parameters
     ----------
     inducing_points
-        ``[C, M, D]`` or ``[1, M, D]`` (shared); kernel: :class:`~alphagp.kernels.ARDKernel`.
+        ``[C, M, D]`` or ``[1, M, D]`` (shared); kernel: a :class:`~alphagp.kernels.Kernel`.
     n_data
         N.
     step_delay, step_forgetting

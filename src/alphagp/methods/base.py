@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..distributed import Reducer
-from ..kernels import ARDKernel
+from ..kernels import Kernel
 from ..numerics import stable_cholesky, triangular_inverse
 from .projection import projected_marginals
 
@@ -225,7 +225,7 @@ class SparseGPMethod(WeightedRows, nn.Module):
         ``AUTO_SETTINGS`` count (``None``: the planner's)."""
         return cls.AUTO_SETTINGS.get("n_inducing")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood):
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood):
         super().__init__()
         C = kernel.n_latent
         if likelihood.N_LATENT is not None and C != likelihood.N_LATENT:
@@ -236,9 +236,9 @@ class SparseGPMethod(WeightedRows, nn.Module):
         if inducing_points.shape[0] not in (1, C) or inducing_points.dim() != 3:
             raise ValueError(f"inducing_points must have shape [{C}, M, D] or [1, M, D] (one set shared by all "
                              f"classes), got {list(inducing_points.shape)}")
-        if inducing_points.shape[0] == 1 and kernel.raw_lengthscale.shape[0] != 1:
+        if inducing_points.shape[0] == 1 and kernel.groups != 1:
             raise ValueError("one set of inducing points shared by all classes needs the shared kernel "
-                             "(ARDKernel(shared=True))")
+                             "(shared_hyperparameters=True)")
         self.kernel = kernel
         self.inducing_points = nn.Parameter(inducing_points.clone())
         self.likelihood = likelihood

@@ -69,7 +69,7 @@ class DirichletGP(SparseGPMethod):
         ``[G, M, D]`` (G = 1: one set for all classes with the shared kernel): with ``exact``, M is
         the number of training rows and the fit replaces them by the rows sorted by class.
     kernel
-        :class:`~alphagp.kernels.ARDKernel` for the C latent functions; its additive noise is an
+        a :class:`~alphagp.kernels.Kernel` for the C latent functions; its additive noise is an
         observation noise on the transformed labels beside theirs (GPyTorch's
         ``learn_additional_noise``), so the latent functions are noise-free (:meth:`predict_f`).
     likelihood
@@ -157,7 +157,7 @@ class DirichletGP(SparseGPMethod):
 
     def __init__(self, inducing_points: torch.Tensor, kernel, likelihood, n_data: int, alpha_eps: float = 1e-3,
                  noise_scale: float = 1.0, exact: bool = False):
-        if exact and kernel.raw_lengthscale.shape[0] != 1:
+        if exact and kernel.groups != 1:
             raise ValueError("the exact Dirichlet GP conditions every class on the same training rows under one "
                              "kernel; a kernel per class (shared_hyperparameters=False) needs its sparse form: give "
                              "n_inducing below the rows, or shared_hyperparameters=True")

@@ -48,7 +48,7 @@ from typing import ClassVar
 import torch
 
 from ..gaussians import tied_cavity_log_normaliser_gap
-from ..kernels import ARDKernel
+from ..kernels import Kernel
 from ..likelihoods import HeavisideLikelihood
 from .base import MIN_VARIANCE, Capabilities, per_point_totals, whitened_sites
 from .ep_step import (
@@ -78,7 +78,7 @@ class ScalableEP(EPStep):
     inducing_points
         ``[C, M, D]`` initial inducing inputs.
     kernel
-        an :class:`ARDKernel` for the C latent functions.
+        a :class:`~alphagp.kernels.Kernel` for the C latent functions.
     n_data
         N, the number of training points (sizes the EP site storage and the
         mini-batch scaling).
@@ -134,7 +134,7 @@ class EP(ScalableEP):
     #: Buffers needed to continue training but not to predict (the per-point sites: O(N C M)).
     TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True):
         self.site_storage = bool(site_storage)
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=self.site_storage)
@@ -152,7 +152,7 @@ class SEP(ScalableEP):
     CAPABILITIES = Capabilities(damping=True, data_parallel=True, class_parallel=True, sample_weight=True,
                                 streaming=True)
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5):
         self.site_storage = True                                   # nothing per point to leave out
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=False)

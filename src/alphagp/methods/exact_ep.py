@@ -100,7 +100,7 @@ class ExactEP(SparseGPMethod):
     inducing_points
         ``[1 or C, N, D]``: replaced by the training rows at the fit (every set the same rows).
     kernel
-        :class:`~alphagp.kernels.ARDKernel`, shared by the classes (its own start searches one) or
+        a :class:`~alphagp.kernels.Kernel`, shared by the classes (its own start searches one) or
         one per class; its additive noise is the latent functions' noise, whose ratio to the
         amplitude sets the step likelihood's sharpness.
     likelihood
@@ -250,8 +250,8 @@ class ExactEP(SparseGPMethod):
             means.append(k @ a)
             halves.append(torch.linalg.solve_triangular(q.L, q.sqrt_s[:, None] * k.T, upper=False))   # [P, n]
         V = torch.stack(halves)                                                            # [C, P, n]
-        prior = (self.kernel.amplitude + self.kernel.noise).expand(C)
-        cov = torch.diag(prior) - torch.einsum("cpn,dpn->ncd", V, V)
+        prior = self.kernel.diag(X).expand(C, -1)                                         # [C, n]
+        cov = torch.diag_embed(prior.T) - torch.einsum("cpn,dpn->ncd", V, V)
         return torch.stack(means, 1), cov
 
     @torch.no_grad()
@@ -266,6 +266,40 @@ class ExactEP(SparseGPMethod):
     def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
         """``[n, C]`` P(f^c(x) is the largest) under the joint posterior (module docstring)."""
         return largest_probability(*self.predict_joint(X))
+
+    @torch.no_grad()
+    def leave_one_out(self):
+        """EP's leave-one-out predictive from the cavities (Opper & Winther 2000; Vehtari et al. 2016,
+        JMLR 17(103), section 3.2): ``(proba [N, C], y [N], weight [N])``, the class probabilities of
+        each training row given the others, with its class index and weight, in the order of the rows.
+
+        q's joint marginal of g_i ``[C]`` at row i (mean m, covariance S: :meth:`predict_joint` less
+        the noise) loses the row's C - 1 sites, each entering w_i times on its difference
+        d_p = E_p g_i (:mod:`alphagp.pair_ep`): the cavity has precision S^-1 - E' diag(w tau) E and
+        natural mean S^-1 m - E' w nu, and the label's probability under it is the arg-max's of
+        f_i = g_i + noise, as :meth:`predict_proba` maps a test row's. The sites are held (the kernel
+        too), so it approximates refits without each row; a row whose cavity is not positive
+        definite keeps q's marginal (counted in ``n_improper_cavities``)."""
+        X = self.inducing_points[0]
+        mean, cov = self.predict_joint(X)                                          # [N, C], [N, C, C]
+        C, N = self.n_classes, X.shape[0]
+        noise = self.kernel.noise.expand(C)
+        S = cov - torch.diag(noise)
+        layout = self._layout(self.labels)
+        tau = (self.row_weight[layout.row] * self.site_tau).reshape(N, C - 1)
+        nu = (self.row_weight[layout.row] * self.site_nu).reshape(N, C - 1)
+        E = layout.E.reshape(N, C - 1, C)
+        S_inv = torch.linalg.inv(S)
+        precision = S_inv - torch.einsum("npc,np,npd->ncd", E, tau, E)
+        natural = (S_inv @ mean[..., None])[..., 0] - torch.einsum("npc,np->nc", E, nu)
+        proper = torch.linalg.eigvalsh(0.5 * (precision + precision.mT))[:, 0] > 0
+        safe = torch.where(proper[:, None, None], precision, S_inv)
+        cavity_cov = torch.linalg.inv(safe)
+        cavity_mean = torch.where(proper[:, None], (cavity_cov @ natural[..., None])[..., 0], mean)
+        cavity_cov = torch.where(proper[:, None, None], cavity_cov, S)
+        self.n_improper_cavities += int((~proper).sum())
+        proba = largest_probability(cavity_mean, 0.5 * (cavity_cov + cavity_cov.mT) + torch.diag(noise))
+        return proba, self.labels, self.row_weight
 
     def diagnostics(self) -> dict:
         return {**super().diagnostics(), "ep_sweeps": int(self.ep_sweeps)}

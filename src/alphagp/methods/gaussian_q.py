@@ -35,7 +35,7 @@ from torch import nn
 from ..constraints import Interval
 from ..distributed import local_rows
 from ..gaussians import tied_cavity_log_normaliser_gap, whitened_kl_from_sqrt, whitened_log_normaliser_from_cholesky
-from ..kernels import ARDKernel
+from ..kernels import Kernel
 from ..likelihoods import Likelihood
 from ..numerics import stable_cholesky, step_generator, triangular_inverse
 from ..objective import ObjectiveTerms
@@ -49,7 +49,7 @@ class GaussianQMethod(SparseGPMethod):
     Parameters
     ----------
     inducing_points
-        ``[C, M, D]``; kernel: :class:`ARDKernel`.
+        ``[C, M, D]``; kernel: a :class:`~alphagp.kernels.Kernel`.
     likelihood
         a :class:`~alphagp.likelihoods.base.Likelihood` (the registry gives the
         robust-max one; VI also takes the Monte Carlo softmax ones).
@@ -67,7 +67,7 @@ class GaussianQMethod(SparseGPMethod):
         "damping": "it fits q by gradients and has no EP updates to damp; damping applies to the EP methods "
                    "(ep, sep, rep, pep)"}
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int,
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood: Likelihood, n_data: int,
                  alpha: float | None = 0.5):
         super().__init__(inducing_points, kernel, likelihood)
         self.alpha = None if alpha is None else float(alpha)

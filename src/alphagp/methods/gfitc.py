@@ -38,7 +38,7 @@ import torch
 
 from ..constraints import Interval
 from ..gaussians import whitened_log_normaliser_from_cholesky
-from ..kernels import ARDKernel
+from ..kernels import Kernel
 from ..likelihoods import HeavisideLikelihood
 from ..numerics import stable_cholesky, triangular_inverse
 from ..objective import ObjectiveTerms
@@ -61,7 +61,7 @@ class GFITC(StoredQ, SparseGPMethod):
     Parameters
     ----------
     inducing_points
-        ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
+        ``[C, M, D]``; kernel: a :class:`~alphagp.kernels.Kernel`; n_data: N.
     likelihood
         a :class:`HeavisideLikelihood` (its pair factors at s = 0 are the exact factors).
     alpha
@@ -86,7 +86,7 @@ class GFITC(StoredQ, SparseGPMethod):
     REFUSES: ClassVar[dict[str, str]] = {
         "epsilon": "GFITC uses the exact Heaviside likelihood, which has no labelling-error probability epsilon"}
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: HeavisideLikelihood,
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood: HeavisideLikelihood,
                  n_data: int, alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True,
                  ep_iterations: int = 100, ep_tol: float = 1e-3):
         if not 0.0 < damping <= 1.0:

@@ -22,7 +22,7 @@ from typing import ClassVar
 import torch
 
 from ..gaussians import whitened_log_normaliser_from_cholesky
-from ..kernels import ARDKernel
+from ..kernels import Kernel
 from ..likelihoods import Likelihood
 from ..numerics import stable_cholesky
 from ..objective import ObjectiveTerms
@@ -35,7 +35,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
     Parameters
     ----------
     inducing_points
-        ``[C, M, D]``; kernel: :class:`ARDKernel`; n_data: N.
+        ``[C, M, D]``; kernel: a :class:`~alphagp.kernels.Kernel`; n_data: N.
     likelihood
         the classification likelihood that predicts from the regression's latent
         marginals (the registry gives the Heaviside likelihood: the largest output wins).
@@ -46,7 +46,7 @@ class LabelRegression(StoredQ, SparseGPMethod):
     REFUSES: ClassVar[dict[str, str]] = dict.fromkeys(
         ("alpha", "epsilon", "damping"), "label regression is exact GP regression on one-hot labels")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int):
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood: Likelihood, n_data: int):
         super().__init__(inducing_points, kernel, likelihood)
         C, M = self.n_classes, inducing_points.shape[1]
         self.n_data = int(n_data)

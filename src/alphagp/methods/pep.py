@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import torch
 
-from ..kernels import ARDKernel
+from ..kernels import Kernel
 from ..likelihoods import Likelihood
 from .ep_step import Cavity, EPStep, power_ep_sites, register_factor_sites
 
@@ -46,7 +46,7 @@ class PowerEP(EPStep):
     inducing_points
         ``[C, M, D]`` initial inducing inputs.
     kernel
-        an :class:`ARDKernel` for the C latent functions.
+        a :class:`~alphagp.kernels.Kernel` for the C latent functions.
     likelihood
         any deterministic :class:`~alphagp.likelihoods.base.Likelihood` (the registry
         gives the robust-max one): the site updates use its ``tilted_derivatives``.
@@ -63,7 +63,7 @@ class PowerEP(EPStep):
 
     TRAINING_STATE = ("factor_c1", "factor_c2", "factor_v", "factor_v_current")
 
-    def __init__(self, inducing_points: torch.Tensor, kernel: ARDKernel, likelihood: Likelihood, n_data: int,
+    def __init__(self, inducing_points: torch.Tensor, kernel: Kernel, likelihood: Likelihood, n_data: int,
                  alpha: float = 1.0, damping: float = 0.5, site_storage: bool = True):
         self.site_storage = bool(site_storage)
         super().__init__(inducing_points, kernel, likelihood, n_data, alpha, damping, per_point=self.site_storage)
