@@ -22,6 +22,7 @@ from sklearn.model_selection import train_test_split
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark
 from alphagp.estimators import model_selection
+from alphagp.estimators.held_out_schemes import scheme_for
 from alphagp.estimators.model_selection import Candidate
 from alphagp.metrics import all_metrics
 
@@ -193,7 +194,8 @@ def run_portfolio(dataset: str, args) -> None:
     clf = GPClassifier(n_jobs=args.threads, random_state=0, verbose=True)
     y_idx = np.searchsorted(np.unique(y_train), y_train)
     start = time.perf_counter()
-    selection = model_selection.select(clf, np.asarray(X_train, dtype=np.float64), y_train, y_idx,
+    rows = np.asarray(X_train, dtype=np.float64)
+    selection = model_selection.select(model_selection.selector_of(clf, rows.shape[1]), rows, y_train, y_idx,
                                        portfolio=PORTFOLIOS[args.portfolio], race=False)
     row = {"dataset": dataset, "portfolio": args.portfolio, "n_train": len(y_train), "n_features": X_train.shape[1],
            "n_classes": len(np.unique(y_train)), "threads": args.threads, "scheme": selection.scheme,
@@ -246,11 +248,11 @@ def run_levers(dataset: str, args) -> None:
     if default.selection_scheme_ == "cv":
         y_idx = np.searchsorted(default.classes_, y_fit)
         seed = int(np.random.default_rng(0).integers(2**31 - 1))
-        _, folds = model_selection._folds(y_idx, len(y_fit), default.cv, default.validation_fraction, seed)
+        folds = scheme_for(y_idx, default.cv, default.validation_fraction, seed).folds
         proba, fold_seconds = 0.0, 0.0
-        for train, _ in folds:
+        for fold in folds:
             start = time.perf_counter()
-            member = GPClassifier(**{"n_jobs": args.threads, **winner}).fit(X_fit[train], y_fit[train])
+            member = GPClassifier(**{"n_jobs": args.threads, **winner}).fit(X_fit[fold.train], y_fit[fold.train])
             fold_seconds += time.perf_counter() - start
             proba = proba + member.predict_proba(X_val) / len(folds)
         row["fold_average"] = {"val_nll": float(all_metrics(proba, np.searchsorted(default.classes_, y_val))["nll"]),

@@ -48,7 +48,7 @@ def study(name: str) -> list[dict]:
         started = time.perf_counter()
         model = GPClassifier(method="exact_pep", kernel=kernel, random_state=0, verbose=False).fit(X_train, y_train)
         seconds = time.perf_counter() - started
-        proba, y_idx, weight = model.model_.leave_one_out()
+        proba, y_idx, _ = model.model_.leave_one_out()
         loo = negative_log_likelihood(proba.numpy(), y_idx.numpy())
         test = negative_log_likelihood(model.predict_proba(X_test), np.searchsorted(classes, y_test))
         rows.append({"dataset": name, "kernel": kernel_name, "n_train": len(y_train), "n_classes": len(classes),

@@ -46,7 +46,7 @@ def _noise(seed: int, n: int):
 def _fit(X, y_idx, classes):
     """The selection's closed form on rows ``X``: the shared start on them, then the point's fit."""
     est = GPClassifier(random_state=0)
-    start = model_selection.shared_kernel_starts(est, X, y_idx, {"dirichlet"})
+    start = model_selection.shared_kernel_starts(model_selection.selector_of(est, X.shape[1]), X, y_idx, {"dirichlet"})
     params = {**est.get_params(), "method": "dirichlet", "kernel_init": "dirichlet", "method_params": POINT,
               "checkpoint": None, "verbose": False}
     return est._fit_result(params, X, y_idx, classes, start=start, own=False)

@@ -12,7 +12,11 @@ from sklearn.utils.multiclass import check_classification_targets
 
 
 def plain(value):
-    """NumPy arrays and scalars inside ``value`` as lists and Python scalars (JSON-ready)."""
+    """NumPy arrays and scalars inside ``value`` as lists and Python scalars, a kernel term as
+    ``{"term": its spec}`` (JSON-ready; :func:`params_from_plain` reads a term back)."""
+    from .kernel_terms import Term
+    if isinstance(value, Term):
+        return {"term": value.spec()}
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, np.ndarray):
@@ -183,17 +187,13 @@ def params_to_plain(params: dict) -> dict:
     """An estimator's parameters (``get_params()``) as JSON-ready data; a ``class_weight`` dict as
     ``[[label, weight], ...]`` (JSON's keys are strings, labels need not be), a kernel term
     (``kernel``) as ``{"term": its spec}`` (:func:`params_from_plain` undoes both)."""
-    from .kernel_terms import Term
     params = dict(params)
     has_class_weight = "class_weight" in params
     class_weight = params.pop("class_weight", None)
-    kernel = params.pop("kernel", None) if isinstance(params.get("kernel"), Term) else None
     params = plain(params)
     if has_class_weight:
         params["class_weight"] = ([[plain(label), float(w)] for label, w in class_weight.items()]
                                   if isinstance(class_weight, dict) else class_weight)
-    if kernel is not None:
-        params["kernel"] = {"term": kernel.spec()}
     return params
 
 

@@ -8,7 +8,7 @@ import pytest
 from sklearn.model_selection import StratifiedKFold
 
 from alphagp import GPClassifier
-from alphagp.estimators import classifier_family, model_selection
+from alphagp.estimators import classifier_family, held_out_schemes, model_selection
 from alphagp.estimators.model_selection import Candidate
 from alphagp.metrics import negative_log_likelihood
 
@@ -28,6 +28,11 @@ QUICK = (
 @pytest.fixture
 def quick_portfolio(monkeypatch):
     monkeypatch.setattr(model_selection, "PORTFOLIO", QUICK)
+
+
+def _select(estimator, X, *args, **kwargs):
+    """:func:`~alphagp.estimators.model_selection.select` of ``estimator``'s values and fit."""
+    return model_selection.select(model_selection.selector_of(estimator, X.shape[1]), X, *args, **kwargs)
 
 
 def _problem(n=120, seed=0):
@@ -88,7 +93,7 @@ def test_selection_reads_only_training_rows_and_scores_each_fold_on_rows_it_did_
         return real_proba(predictor, X_, *args)
 
     monkeypatch.setattr(GPClassifier, "_fit_result", spy_fit)
-    monkeypatch.setattr(model_selection, "class_probabilities", spy_proba)
+    monkeypatch.setattr(held_out_schemes, "class_probabilities", spy_proba)
     monkeypatch.setattr(classifier_family, "class_probabilities", spy_proba)
     clf = GPClassifier(n_inducing=6, cv=3, random_state=0).fit(X, y)
     folds = [sum(np.isfinite(clf.cv_results_[f"split{k}_test_nll"][i]) for k in range(3)) for i in range(4)]
@@ -125,10 +130,10 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
         return fake_fit_result()
 
     monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
-    monkeypatch.setattr(model_selection, "class_probabilities", lambda _p, X_, _n: np.full((len(X_), 3), 1 / 3))
+    monkeypatch.setattr(held_out_schemes, "class_probabilities", lambda _p, X_, _n: np.full((len(X_), 3), 1 / 3))
     est = GPClassifier(cv=2, max_time=70.0, random_state=0)
     y_idx = np.searchsorted(np.unique(y), y)
-    selection = model_selection.select(est, X, y, y_idx, clock=clock)
+    selection = _select(est, X, y, y_idx, clock=clock)
     assert all(s > 0 for s in shares)
     if overrun == 1.0:     # 4 candidates x 2 folds + the final fit: 70 s in 9 equal shares
         assert len(shares) == 8 and sum(shares) == pytest.approx(70.0 * 8 / 9)
@@ -141,7 +146,7 @@ def test_the_selection_stays_within_max_time(quick_portfolio, monkeypatch, overr
 
 
 def test_one_split_from_cv_rows_on_keeps_the_winners_validated_fit(quick_portfolio, monkeypatch):
-    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    monkeypatch.setattr(held_out_schemes, "CV_ROWS", 100)
     X, y = _problem(200)
     clf = GPClassifier(n_inducing=6, random_state=0).fit(X, y)
     results = clf.cv_results_
@@ -164,11 +169,11 @@ def test_explicit_parameters_override_the_candidates_and_filter_them(quick_portf
     assert "vi" not in clf.cv_results_["candidate"] and clf.alpha_ == 0.3
     # explicit mini-batches leave out the batch-only candidates (pep keeps per-point sites and takes them)
     clf = GPClassifier(n_inducing=5, batch_size=50, max_iter=2, random_state=0)
-    assert [c.name for c, _ in model_selection.candidates_for(clf, len(y), (*QUICK, Candidate(
+    assert [c.name for c, _ in model_selection.candidates_for(model_selection.selector_of(clf, X.shape[1]), len(y), (*QUICK, Candidate(
         "label_regression", {"method": "label_regression"})))] == ["sep", "flat", "pep", "vi"]
     # sep has the Heaviside likelihood, which takes no epsilon
     with pytest.raises(ValueError, match="no candidate method"):
-        model_selection.select(GPClassifier(epsilon=0.01), X, y, np.searchsorted(np.unique(y), y),
+        _select(GPClassifier(epsilon=0.01), X, y, np.searchsorted(np.unique(y), y),
                                portfolio=(QUICK[0],))
 
 
@@ -204,7 +209,7 @@ def test_the_choice_survives_model_files_and_checkpoints(quick_portfolio, tmp_pa
 
 @pytest.mark.parametrize("keep", [True, False])
 def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfolio, monkeypatch, keep):
-    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    monkeypatch.setattr(held_out_schemes, "CV_ROWS", 100)
     X, y = _problem(200)
     clock, shares = FakeClock(), []
 
@@ -214,7 +219,7 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
         return fake_fit_result(1.0)
 
     monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
-    selection = model_selection.select(GPClassifier(max_time=60.0, random_state=0), X, y,
+    selection = _select(GPClassifier(max_time=60.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), keep_split_fit=keep, clock=clock)
     assert selection.scheme == "split" and len(shares) == 3          # sep, flat, pep (vi: below 150 rows)
     assert sum(shares) == pytest.approx(60.0 if keep else 45.0)
@@ -251,7 +256,7 @@ def test_a_candidate_that_fails_numerically_ranks_last_and_all_failing_is_an_err
 
     monkeypatch.setattr(GPClassifier, "_fit_result", failing)
     with pytest.raises(FloatingPointError, match="every candidate failed numerically"):
-        model_selection.select(GPClassifier(random_state=0), X, y, np.searchsorted(np.unique(y), y))
+        _select(GPClassifier(random_state=0), X, y, np.searchsorted(np.unique(y), y))
 
 
 def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin(quick_portfolio, monkeypatch):
@@ -270,15 +275,15 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
         return fake_fit_result(scripted=script[name(params)])
 
     monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
-    monkeypatch.setattr(model_selection, "class_probabilities",
+    monkeypatch.setattr(held_out_schemes, "class_probabilities",
                         lambda predictor, X_, _n: np.full((len(X_), 3), predictor.model.scripted))
-    monkeypatch.setattr(model_selection, "negative_log_likelihood", lambda proba, y_, w=None: float(proba[0, 0]))
+    monkeypatch.setattr(held_out_schemes, "negative_log_likelihood", lambda proba, y_, w=None: float(proba[0, 0]))
     y_idx = np.searchsorted(np.unique(y), y)
-    model_selection.select(GPClassifier(cv=3, random_state=0), X, y, y_idx, clock=FakeClock())
+    _select(GPClassifier(cv=3, random_state=0), X, y, y_idx, clock=FakeClock())
     assert fits == ["sep", "flat", "pep", "vi"] * 3          # folds of 40 rows: too few to race on (issue 79)
     fits.clear()
     monkeypatch.setattr(model_selection, "RACE_ROWS", 40)
-    selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, y_idx, clock=FakeClock())
+    selection = _select(GPClassifier(cv=3, random_state=0), X, y, y_idx, clock=FakeClock())
     assert fits == ["sep", "flat", "pep", "vi"] + ["pep", "vi"] * 2
     results = selection.cv_results
     assert selection.candidate.name == "pep" and results["rank_test_nll"][2] == 1
@@ -293,7 +298,7 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
     """Candidates are tried only at the rows they suit (``min_rows``, ``max_rows``); where one
     candidate alone suits the data on one split, it gets all of ``max_time`` (its validated fit is
     the final one, so no share is kept back)."""
-    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    monkeypatch.setattr(held_out_schemes, "CV_ROWS", 100)
     monkeypatch.setattr(model_selection, "PORTFOLIO", (
         Candidate("small", {"method": "sep", "batch_size": 40}, max_rows=150),
         Candidate("large", {"method": "sep", "batch_size": 100, "n_inducing": 20}, min_rows=150)))
@@ -306,7 +311,7 @@ def test_a_candidate_alone_at_its_size_gets_the_whole_budget(monkeypatch):
         return fake_fit_result()
 
     monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
-    selection = model_selection.select(GPClassifier(max_time=600.0, random_state=0), X, y,
+    selection = _select(GPClassifier(max_time=600.0, random_state=0), X, y,
                                        np.searchsorted(np.unique(y), y), clock=clock)
     assert selection.candidate.name == "large" and selection.scheme == "split"
     assert fits == [("sep", 20, 100, 600.0)]
@@ -318,12 +323,12 @@ def test_wide_data_start_every_candidate_from_the_fixed_kernel_unless_the_user_a
         Candidate("pep", {"method": "pep", "max_iter": 2, "kernel_init": "regression"}),))
     X, y = _problem()
     y_idx = np.searchsorted(np.unique(y), y)
-    wide = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
+    wide = _select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
     assert wide.kernel_starts == {} and wide.params["kernel_init"] == "fixed"
-    asked = model_selection.select(GPClassifier(n_inducing=4, random_state=0, kernel_init="regression"), X, y, y_idx)
+    asked = _select(GPClassifier(n_inducing=4, random_state=0, kernel_init="regression"), X, y, y_idx)
     assert "regression" in asked.kernel_starts and "kernel_init" not in asked.params      # the user's value applies
     monkeypatch.setattr(model_selection, "START_FEATURES", 3)
-    narrow = model_selection.select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
+    narrow = _select(GPClassifier(n_inducing=4, random_state=0), X, y, y_idx)
     assert "regression" in narrow.kernel_starts and narrow.params["kernel_init"] == "regression"
 
 
@@ -356,7 +361,7 @@ def test_alpha_auto_trains_within_max_time(monkeypatch, method):
         return fake_fit_result()
 
     monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
-    monkeypatch.setattr(model_selection, "class_probabilities", lambda _p, X_, _n: np.full((len(X_), 3), 1 / 3))
+    monkeypatch.setattr(held_out_schemes, "class_probabilities", lambda _p, X_, _n: np.full((len(X_), 3), 1 / 3))
     monkeypatch.setattr(model_selection.time, "perf_counter", clock)
     clf = GPClassifier(method=method, alpha="auto", alpha_grid=[0.25, 0.5, 1.0], cv=2, max_time=40.0, verbose=True,
                        random_state=0).fit(X, y)
@@ -385,8 +390,8 @@ def test_a_count_weighted_table_scores_as_its_rows_repeated(monkeypatch):
     X, y = _problem(45, seed=3)
     w = np.random.default_rng(4).integers(1, 4, len(y)).astype(float)
     y_idx = np.searchsorted(np.unique(y), y)
-    weighted = model_selection.select(GPClassifier(random_state=0), X, y, y_idx, weight=w, race=False)
-    repeated = model_selection.select(GPClassifier(random_state=0), np.repeat(X, w.astype(int), 0),
+    weighted = _select(GPClassifier(random_state=0), X, y, y_idx, weight=w, race=False)
+    repeated = _select(GPClassifier(random_state=0), np.repeat(X, w.astype(int), 0),
                                       np.repeat(y, w.astype(int)), np.repeat(y_idx, w.astype(int)), race=False)
     splits = [k for k in weighted.cv_results if k.startswith("split")]
     assert splits == [k for k in repeated.cv_results if k.startswith("split")]
@@ -406,7 +411,7 @@ def test_the_folds_kernel_starts_see_only_their_training_rows(monkeypatch):
     monkeypatch.setattr(ms, "fit_kernel_start", recording)
     monkeypatch.setattr(model_selection, "PORTFOLIO", CLOSED[:1] + (model_selection.FREQUENCIES,))
     X, y = _problem(150)
-    selection = model_selection.select(GPClassifier(cv=3, random_state=0), X, y, np.searchsorted(np.unique(y), y))
+    selection = _select(GPClassifier(cv=3, random_state=0), X, y, np.searchsorted(np.unique(y), y))
     assert len(seen) == 3 and all(n in (100, 101) for n in seen)       # one start per fold, on its 2/3 of the rows
     assert selection.kernel_starts["dirichlet"].rows in (100, 101)
 
@@ -426,7 +431,7 @@ def test_the_class_frequencies_are_kept_where_nothing_beats_them():
 
 
 def test_a_closed_form_chosen_on_one_split_is_refitted_on_every_row(monkeypatch):
-    monkeypatch.setattr(model_selection, "CV_ROWS", 100)
+    monkeypatch.setattr(held_out_schemes, "CV_ROWS", 100)
     monkeypatch.setattr(model_selection, "PORTFOLIO", CLOSED[:1])
     X, y = _problem(200)
     clf = GPClassifier(random_state=0).fit(X, y)
@@ -490,9 +495,9 @@ def test_the_closed_form_chooses_its_point_by_its_own_leave_one_out_in_each_fold
     est = GPClassifier(random_state=0)
     y_idx = np.searchsorted(np.unique(y), y)
     classes = np.unique(y)
-    start = model_selection.shared_kernel_starts(est, X, y_idx, {"dirichlet"})
+    start = model_selection.shared_kernel_starts(model_selection.selector_of(est, X.shape[1]), X, y_idx, {"dirichlet"})
     params = {**est.get_params(), **CLOSED_FORM_BY_LOO.params, "checkpoint": None, "verbose": False}
-    kept = fit_candidate(est, CLOSED_FORM_BY_LOO, params, X, y_idx, classes, start=start)
+    kept = fit_candidate(model_selection.selector_of(est, X.shape[1]), CLOSED_FORM_BY_LOO, params, X, y_idx, classes, start=start)
     grid = CLOSED_FORM_BY_LOO.loo_grid
     by_point = {}
     for eps in grid["alpha_eps"]:

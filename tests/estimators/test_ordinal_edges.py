@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from alphagp import GPClassifier, GPOrdinalClassifier
-from alphagp.estimators import model_selection
+from alphagp.estimators import held_out_schemes
 
 from conftest import edited_model_file, fake_fit_result
 
@@ -252,7 +252,7 @@ def test_a_selection_that_no_gp_wins_against_the_class_frequencies_says_so(monke
         return p
 
     monkeypatch.setattr(GPClassifier, "_fit_result", fake_fit)
-    monkeypatch.setattr(model_selection, "class_probabilities", fake_proba)
+    monkeypatch.setattr(held_out_schemes, "class_probabilities", fake_proba)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         GPClassifier(random_state=0).fit(X, y)

@@ -10,7 +10,7 @@ from sklearn.datasets import load_iris
 from sklearn.utils.class_weight import compute_sample_weight
 
 from alphagp import DeepGPClassifier, DeepGPRegressor, GPClassifier
-from alphagp.estimators import model_selection
+from alphagp.estimators import held_out_schemes, model_selection
 from alphagp.likelihoods import LIKELIHOODS
 from alphagp.methods import METHODS
 from alphagp.metrics import negative_log_likelihood
@@ -96,10 +96,10 @@ def test_model_selection_scores_the_weighted_held_out_nll(iris_rows):
     w = w + 0.5                           # not counts, which the folds would split as copies of their rows
     est = GPClassifier(method="pep", alpha="auto", alpha_grid=[0.5, 1.0], n_inducing=5, max_iter=5, random_state=0)
     clf = clone(est).fit(X, y, sample_weight=w)
-    assert clf.selection_scheme_ == "cv" and len(y) < model_selection.TINY_ROWS
+    assert clf.selection_scheme_ == "cv" and len(y) < held_out_schemes.TINY_ROWS
     seed = int(np.random.default_rng(0).integers(2**31 - 1))
     params = clf.cv_results_["params"][0]
-    folds = RepeatedStratifiedKFold(n_splits=3, n_repeats=model_selection.TINY_REPEATS,
+    folds = RepeatedStratifiedKFold(n_splits=3, n_repeats=held_out_schemes.TINY_REPEATS,
                                     random_state=seed).split(np.zeros(len(y)), y)
     for k, (train, test) in enumerate(folds):
         model = clone(est).set_params(**model_selection._feasible(params, y[train], est.validation_fraction))

@@ -116,7 +116,8 @@ def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
     classes, y_idx = encode_labels(np.asarray(y))
     params = est.get_params()
     if est.method == "auto" or est.alpha == "auto":      # a selection: its first candidate
-        params.update(model_selection.candidates_for(est, n_rows, n_classes=len(classes))[0][1])
+        params.update(model_selection.candidates_for(model_selection.selector_of(est, n_features), n_rows,
+                                                     n_classes=len(classes))[0][1])
     params["early_stopping"] = False                   # the held-out share does not change the size
     plan = plan_fit(params, y_idx, alpha=params["alpha"], feature_groups=np.arange(n_features))
     check_model_size(plan, n_rows, n_features, len(classes))

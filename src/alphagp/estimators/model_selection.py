@@ -2,11 +2,14 @@
 
 :class:`~alphagp.GPClassifier` with ``method="auto"`` fits every candidate of :data:`PORTFOLIO`
 that suits the data, scores each on held-out rows of the training data, keeps the one with
-the lowest mean held-out negative log-likelihood (NLL) and fits it on all training rows:
+the lowest mean held-out negative log-likelihood (NLL) and fits it on all training rows. The
+held-out schemes are records of :mod:`.held_out_schemes`; :func:`select` reads the estimator's
+values and its fit of one candidate (a :class:`Selector`), not the estimator:
 
 * below :data:`CV_ROWS` training rows, stratified k-fold cross-validation (``cv`` folds, at
   most as many as the smallest class has rows), so that a validation split of a dozen rows
-  does not decide; below :data:`TINY_ROWS` rows the folds are drawn :data:`TINY_REPEATS` times,
+  does not decide; below :data:`~.held_out_schemes.TINY_ROWS` rows the folds are drawn
+  :data:`~.held_out_schemes.TINY_REPEATS` times,
   and integer weights (a count-weighted table) split the rows' copies across the folds, not the
   rows. The candidates are scored fold by fold and race where the held-out folds have at least
   :data:`RACE_ROWS` rows: after each fold, one whose mean NLL on the folds so far exceeds that of
@@ -67,12 +70,13 @@ import contextlib
 import itertools
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
-from ..data.held_out import class_counts, held_out_problem, held_out_rows
+from ..data.held_out import held_out_problem
 from ..kernel_start import BUDGET_SHARE, SHARED_STARTS, STARTS, KernelStart, describe_start, fit_kernel_start
 from ..labels import encode_labels
 from ..methods import free_alpha, method_spec, resolve_alpha, takes
@@ -81,8 +85,8 @@ from ..metrics import negative_log_likelihood
 from ..numerics import CholeskyError
 from ..training import uses_mini_batches
 from ..training.progress import progress
-from .classifier_family import class_probabilities
 from .fit_plan import is_own_start, kernel_start_of
+from .held_out_schemes import CV_ROWS, Fold, scheme_for
 from .inputs import feature_groups
 from .run import standardisation
 
@@ -111,8 +115,6 @@ class Candidate:
                 and (self.max_factors is None or n_rows * (n_classes - 1) <= self.max_factors))
 
 
-#: below this many training rows the candidates are compared by k-fold cross-validation
-CV_ROWS = 2_000
 _MINI_BATCHES = {"batch_size": 128, "inducing_init": "kmeans", "early_stopping": True}
 #: the closed form's settings that validation chooses between: the Dirichlet prior count at a tenth of
 #: the transformed labels' noise (its kernel held at the shared Dirichlet start; issue 73's study: the
@@ -184,11 +186,6 @@ RACE_MARGIN = 0.10
 _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
 #: the values of ``alpha="auto"`` when ``alpha_grid`` is not given
 DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
-#: below this many training rows the stratified folds are drawn :data:`TINY_REPEATS` times (folds of a
-#: dozen rows cannot rank candidates alone: issue 73's 58-row table)
-TINY_ROWS, TINY_REPEATS = 100, 3
-#: integer weights summing to at most this many are copies of their rows, split across the folds
-MAX_COPIES = 100_000
 
 
 def explicit_parameters(estimator) -> dict:
@@ -197,7 +194,35 @@ def explicit_parameters(estimator) -> dict:
     return {k: v for k, v in estimator.get_params().items() if not _same(v, defaults.get(k))}
 
 
-def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = False,
+@dataclass(frozen=True)
+class Selector:
+    """What a selection reads of the estimator that asks for it (issue 79: :func:`select` takes
+    values, not the estimator): its parameters (``get_params()``), those the user set to other
+    values than the defaults (``explicit``), the table column of each feature (``groups``, what a
+    kernel term is bound to), and ``fit``: the fit of one candidate's parameters,
+    ``(params, X, y_idx, classes, weight, callbacks, start, max_time, own) -> FitResult``
+    (:meth:`~alphagp.GPClassifier._fit_result`)."""
+
+    params: dict
+    explicit: dict
+    groups: np.ndarray
+    fit: Callable
+
+    @property
+    def name(self) -> str:
+        """What the progress lines call the selection: ``method='auto'``, ``alpha='auto'`` or both."""
+        return ", ".join(f"{k}='auto'" for k in ("method", "alpha") if self.params.get(k) == "auto")
+
+
+def selector_of(estimator, n_features: int) -> Selector:
+    """The :class:`Selector` of ``estimator`` for rows of ``n_features`` features."""
+    def fit(params, X, y_idx, classes, weight, callbacks, start, max_time, own):
+        return estimator._fit_result(params, X, y_idx, classes, weight, callbacks, start=start, max_time=max_time,
+                                     own=own)
+    return Selector(estimator.get_params(), explicit_parameters(estimator), feature_groups(estimator, n_features), fit)
+
+
+def candidates_for(selector: Selector, n_rows: int, portfolio=None, weighted: bool = False,
                    n_classes: int = 2) -> list[tuple[Candidate, dict]]:
     """``[(candidate, params)]``: the candidates that suit ``n_rows`` training rows of ``n_classes`` classes and the user's
     explicit settings (``weighted``: sample weights, which only some methods take), each with the
@@ -208,13 +233,12 @@ def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = Fals
     becomes one candidate per value of the alpha grid (:func:`alpha_grid`), named
     ``"<candidate>(alpha=<value>)"``, and the others are left out: the alpha grid is scored, raced
     and budgeted like any other candidates."""
-    explicit = explicit_parameters(estimator)
+    explicit, method = selector.explicit, selector.params["method"]
     if portfolio is None:
-        portfolio = PORTFOLIO if estimator.method == "auto" else (Candidate(estimator.method,
-                                                                            {"method": estimator.method}),)
+        portfolio = PORTFOLIO if method == "auto" else (Candidate(method, {"method": method}),)
     auto_alpha = explicit.get("alpha") == "auto"
-    if auto_alpha and estimator.method != "auto" and not free_alpha(estimator.method):
-        resolve_alpha(estimator.method, 0.5)                     # the method's reason, as a ValueError
+    if auto_alpha and method != "auto" and not free_alpha(method):
+        resolve_alpha(method, 0.5)                               # the method's reason, as a ValueError
     chosen = []
     mini = isinstance(explicit.get("batch_size"), int) and uses_mini_batches(explicit["batch_size"], n_rows)
     given = {k: explicit[k] for k in _METHOD_ARGUMENTS if k in explicit and not (k == "alpha" and auto_alpha)}
@@ -231,16 +255,17 @@ def candidates_for(estimator, n_rows: int, portfolio=None, weighted: bool = Fals
         if not auto_alpha:
             chosen.append((candidate, params))
             continue
-        for a in alpha_grid(estimator):
+        for a in alpha_grid(selector.params["alpha_grid"]):
             chosen.append((replace(candidate, name=f"{candidate.name}(alpha={a:g})",
                                    params={**candidate.params, "alpha": a}), {**params, "alpha": a}))
     return chosen
 
 
-def alpha_grid(estimator) -> list[float]:
-    """The values ``alpha="auto"`` chooses from: ``alpha_grid``, or :data:`DEFAULT_ALPHA_GRID`;
-    a ``ValueError`` for an empty grid or a value outside (0, 1]."""
-    grid = [float(a) for a in (DEFAULT_ALPHA_GRID if estimator.alpha_grid is None else estimator.alpha_grid)]
+def alpha_grid(given) -> list[float]:
+    """The values ``alpha="auto"`` chooses from: the ``alpha_grid`` parameter ``given``, or
+    :data:`DEFAULT_ALPHA_GRID` where it is ``None``; a ``ValueError`` for an empty grid or a value
+    outside (0, 1]."""
+    grid = [float(a) for a in (DEFAULT_ALPHA_GRID if given is None else given)]
     if not grid or not all(0.0 < a <= 1.0 for a in grid):
         raise ValueError(f"alpha_grid must hold values in (0, 1], got {grid}")
     return grid
@@ -270,7 +295,7 @@ class Selection:
     candidates: tuple = ()
 
 
-def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=None,
+def shared_kernel_starts(selector: Selector, X, y_idx: np.ndarray, surrogates, weight=None,
                          max_seconds: float | None = None) -> dict[str, KernelStart]:
     """The kernel starts of the candidates, one per surrogate of ``surrogates`` (module
     docstring), for rows ``X`` ``[N, D]`` with class indices ``y_idx`` and weights ``weight`` ``[N]``
@@ -280,80 +305,21 @@ def shared_kernel_starts(estimator, X, y_idx: np.ndarray, surrogates, weight=Non
     numerically is left out: each candidate that starts from it then searches its own start in its
     fit, where a failure is that candidate's alone. The user's kernel term (``kernel``) is the one
     the starts search."""
-    if "lengthscale" in (estimator.kernel_params or {}) or not surrogates:
+    params = selector.params
+    if "lengthscale" in (params["kernel_params"] or {}) or not surrogates:
         return {}
-    Xs = standardisation(X, estimator.standardize, weight)     # read lazily: only the sampled rows
+    Xs = standardisation(X, params["standardize"], weight)     # read lazily: only the sampled rows
     share = None if max_seconds is None else max_seconds / len(surrogates)
-    term = ({} if isinstance(estimator.kernel, str) else
-            {"term": estimator.kernel.bound(feature_groups(estimator, X.shape[1]))})
+    term = {} if isinstance(params["kernel"], str) else {"term": params["kernel"].bound(selector.groups)}
     starts = {}
     for surrogate in sorted(surrogates):
         try:
             starts[surrogate] = fit_kernel_start(Xs, y_idx, int(y_idx.max()) + 1, surrogate=surrogate, weight=weight,
-                                                 rng=np.random.default_rng(estimator.random_state), max_seconds=share,
+                                                 rng=np.random.default_rng(params["random_state"]), max_seconds=share,
                                                  **STARTS[surrogate].settings({}, None), **term)
         except _NUMERICAL_FAILURES:
             continue
     return starts
-
-
-@dataclass(frozen=True)
-class Fold:
-    """One held-out split of a selection: the rows a candidate fits (``train``) and their weights,
-    the rows it is scored on (``test``) and theirs (``None``: unweighted rows)."""
-
-    train: np.ndarray
-    test: np.ndarray
-    train_weight: np.ndarray | None = None
-    test_weight: np.ndarray | None = None
-
-
-def _copies(weight: np.ndarray | None) -> np.ndarray | None:
-    """The rows' weights as counts of copies where they are whole numbers, some above one, and at
-    most :data:`MAX_COPIES` in all (a count-weighted table: its folds then split the copies, not the
-    rows); ``None`` otherwise."""
-    if weight is None:
-        return None
-    w = np.asarray(weight, dtype=np.float64)
-    if not np.all(w == np.round(w)) or w.max() <= 1 or w.sum() > MAX_COPIES:
-        return None
-    return w.astype(np.int64)
-
-
-def _splitter(k: int, n_rows: int, seed: int):
-    """Stratified k-fold, repeated :data:`TINY_REPEATS` times below :data:`TINY_ROWS` rows."""
-    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
-    if n_rows < TINY_ROWS:
-        return RepeatedStratifiedKFold(n_splits=k, n_repeats=TINY_REPEATS, random_state=seed)
-    return StratifiedKFold(k, shuffle=True, random_state=seed)
-
-
-def _folds(y_idx: np.ndarray, n_rows: int, cv: int, fraction: float, seed: int, weight: np.ndarray | None = None):
-    """The held-out scheme: ``("cv", [Fold, ...])`` below :data:`CV_ROWS` rows (stratified k-fold,
-    repeated on tiny data; with count weights the rows' copies are split, so a row of weight 3 can
-    be fitted with 2 copies and scored on 1), ``("split", None)`` from there on, ``("none", None)``
-    where no stratified share exists."""
-    copies = _copies(weight) if n_rows < CV_ROWS else None
-    owner = np.arange(n_rows) if copies is None else np.repeat(np.arange(n_rows), copies)
-    labels = y_idx[owner]
-    counts = class_counts(labels)
-    smallest = int(counts[counts > 0].min())
-    if smallest < 2:
-        return "none", None
-    if n_rows >= CV_ROWS:
-        return ("split" if held_out_problem(y_idx, fraction, stratify=True) is None else "none"), None
-    k = min(cv, smallest)
-    w = None if weight is None else np.asarray(weight, dtype=np.float64)
-    folds = []
-    for train, test in _splitter(k, len(owner), seed).split(np.zeros(len(owner)), labels):
-        if copies is None:
-            folds.append(Fold(train, test, None if w is None else w[train], None if w is None else w[test]))
-            continue
-        fit_count = np.bincount(owner[train], minlength=n_rows).astype(np.float64)
-        test_count = np.bincount(owner[test], minlength=n_rows).astype(np.float64)
-        fit_rows, test_rows = np.flatnonzero(fit_count), np.flatnonzero(test_count)
-        folds.append(Fold(fit_rows, test_rows, fit_count[fit_rows], test_count[test_rows]))
-    return "cv", folds
 
 
 def class_frequency_nll(y_idx: np.ndarray, held_out: list[Fold]) -> float:
@@ -370,36 +336,36 @@ def class_frequency_nll(y_idx: np.ndarray, held_out: list[Fold]) -> float:
     return float(np.mean(scores))
 
 
-def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
+def select(selector: Selector, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = True,
            clock=None, weight=None, race: bool = True) -> Selection:
-    """Score the candidates (module docstring) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class
-    indices ``y_idx``) and return the :class:`Selection`. No row outside ``X`` is read.
-    ``keep_split_fit``: on one split, the winner's fit will be kept as the final one, so the
-    budget holds no share for a final fit there. ``weight`` ``[N]`` (sample times class weights):
-    every fit takes its rows' weights and every held-out score is their weighted mean NLL.
-    ``race=False`` scores every candidate on every fold (the studies that choose the portfolio).
-    ``clock``: the time source of the budget (default ``time.perf_counter``; tests pass a fake one)."""
+    """Score the candidates (module docstring) of ``selector`` (the estimator's values and its fit,
+    :func:`selector_of`) on ``X`` ``[N, D]`` with labels ``y`` ``[N]`` (class indices ``y_idx``) by
+    the held-out scheme of :func:`~.held_out_schemes.scheme_for` and return the :class:`Selection`.
+    No row outside ``X`` is read. ``keep_split_fit``: on one split, the winner's fit will be kept as
+    the final one, so the budget holds no share for a final fit there. ``weight`` ``[N]`` (sample
+    times class weights): every fit takes its rows' weights and every held-out score is their
+    weighted mean NLL. ``race=False`` scores every candidate on every fold (the studies that choose
+    the portfolio). ``clock``: the time source of the budget (default ``time.perf_counter``; tests
+    pass a fake one)."""
     clock = clock or time.perf_counter
+    given, name = selector.params, selector.name
     n = len(y)
-    seed = int(np.random.default_rng(estimator.random_state).integers(2**31 - 1))
-    choices = candidates_for(estimator, n, portfolio, weighted=weight is not None, n_classes=int(y_idx.max()) + 1)
+    seed = int(np.random.default_rng(given["random_state"]).integers(2**31 - 1))
+    choices = candidates_for(selector, n, portfolio, weighted=weight is not None, n_classes=int(y_idx.max()) + 1)
     if not choices:
-        raise ValueError(f"{_what(estimator)} found no candidate method that takes the settings given "
-                         f"(alpha={estimator.alpha!r}, epsilon={estimator.epsilon!r}, damping={estimator.damping!r}); "
+        raise ValueError(f"{name} found no candidate method that takes the settings given "
+                         f"(alpha={given['alpha']!r}, epsilon={given['epsilon']!r}, damping={given['damping']!r}); "
                          "choose a method")
-    scheme, folds = _folds(y_idx, n, estimator.cv, estimator.validation_fraction, seed, weight)
-    began, budget = clock(), estimator.max_time
+    scheme = scheme_for(y_idx, given["cv"], given["validation_fraction"], seed, weight)
+    folds = scheme.folds
+    began, budget = clock(), given["max_time"]
     if X.shape[1] > START_FEATURES:       # wider data: the candidates' own regression starts become fixed ones
         choices = [(c, {**p, "kernel_init": "fixed"} if p.get("kernel_init") == "regression" else p) for c, p in choices]
-    if scheme == "none":
+    if not folds:
         candidate, params = choices[0]
-        params = _feasible({**params, "random_state": seed}, y_idx, estimator.validation_fraction)
-        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme)
-    if scheme == "split":                 # the rows the candidates' early stopping holds out (the same draw)
-        fit_rows, held = held_out_rows(y_idx, estimator.validation_fraction, True, seed)
-        w = None if weight is None else np.asarray(weight, dtype=np.float64)
-        folds = [Fold(fit_rows, held, None if w is None else w[fit_rows], None if w is None else w[held])]
-    surrogates = {kernel_start_of({**estimator.get_params(), **params}) for _, params in choices} & SHARED_STARTS
+        params = _feasible({**params, "random_state": seed}, y_idx, given["validation_fraction"])
+        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme.name)
+    surrogates = {kernel_start_of({**given, **params}) for _, params in choices} & SHARED_STARTS
     limit = None if budget is None else BUDGET_SHARE * budget / len(folds)
     starts: dict[int, dict] = {}
 
@@ -407,21 +373,21 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
         """The shared kernel starts of split ``k``, fitted on its training rows alone (once)."""
         if k not in starts:
             fold = folds[k]
-            starts[k] = shared_kernel_starts(estimator, X[fold.train], y_idx[fold.train], surrogates,
+            starts[k] = shared_kernel_starts(selector, X[fold.train], y_idx[fold.train], surrogates,
                                              fold.train_weight, limit)
-            if estimator.verbose is True:
+            if given["verbose"] is True:
                 for fitted_start in starts[k].values():
-                    print(f"{_what(estimator)}: kernel start of split {k}: {describe_start(fitted_start)}", flush=True)
+                    print(f"{name}: kernel start of split {k}: {describe_start(fitted_start)}", flush=True)
         return starts[k]
 
     # verbose="auto": a bar of the candidates' fits once the selection has run AUTO_DELAY seconds
-    bar = progress(len(choices) * len(folds), 0, "auto" if estimator.verbose == "auto" else False,
-                   desc=f"{_what(estimator)}: candidate fits")
+    bar = progress(len(choices) * len(folds), 0, "auto" if given["verbose"] == "auto" else False,
+                   desc=f"{name}: candidate fits")
     for k in range(len(folds)):           # one-time costs first, so the budget's shares are the fits' alone
         starts_of(k)
     classes = encode_labels(y)[0]
-    if isinstance(estimator.n_inducing, int) and estimator.n_inducing > n:     # said once, of the rows given
-        warnings.warn(f"n_inducing={estimator.n_inducing} is larger than the {n} training rows; the candidates "
+    if isinstance(given["n_inducing"], int) and given["n_inducing"] > n:     # said once, of the rows given
+        warnings.warn(f"n_inducing={given['n_inducing']} is larger than the {n} training rows; the candidates "
                       "use at most the rows they fit on", UserWarning, stacklevel=4)
     count = len(choices)
     scores: list[list[float]] = [[] for _ in range(count)]
@@ -429,10 +395,10 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     fitted: list = [None] * count
     failures, failed, dropped = {}, set(), {}          # failures: candidate -> why; dropped: -> the one ahead
     chosen: list[list[dict]] = [[] for _ in range(count)]     # a loo_grid's point in each fold
-    fits_left = count * len(folds) + (scheme == "cv" or not keep_split_fit)
+    fits_left = count * len(folds) + (not scheme.keeps_fit or not keep_split_fit)
     # fold by fold, every candidate still in the race in each round, all with the round's share of the
     # budget (a candidate-major order gave the first candidate the others' time its overruns took)
-    racing = race and scheme == "cv" and min(len(f.test) for f in folds) >= RACE_ROWS
+    racing = race and scheme.races and min(len(f.test) for f in folds) >= RACE_ROWS
     for k, fold in enumerate(folds):
         live = [i for i in range(count) if i not in failed and i not in dropped and len(scores[i]) == k]
         share = None if budget is None else max(budget - (clock() - began), 0.0) / max(fits_left, 1)
@@ -441,14 +407,13 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             fits_left -= 1
             if share is not None and (share <= 0.0 or clock() - began >= budget):
                 continue                   # the budget is spent: left unscored on this fold and the next
-            params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
-            # on one split a candidate fits every row and holds the split's out itself (early stopping)
-            rows, rows_weight = (fold.train, fold.train_weight) if scheme == "cv" else (slice(None), weight)
-            fit_params = {**estimator.get_params(), **_feasible(params, y_idx[rows], estimator.validation_fraction)}
+            params = scheme.fit_params({**params, "random_state": seed})
+            rows, rows_weight = scheme.fit_rows(fold, weight)
+            fit_params = {**given, **_feasible(params, y_idx[rows], given["validation_fraction"])}
             t0 = clock()
             try:
                 with _clip_said():
-                    result = fit_candidate(estimator, candidate, fit_params, X[rows], y_idx[rows], classes,
+                    result = fit_candidate(selector, candidate, fit_params, X[rows], y_idx[rows], classes,
                                            rows_weight, start=starts_of(k), max_time=share)
             except _NUMERICAL_FAILURES as err:       # a candidate that fails numerically is left out, said
                 failures[i] = f"{type(err).__name__}: {err}"
@@ -460,15 +425,12 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             if result is None:
                 fits_left -= len(folds) - k - 1
                 continue
-            point = {name: value for name, value in (getattr(result.plan, "method_params", None) or {}).items()
-                     if name in candidate.loo_grid}
+            point = {key: value for key, value in (getattr(result.plan, "method_params", None) or {}).items()
+                     if key in candidate.loo_grid}
             if point:
                 chosen[i].append(point)
-            if scheme == "cv":
-                proba = class_probabilities(result.predictor(estimator.n_jobs), X[fold.test], len(classes))
-                scores[i].append(negative_log_likelihood(proba, y_idx[fold.test], fold.test_weight))
-            else:
-                scores[i].append(float(result.validation_scores[result.best_iteration - 1]))
+            scores[i].append(scheme.score(result, fold, X, y_idx, len(classes), given["n_jobs"]))
+            if scheme.keeps_fit:
                 fitted[i] = result
         complete = [i for i in live if len(scores[i]) == k + 1]
         if racing and k + 1 < len(folds) and complete:
@@ -477,12 +439,12 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
                 if behind(scores[i], scores[ahead]):
                     dropped[i] = ahead
                     fits_left -= len(folds) - k - 1
-        if estimator.verbose is True and len(folds) > 1:       # progress as it runs: the folds left at this fold's pace
+        if given["verbose"] is True and len(folds) > 1:       # progress as it runs: the folds left at this fold's pace
             going = [i for i in complete if i not in dropped]
-            print(f"{_what(estimator)}: fold {k + 1} of {len(folds)}: {len(complete)} candidate(s) scored in "
+            print(f"{name}: fold {k + 1} of {len(folds)}: {len(complete)} candidate(s) scored in "
                   f"{sum(seconds[i][-1] for i in live if len(seconds[i]) > k):.1f} s, {len(going)} still in the race; "
                   f"about {(len(folds) - k - 1) * sum(seconds[i][-1] for i in going):.0f} s of folds left", flush=True)
-    if estimator.verbose is True:
+    if given["verbose"] is True:
         for i, (candidate, _) in enumerate(choices):
             own = scores[i]
             mean = f"{np.mean(own):.4f}" if own else (f"failed ({failures[i]})" if i in failed
@@ -491,14 +453,14 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
             if i in dropped:
                 note = (f", dropped: its held-out NLL on its first {len(own)} of {len(folds)} folds is more "
                         f"than {RACE_MARGIN:.0%} above that of {choices[dropped[i]][0].name} on the same folds")
-            print(f"{_what(estimator)}: {candidate.name}: held-out NLL {mean} "
-                  f"({_scored_on(len(own), len(folds), scheme)}, {sum(seconds[i]):.1f} s{note})", flush=True)
+            print(f"{name}: {candidate.name}: held-out NLL {mean} "
+                  f"({scheme.scored_on(len(own))}, {sum(seconds[i]):.1f} s{note})", flush=True)
     bar.close()
     if not any(scores) and not failures:
-        raise ValueError(f"{_what(estimator)}: max_time={budget!r} s was spent before any candidate could be scored; "
+        raise ValueError(f"{name}: max_time={budget!r} s was spent before any candidate could be scored; "
                          "give it more time, or name a method")
     if not any(scores):
-        raise FloatingPointError(f"{_what(estimator)}: every candidate failed numerically: "
+        raise FloatingPointError(f"{name}: every candidate failed numerically: "
                                  + "; ".join(f"{choices[i][0].name}: {why}" for i, why in failures.items()))
     # a candidate's params name its start (kernel_init), which a fit on other rows fits on them
     results = _results([c for c, _ in choices], [{**p, "random_state": seed} for _, p in choices], scores, seconds,
@@ -506,13 +468,13 @@ def select(estimator, X, y, y_idx, *, portfolio=None, keep_split_fit: bool = Tru
     results["loo_choices"] = [points if choices[i][0].loo_grid else None for i, points in enumerate(chosen)]
     best = results["rank_test_nll"].index(1)
     frequencies = class_frequency_nll(y_idx, folds)
-    if estimator.verbose is True:
-        print(f"{_what(estimator)}: the training class frequencies: held-out NLL {frequencies:.4f}", flush=True)
-    _warn_if_no_better_than_frequencies(estimator, choices, results, best, frequencies)
+    if given["verbose"] is True:
+        print(f"{name}: the training class frequencies: held-out NLL {frequencies:.4f}", flush=True)
+    _warn_if_no_better_than_frequencies(name, choices, results, best, frequencies)
     candidate, params = choices[best]
-    params = {**params, "random_state": seed, **({"early_stopping": True} if scheme == "split" else {})}
+    params = scheme.fit_params({**params, "random_state": seed})
     candidate, params = settled(candidate, params, chosen[best])
-    return Selection(candidate, _feasible(params, y_idx, estimator.validation_fraction), results, scheme,
+    return Selection(candidate, _feasible(params, y_idx, given["validation_fraction"]), results, scheme.name,
                      fitted[best], starts.get(0, {}), tuple(c for c, _ in choices))
 
 
@@ -524,7 +486,7 @@ _NUMERICAL_FAILURES = (ArithmeticError, CholeskyError, torch.linalg.LinAlgError,
 RACE_ROWS = 200
 
 
-def fit_candidate(estimator, candidate: Candidate, params: dict, X, y_idx: np.ndarray, classes, weight=None, *,
+def fit_candidate(selector: Selector, candidate: Candidate, params: dict, X, y_idx: np.ndarray, classes, weight=None, *,
                   callbacks=None, start: dict | None = None, max_time: float | None = None, own: bool = False):
     """The :class:`~.run.FitResult` of ``candidate`` with the estimator parameters ``params`` on rows
     ``X`` ``[n, D]`` (class indices ``y_idx`` of ``classes``, weights ``weight`` ``[n]`` or ``None``),
@@ -535,11 +497,10 @@ def fit_candidate(estimator, candidate: Candidate, params: dict, X, y_idx: np.nd
     is passed over (every point failing raises the last failure), and a model without a leave-one-out
     (a sparse fit) keeps the grid's first point. Only these rows are read: a selection scores the
     result on rows it has not seen. ``own``: the estimator's own fit (the final one: its checkpoint,
-    progress and ``callbacks``), not a selection's scored fit."""
+    progress and ``callbacks``), not a selection's scored fit; ``selector``'s fit runs it."""
     def fit(point: dict, share):
         with_point = {**params, "method_params": {**(params.get("method_params") or {}), **point}} if point else params
-        return estimator._fit_result(with_point, X, y_idx, classes, weight, callbacks, start=start, max_time=share,
-                                     own=own)
+        return selector.fit(with_point, X, y_idx, classes, weight, callbacks, start, share, own)
     points = [dict(zip(candidate.loo_grid, values)) for values in itertools.product(*candidate.loo_grid.values())]
     if not points:
         return fit({}, max_time)
@@ -582,12 +543,7 @@ def settled(candidate: Candidate, params: dict, points: list[dict]) -> tuple[Can
     return replace(candidate, loo_grid={}), {**params, "method_params": {**(params.get("method_params") or {}), **point}}
 
 
-def _scored_on(n_scores: int, n_folds: int, scheme: str) -> str:
-    """What a candidate's held-out NLL was measured on, for the progress lines."""
-    return f"{n_scores} of {n_folds} folds" if scheme == "cv" else "one split"
-
-
-def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best: int, frequencies: float) -> None:
+def _warn_if_no_better_than_frequencies(name: str, choices, results: dict, best: int, frequencies: float) -> None:
     """The warning where no model of the features beat the class frequencies on the held-out rows:
     where :data:`FREQUENCIES` is a candidate it won (and is kept), else the best candidate did not
     clear that bar (and is kept)."""
@@ -605,7 +561,7 @@ def _warn_if_no_better_than_frequencies(estimator, choices, results: dict, best:
         best_model = "no model of the features was scored"
     kept = ("the model predicts the class frequencies (method_='class_frequencies')" if chose_frequencies
             else f"kept {choices[best][0].name}")
-    warnings.warn(f"{_what(estimator)}: no candidate's held-out NLL on the training rows was below that of the "
+    warnings.warn(f"{name}: no candidate's held-out NLL on the training rows was below that of the "
                   f"training class frequencies ({best_model}; the class frequencies: {frequencies:.4f}; "
                   f"cv_results_ has every candidate's); {kept}", UserWarning, stacklevel=5)
 
@@ -626,59 +582,56 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
     :func:`.fitted.record_fit` (the candidate's name, the scheme, ``cv_results_``)."""
     clock = clock or time.perf_counter
     start = clock()
-    reuse = not callbacks and not estimator.checkpoint
-    selection = select(estimator, X, y, y_idx, keep_split_fit=reuse, weight=weight, clock=clock)
+    selector = selector_of(estimator, X.shape[1])
+    given, name = selector.params, selector.name
+    reuse = not callbacks and not given["checkpoint"]
+    selection = select(selector, X, y, y_idx, keep_split_fit=reuse, weight=weight, clock=clock)
     if selection.scheme == "none":
         warnings.warn(f"no held-out rows to choose on (a class has a single row): fitted the first candidate, "
                       f"{selection.candidate.name}, without a selection", UserWarning, stacklevel=4)
-    if estimator.verbose is True:
-        print(f"{_what(estimator)} chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
+    if given["verbose"] is True:
+        print(f"{name} chose {selection.candidate.name} ({selection.scheme}): "      # as it runs
               + ", ".join(f"{k}={selection.params.get(k, v)!r}" for k, v in selection.candidate.params.items()),
               flush=True)
-    params = {**estimator.get_params(), **selection.params}
+    params = {**given, **selection.params}
     one_step = is_own_start(params)       # a closed form from its own start: refitted on every row in one step
     if selection.fitted is not None and reuse and not one_step:
         return selection.fitted, (selection.candidate.name, selection.scheme, selection.cv_results)
     if one_step and selection.scheme == "split":           # every row, none held out to stop on
-        params["early_stopping"] = estimator.early_stopping
+        params["early_stopping"] = given["early_stopping"]
     results, candidate = selection.cv_results, selection.candidate
     runners_up = [i for i in np.argsort(results["rank_test_nll"]) if np.isfinite(results["mean_test_nll"][i])
                   and results["candidate"][i] != candidate.name]
     while True:
         try:
-            return (_final_fit(estimator, candidate, params, X, y_idx, classes, callbacks, weight, clock, start),
+            return (_final_fit(selector, candidate, params, X, y_idx, classes, callbacks, weight, clock, start),
                     (candidate.name, selection.scheme, results))
         except _NUMERICAL_FAILURES as err:        # on every row the winner fails: the next candidate, said
             if not runners_up:
                 raise
             i = runners_up.pop(0)
-            warnings.warn(f"{_what(estimator)}: the chosen {candidate.name} failed on every training row "
+            warnings.warn(f"{name}: the chosen {candidate.name} failed on every training row "
                           f"({type(err).__name__}: {err}); fitted the next candidate, {results['candidate'][i]}",
                           UserWarning, stacklevel=4)
-            candidate, params = settled(selection.candidates[i], {**estimator.get_params(), **_feasible(
-                results["params"][i], y_idx, estimator.validation_fraction)}, results["loo_choices"][i] or [])
+            candidate, params = settled(selection.candidates[i], {**given, **_feasible(
+                results["params"][i], y_idx, given["validation_fraction"])}, results["loo_choices"][i] or [])
             if params.get("early_stopping") is True and selection.scheme == "split" and is_own_start(params):
-                params["early_stopping"] = estimator.early_stopping
+                params["early_stopping"] = given["early_stopping"]
 
 
-def _final_fit(estimator, candidate: Candidate, params: dict, X, y_idx, classes, callbacks, weight, clock,
+def _final_fit(selector: Selector, candidate: Candidate, params: dict, X, y_idx, classes, callbacks, weight, clock,
                start: float):
     """The final fit of ``candidate`` with ``params`` on every row (:func:`fit_candidate`), with the time
     ``max_time`` has left since ``start`` (``clock``'s) and the shared kernel start fitted again on
     every row with the settings the folds' had: the kernel validated is the kernel kept."""
-    budget = estimator.max_time
+    budget = selector.params["max_time"]
     remaining = None if budget is None else max(budget - (clock() - start), 1e-6)
     shared = {kernel_start_of(params)} & SHARED_STARTS
     limit = None if remaining is None else BUDGET_SHARE * remaining
     with _clip_said():
-        return fit_candidate(estimator, candidate, params, X, y_idx, classes, weight, callbacks=callbacks,
-                             start=shared_kernel_starts(estimator, X, y_idx, shared, weight, limit) or None,
+        return fit_candidate(selector, candidate, params, X, y_idx, classes, weight, callbacks=callbacks,
+                             start=shared_kernel_starts(selector, X, y_idx, shared, weight, limit) or None,
                              max_time=remaining, own=True)
-
-
-def _what(estimator) -> str:
-    """What the progress lines call the selection: ``method='auto'``, ``alpha='auto'`` or both."""
-    return ", ".join(f"{k}='auto'" for k in ("method", "alpha") if getattr(estimator, k) == "auto")
 
 
 @contextlib.contextmanager
