@@ -78,7 +78,6 @@ import torch
 
 from ..data.held_out import held_out_problem
 from ..kernel_start import BUDGET_SHARE, SHARED_STARTS, STARTS, KernelStart, describe_start, fit_kernel_start
-from ..kernel_terms import RBF
 from ..labels import encode_labels
 from ..methods import free_alpha, method_spec, resolve_alpha, takes
 from ..methods.class_frequencies import PRIOR_COUNT
@@ -153,31 +152,24 @@ def _exact(method: str, lengthscales: str) -> Candidate:
                      max_factors=EXACT_EP_FACTORS)
 
 
-#: exact power EP whose kernel has one lengthscale per table column (a category column's one-hot
-#: block sharing one; every feature its own on numeric rows), searched by its own evidence
-EXACT_BY_COLUMNS = Candidate("exact_pep(kernel=rbf(columns))",
-                             {"method": "exact_pep", "kernel_init": "exact_ep", "kernel": RBF("columns")},
-                             max_factors=EXACT_EP_FACTORS)
-
-
 #: the class frequencies, scored like every candidate and kept where nothing beats them
 FREQUENCIES = Candidate("class_frequencies", {"method": "class_frequencies"})
 #: the candidates, cheapest first, each a plan that names its kernel start: the closed form (below
 #: CV_ROWS rows one candidate choosing its point of LOO_DIRICHLET_GRID by its leave-one-out in each
 #: fit, issue 79; from there on two points of DIRICHLET_GRID; the same from the RBF-and-linear start
 #: as a second candidate won one development table and lost two sets, benchmarks/docs/defaults.md),
-#: exact power EP (alpha = 0.5) with one lengthscale and with one per table column (issue 79: in
-#: place of exact EP with one lengthscale, benchmarks/kernel_terms_study.py), each its own kernel
-#: search, stochastic EP from the regression of the labels in its row windows, and the class
-#: frequencies. Issue 73's study (16 sets, validation rows only; BENCHMARKS.md, "The gold standard in
+#: exact EP and exact power EP (alpha = 0.5) with one lengthscale, each its own kernel search (exact
+#: power EP with one lengthscale per table column in place of exact EP lost on both panels, issue 79:
+#: benchmarks/docs/defaults.md, "Kernels per table"), stochastic EP from the regression of the labels
+#: in its row windows, and the class frequencies. Issue 73's study (16 sets, validation rows only; BENCHMARKS.md, "The gold standard in
 #: seconds"): of its 13 candidates (issue 67's portfolio, exact EP with one lengthscale and with ARD,
 #: exact power EP, the frequencies), the cheapest sub-portfolio whose choice came within 1 % of the best
 #: candidate's held-out NLL (geometric mean over the sets)
 PORTFOLIO: tuple[Candidate, ...] = (
     CLOSED_FORM_BY_LOO,
     *(_closed_form(eps, scale) for eps in DIRICHLET_GRID["alpha_eps"] for scale in DIRICHLET_GRID["noise_scale"]),
+    _exact("exact_ep", "one"),
     _exact("exact_pep", "one"),
-    EXACT_BY_COLUMNS,
     Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}, max_rows=EP_BELOW),
     Candidate("sep", {"method": "sep", **_MINI_BATCHES, "kernel_init": "regression"}, min_rows=2_000),
     FREQUENCIES,
@@ -261,8 +253,6 @@ def candidates_for(selector: Selector, n_rows: int, portfolio=None, weighted: bo
             continue
         own = {k: v for k, v in candidate.params.items() if k not in explicit}
         params = {**own, "checkpoint": None, "verbose": False}
-        if any(_same_params(params, earlier) for _, earlier in chosen):
-            continue                   # the user's settings made it an earlier candidate's fit
         if not auto_alpha:
             chosen.append((candidate, params))
             continue
@@ -270,11 +260,6 @@ def candidates_for(selector: Selector, n_rows: int, portfolio=None, weighted: bo
             chosen.append((replace(candidate, name=f"{candidate.name}(alpha={a:g})",
                                    params={**candidate.params, "alpha": a}), {**params, "alpha": a}))
     return chosen
-
-
-def _same_params(a: dict, b: dict) -> bool:
-    """Whether two candidates' parameters give the same fit."""
-    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
 
 
 def alpha_grid(given) -> list[float]:
