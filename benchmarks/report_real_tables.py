@@ -15,6 +15,9 @@ FREQUENCIES = "class frequencies"
 #: issue 79's time aim: within this many times HGB's training seconds, or :data:`FLOOR_SECONDS`, on
 #: tables of up to :data:`TIMED_ROWS` rows
 TIME_RATIO, FLOOR_SECONDS, TIMED_ROWS = 5.0, 3.0, 5_000
+#: a test NLL "moved" against an earlier commit's by more than this share of it (below: the same fit
+#: up to floating-point rounding)
+MOVED = 1e-3
 
 
 def _rows(results: str) -> dict:
@@ -76,10 +79,10 @@ def real_tables_report(results: str = "real_tables", *earlier: str) -> None:
           f"{max(seconds_ratio):.0f}")
     if before:
         both = [d for d in fitted if not np.isnan(_nll(before.get((d, DEFAULT))))]
-        lower = [d for d in both if _nll(rows[(d, DEFAULT)]) < _nll(before[(d, DEFAULT)])]
-        higher = [d for d in both if _nll(rows[(d, DEFAULT)]) > _nll(before[(d, DEFAULT)])]
+        lower = [d for d in both if _nll(rows[(d, DEFAULT)]) < (1 - MOVED) * _nll(before[(d, DEFAULT)])]
+        higher = [d for d in both if _nll(rows[(d, DEFAULT)]) > (1 + MOVED) * _nll(before[(d, DEFAULT)])]
         print(f"- against the default at {provenance([before[(d, DEFAULT)] for d in both]).split('commit ')[-1]}: "
-              f"lower test NLL on {len(lower)} of {len(both)} tables, higher on {len(higher)}"
+              f"lower test NLL by more than {MOVED:.1%} on {len(lower)} of {len(both)} tables, higher on {len(higher)}"
               + (f" ({', '.join(higher)})" if higher else ""))
 
 
@@ -215,3 +218,26 @@ def kernel_terms_report(results: str = "kernel_terms_study") -> None:
 
 
 REPORTS["kernelterms"] = kernel_terms_report
+
+
+def profile_report(results: str = "profile_default") -> None:
+    """``profile_default.py``'s rows: per table, the default's fit seconds under the profiler and the
+    share of them each stage took (cumulative; the trainer's fits include the searches their plans
+    run), with its calls; and on how many tables exact EP's searches are the largest share."""
+    rows = load(results)
+    stages = list(rows[0]["stages"])
+    print(f"{provenance(rows)}\n")
+    markdown_table(["table (training rows)", "fit seconds (profiled)", *stages, "the default chose"],
+                   [[f"{r['dataset']} ({r['n_train']})", f"{r['fit_seconds']:.1f}",
+                     *(f"{r['stages'][s]['seconds'] / r['fit_seconds']:.0%} ({r['stages'][s]['calls']})" for s in stages),
+                     r["candidate"]] for r in rows])
+    print("\ncells: the stage's cumulative seconds as a share of the fit's (its calls)\n")
+    searches = stages[0]
+    top = [r["dataset"] for r in rows
+           if r["stages"][searches]["seconds"] >= max(r["stages"][s]["seconds"] for s in stages[1:2])]
+    shares = [r["stages"][searches]["seconds"] / r["fit_seconds"] for r in rows]
+    print(f"- {searches}: at or above the closed-form starts' share on {len(top)} of {len(rows)} tables; their share of the "
+          f"fit from {min(shares):.0%} to {max(shares):.0%} (median {np.median(shares):.0%})")
+
+
+REPORTS["profile"] = profile_report

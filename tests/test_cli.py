@@ -465,3 +465,25 @@ def test_ordinal_fit_keeps_the_grades_order_and_refuses_grades_without_it(tmp_pa
     assert "add --ordinal" in capsys.readouterr().err
     assert main(["fit", "--data", str(data), "--model", str(model), "--ordinal", "--grades", "3,x,5"]) == 2
     assert "must be numbers" in capsys.readouterr().err
+
+
+def test_evaluate_takes_the_weight_column_a_model_was_fitted_with_and_weights_the_metrics(csv_file, tmp_path,
+                                                                                          capsys):
+    """Issue 80, item 6: a model fitted with --weight-column is evaluated on a file holding that column
+    (``evaluate --weight-column``); its weighted metrics equal the unweighted ones of the file with each
+    row repeated as many times as its integer weight."""
+    frame = pd.read_csv(csv_file)
+    frame["w"] = np.random.default_rng(0).integers(1, 4, len(frame)).astype(float)
+    weighted, repeated, model = tmp_path / "w.csv", tmp_path / "r.csv", tmp_path / "m.agp"
+    frame.to_csv(weighted, index=False)
+    frame.loc[frame.index.repeat(frame["w"].astype(int))].drop(columns="w").to_csv(repeated, index=False)
+    assert main(["--quiet", "fit", "--data", str(weighted), "--target", "label", "--model", str(model),
+                 "--method", "sep", "--max-iter", "3", "--weight-column", "w"]) == 0
+    capsys.readouterr()
+    assert main(["--quiet", "evaluate", "--model", str(model), "--data", str(weighted), "--target", "label",
+                 "--weight-column", "w", "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert main(["--quiet", "evaluate", "--model", str(model), "--data", str(repeated), "--target", "label",
+                 "--json"]) == 0
+    reference = json.loads(capsys.readouterr().out)
+    assert ours == pytest.approx(reference, rel=1e-10, abs=1e-12)

@@ -146,8 +146,7 @@ def test_the_linear_dirichlet_surrogate_is_the_closed_form_with_the_kernels_line
     value = dirichlet_log_marginal_likelihood(theta, Xt, yt, 3, alpha_eps=0.1, noise_scale=1.0, term=term)
     kernel = ARDKernel(3, 3, shared=True, lengthscale=theta[0, 1:4].exp().detach(), amplitude=float(theta[0, 0].exp()),
                        linear=float(theta[0, 4].exp()), noise=1e-12)
-    scale = float(theta[0, 0].exp() + theta[0, 4].exp())          # the term's: the two variances
-    K = kernel.cross(Xt, Xt, expand=False)[0] + scale * DIRICHLET_JITTER * torch.eye(40)
+    K = kernel.cross(Xt, Xt, expand=False)[0] + float(theta[0, 0].exp()) * DIRICHLET_JITTER * torch.eye(40)
     labels = transformed_labels(0.1)
     own = torch.nn.functional.one_hot(yt, 3).T.bool()
     T = torch.where(own, torch.tensor(labels["t_own"]), torch.tensor(labels["t_other"])).double()

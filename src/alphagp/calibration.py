@@ -37,8 +37,11 @@ class ReliabilityCurve:
         return float((self.counts[used] * gaps).sum() / self.counts.sum())
 
 
-def reliability_curve(proba: np.ndarray, y: np.ndarray, n_bins: int = 15) -> ReliabilityCurve:
-    """The top-label reliability curve of probabilities ``proba`` ``[N, C]`` for class indices ``y`` ``[N]``."""
+def reliability_curve(proba: np.ndarray, y: np.ndarray, n_bins: int = 15,
+                      weight: np.ndarray | None = None) -> ReliabilityCurve:
+    """The top-label reliability curve of probabilities ``proba`` ``[N, C]`` for class indices ``y``
+    ``[N]``; with row weights ``weight`` ``[N]`` the bins' counts are their rows' total weight (a row
+    of weight w counts as w rows)."""
     proba = np.asarray(proba, dtype=np.float64)
     y = np.asarray(y)
     if proba.ndim != 2 or len(proba) != len(y) or len(y) == 0:
@@ -48,10 +51,14 @@ def reliability_curve(proba: np.ndarray, y: np.ndarray, n_bins: int = 15) -> Rel
     confidence = proba.max(axis=1)
     correct = np.argmax(proba, axis=1) == y
     bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
-    counts = np.bincount(bins, minlength=n_bins)
+    w = None if weight is None else np.asarray(weight, dtype=np.float64)
+    counts = np.bincount(bins, weights=w, minlength=n_bins)
+    if w is None:
+        counts = counts.astype(np.int64)
+    ones = np.ones_like(confidence) if w is None else w
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_conf = np.bincount(bins, weights=confidence, minlength=n_bins) / counts
-        accuracy = np.bincount(bins, weights=correct.astype(float), minlength=n_bins) / counts
+        mean_conf = np.bincount(bins, weights=ones * confidence, minlength=n_bins) / counts
+        accuracy = np.bincount(bins, weights=ones * correct, minlength=n_bins) / counts
     return ReliabilityCurve(np.linspace(0.0, 1.0, n_bins + 1), counts, mean_conf, accuracy, proba.shape[1])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -400,7 +401,8 @@ def _print_selection(clf) -> None:
         if np.isfinite(nll):
             score = f"{nll:.4f}"
         elif scored:        # raced out: the folds it was scored on, then dropped
-            score = f"{np.mean(scored):.4f} on {len(scored)} of {len(folds)} folds, then dropped (racing)"
+            score = (f"{np.mean(scored):.4f} on {len(scored)} of {len(folds)} fold{'s' * (len(folds) != 1)}, then "
+                     "dropped (racing)")
         else:
             score = "not scored (the budget was spent)"
         time_cell = f"{seconds:.1f} s a fit" if np.isfinite(seconds) else "no fit"
@@ -606,8 +608,11 @@ def cmd_evaluate(args) -> int:
         except ImportError:
             raise ImportError("--plot needs matplotlib: pip install matplotlib") from None
         check_writable(args.plot, "reliability.png")
-    X, y, _ = _read_for(clf, args)
-    metrics = clf.evaluate(X, y)
+    if args.weight_column is not None and "sample_weight" not in inspect.signature(clf.evaluate).parameters:
+        raise ValueError(f"--weight-column weights the metrics of a classifier; {args.model} holds a "
+                         f"{type(clf).__name__}, whose evaluation takes no weights")
+    X, y, weight = _read_for(clf, args, weight_column=args.weight_column)
+    metrics = clf.evaluate(X, y) if weight is None else clf.evaluate(X, y, sample_weight=weight)
     if args.plot:
         from .calibration import predicted_probabilities, reliability_curve
         from .plotting import plot_reliability
@@ -747,6 +752,9 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     ev.add_argument("--target", default="target", help="label column of a CSV/TSV file")
     _add_text_labels(ev)
     _add_zero_based(ev)
+    ev.add_argument("--weight-column", default=None, metavar="NAME",
+                    help="a CSV/TSV column of non-negative row weights: the metrics are weighted means (not a "
+                         "feature; the column a model was fitted with --weight-column on)")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.add_argument("--plot", default=None, metavar="FILE.png",
                     help="also write a reliability diagram and confidence histogram there (needs matplotlib)")

@@ -174,14 +174,13 @@ def dirichlet_log_marginal_likelihood(theta: torch.Tensor, X: torch.Tensor, y_id
     """The Dirichlet surrogate's log marginal likelihood at its profiled means (module docstring),
     summed over the C columns: ``theta`` ``[1, P]`` the logs of the shared kernel's parameters, the
     covariance ``term`` (:mod:`alphagp.kernel_terms`; default ``RBF("ard")``: the log amplitude and
-    the D log lengthscales) plus :data:`DIRICHLET_JITTER` times its scale on the diagonal, rows
+    the D log lengthscales) with :data:`DIRICHLET_JITTER` on the diagonal (:meth:`~alphagp.kernel_terms.Term.jittered`), rows
     ``X`` ``[n, D]`` with class indices ``y_idx`` ``[n]`` in ``range(n_classes)``, sorted by class,
     and positive row weights ``weight`` ``[n]`` or ``None``."""
     term = RBF("ard") if term is None else term
     labels = transformed_labels(alpha_eps)
     counts = torch.bincount(y_idx, minlength=n_classes).tolist()
-    d = X.shape[1]
-    K = term.matrix(theta[0], X, X) + (DIRICHLET_JITTER * term.variance(theta[0], d)) * torch.eye(len(X), dtype=X.dtype)
+    K = term.jittered(theta[0], X, DIRICHLET_JITTER)
     w = torch.ones(len(X), dtype=X.dtype) if weight is None else weight
     own = torch.nn.functional.one_hot(y_idx, n_classes).T.bool()
     T = torch.where(own, torch.tensor(labels["t_own"], dtype=X.dtype), torch.tensor(labels["t_other"], dtype=X.dtype))

@@ -61,6 +61,12 @@ class Term:
         """``[n]`` the prior variances k(x, x) of rows ``A`` ``[n, D]``."""
         raise NotImplementedError
 
+    def jittered(self, theta: torch.Tensor, A: torch.Tensor, jitter: float) -> torch.Tensor:
+        """``[n, n]`` the covariance of rows ``A`` ``[n, D]`` with ``jitter`` times the term's scale
+        added on the diagonal (a search's Cholesky factor stays defined)."""
+        eye = torch.eye(A.shape[0], dtype=A.dtype, device=A.device)
+        return self.matrix(theta, A, A) + jitter * self.variance(theta, A.shape[-1]) * eye
+
     def variance(self, theta: torch.Tensor, n_features: int) -> torch.Tensor:
         """The term's scale (a scalar) over ``n_features`` features: its variance parameters combined
         as the term combines them (the unit of the jitter of its covariance matrices)."""
@@ -144,11 +150,24 @@ class RBF(Term):
             logs = logs[torch.as_tensor(self.groups, device=theta.device)]
         return logs.exp().expand(n_features)
 
-    def matrix(self, theta, A, B):
+    def _distance(self, theta, A, B):
+        """``[n, m]`` the squared distances |a - b|^2_l."""
         lengthscale = self.lengthscale(theta, A.shape[-1])
-        a, b = A / lengthscale, B / lengthscale
-        distance = (a.square().sum(-1)[:, None] + b.square().sum(-1)[None, :] - 2 * a @ b.T).clamp_min(0)
-        return (theta[0] - 0.5 * distance).exp()
+        a = A / lengthscale
+        if B is A:                               # one scaled copy (and one path for its gradient)
+            sq = a.square().sum(-1)
+            return (sq[:, None] + sq[None, :] - 2 * a @ a.T).clamp_min(0)
+        b = B / lengthscale
+        return (a.square().sum(-1)[:, None] + b.square().sum(-1)[None, :] - 2 * a @ b.T).clamp_min(0)
+
+    def matrix(self, theta, A, B):
+        return (theta[0] - 0.5 * self._distance(theta, A, B)).exp()
+
+    def jittered(self, theta, A, jitter):
+        """v (exp(-1/2 |x - x'|^2_l) + jitter I): the jitter in units of the variance, as the closed
+        form's start has always added it."""
+        eye = torch.eye(A.shape[0], dtype=A.dtype, device=A.device)
+        return theta[0].exp() * (torch.exp(-0.5 * self._distance(theta, A, A)) + jitter * eye)
 
     def diagonal(self, theta, A):
         return theta[0].exp().expand(A.shape[0])
@@ -267,6 +286,11 @@ class Sum(_Pair):
     def diagonal(self, theta, A):
         a, b = self._split(theta, A.shape[-1])
         return self.left.diagonal(a, A) + self.right.diagonal(b, A)
+
+    def jittered(self, theta, A, jitter):
+        """The left part's jittered covariance plus the right part's (the jitter once)."""
+        a, b = self._split(theta, A.shape[-1])
+        return self.left.jittered(a, A, jitter) + self.right.matrix(b, A, A)
 
     def variance(self, theta, n_features):
         a, b = self._split(theta, n_features)

@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from .likelihoods.heaviside import HeavisideLikelihood
-from .numerics import stable_cholesky
+from .numerics import past_deadline, stable_cholesky, time_limit
 
 #: parallel EP's damping of the new sites (Rasmussen & Williams' sequential updates need none;
 #: all sites at once overshoot without it) and its stopping rule: the largest change of a
@@ -198,7 +198,8 @@ def expectation_propagation(G: torch.Tensor, noise: torch.Tensor, tilted, sites:
     :meth:`~alphagp.likelihoods.HeavisideLikelihood.pair_factor_tilted`), from ``sites``
     (default: none, q the prior) with factor weights ``weight`` ``[P]`` (or ``None``), until no
     marginal's mean or standard deviation moves by more than ``tol`` of the standard deviation in
-    a sweep, or ``max_sweeps``. New site precisions are kept non-negative (the factors are
+    a sweep, or ``max_sweeps``, or at the end of the first sweep past the deadline of an enclosing
+    :func:`~alphagp.numerics.time_limit` (a fit's ``max_time``). New site precisions are kept non-negative (the factors are
     log-concave, so they are, but for rounding); a factor whose cavity is improper (possible with
     weights below 1) keeps its site. Runs without gradients."""
     with torch.no_grad():
@@ -225,6 +226,8 @@ def expectation_propagation(G: torch.Tensor, noise: torch.Tensor, tilted, sites:
             change = float((torch.maximum((q.mean - previous.mean).abs(), (q.var.sqrt() - sd).abs()) / sd).max())
             if change <= tol:
                 converged = True
+                break
+            if past_deadline():                 # the fit's max_time: the sites of this sweep are kept
                 break
             if change > last_change:            # not contracting: damp harder
                 damping = max(damping * DAMPING_DECAY, MIN_DAMPING)
@@ -361,11 +364,12 @@ def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: t
     default = term is None
     term = RBF("one") if default else term
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
-    result = search(term, term.initial(d, initial_amplitude, lengthscale))
-    if default and ard and d > 1 and state["best"][1] is not None:
-        theta = state["best"][1]
-        state["sites"] = state["best"][2]
-        result = search(RBF("ard"), np.concatenate([theta[:1], np.full(d, theta[1])]))
+    with time_limit(max_seconds):            # each evaluation's sweeps stop at the search's deadline too
+        result = search(term, term.initial(d, initial_amplitude, lengthscale))
+        if default and ard and d > 1 and state["best"][1] is not None and not past_deadline():
+            theta = state["best"][1]
+            state["sites"] = state["best"][2]
+            result = search(RBF("ard"), np.concatenate([theta[:1], np.full(d, theta[1])]))
     best, theta, sites, found = state["best"]
     if theta is None:
         raise FloatingPointError("exact EP's evidence was not finite at any kernel the search tried")

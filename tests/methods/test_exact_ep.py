@@ -298,3 +298,37 @@ def test_the_cavity_is_the_posterior_with_the_rows_sites_removed():
             m.site_tau[2 * i:2 * i + 2] = 0
             m.site_nu[2 * i:2 * i + 2] = 0
         assert torch.allclose(m.predict_proba(rows[i:i + 1])[0], proba[i], atol=1e-10)
+
+
+def test_a_spent_time_limit_ends_exact_ep_after_one_sweep_keeping_its_sites():
+    """Issue 80: a fit's max_time reaches EP's sweeps (numerics.time_limit): past the deadline, EP
+    ends at the end of the sweep it is in, with that sweep's sites, unconverged; without a limit the
+    same problem takes more sweeps to converge."""
+    from alphagp.numerics import time_limit
+    X, y, _ = _leave_one_out_problem(3, 30)
+    layout = pair_ep.pair_layout(torch.as_tensor(y), 3)
+    G = pair_ep.pair_covariance(_rbf(torch.as_tensor(X), torch.tensor(np.log(4.0)), torch.tensor([0.0])), layout)
+    noise = pair_ep.pair_noise(torch.tensor([0.5], dtype=torch.float64), layout)
+    free = pair_ep.expectation_propagation(G, noise, TILTED)
+    with time_limit(0.0):
+        limited = pair_ep.expectation_propagation(G, noise, TILTED)
+    assert free.converged and free.sweeps > 1
+    assert limited.sweeps == 1 and not limited.converged
+    one = pair_ep.expectation_propagation(G, noise, TILTED, max_sweeps=1)
+    assert torch.equal(limited.sites.tau, one.sites.tau) and torch.equal(limited.sites.nu, one.sites.nu)
+
+
+def test_a_kernel_per_class_fits_and_with_equal_kernels_is_the_shared_kernels_fit():
+    """Issue 80, item 5: ``shared_hyperparameters=False`` gives exact EP a kernel per class (it was
+    refused with the sparse methods' inducing-point text); with every class's kernel equal, the fit
+    is the shared kernel's."""
+    X, y, _ = _leave_one_out_problem(3, 30)
+    fixed = dict(method="exact_ep", kernel_init="fixed", optimize_hyperparameters=False, random_state=0,
+                 kernel_params={"lengthscale": 1.3, "amplitude": 2.0, "noise": 0.4})
+    per_class = GPClassifier(shared_hyperparameters=False, **fixed).fit(X, y)
+    shared = GPClassifier(shared_hyperparameters=True, **fixed).fit(X, y)
+    assert per_class.model_.kernel.groups == 3 and shared.model_.kernel.groups == 1
+    assert np.allclose(per_class.predict_proba(X), shared.predict_proba(X), atol=1e-8)
+    learnt = GPClassifier(method="exact_ep", shared_hyperparameters=False, kernel_init="fixed", max_iter=5,
+                          random_state=0).fit(X, y)
+    assert learnt.score(X, y) > 0.6

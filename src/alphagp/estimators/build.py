@@ -91,8 +91,9 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     dtype = DTYPES[plan.dtype]
     latent = n_latent(plan.method, n_classes)
     Z = inducing_points
-    if Z is None and plan.exact:                # conditioned on every row: the rows themselves
-        Z = np.asarray(Xs[np.arange(len(Xs))], dtype=np.float64)[None]
+    if Z is None and plan.exact:                # conditioned on every row: the rows themselves (for every kernel)
+        rows = np.asarray(Xs[np.arange(len(Xs))], dtype=np.float64)
+        Z = rows[None] if plan.shared_hyperparameters else np.repeat(rows[None], latent, axis=0)
     elif Z is None:
         Z = init_inducing_points(Xs, latent, plan.n_inducing, plan.inducing_init, plan.shared_hyperparameters, rng)
     initial = {**({} if start is None else start.kernel_params()), **plan.kernel_params}
@@ -123,7 +124,7 @@ def classifier_model(plan: FitPlan, X, Xs, y_idx: np.ndarray, weight: np.ndarray
         given = (start or {}).get(plan.kernel_init)
         found = given if given is not None else kernel_start(plan, Xs, y_idx, n_classes, weight)
         if context.verbose and start is None:
-            print(f"GPClassifier kernel start: {describe_start(found)}", flush=True)
+            print(f"kernel start: {describe_start(found)}", flush=True)
     inducing = (None if context.inducing_points is None else
                 user_inducing_points(context.inducing_points, Xs, n_latent(plan.method, n_classes),
                                      plan.shared_hyperparameters))

@@ -455,7 +455,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         check_model_size(plan, len(y_idx), X.shape[1], len(classes))
         verbose = own and self.verbose is True
         if verbose:
-            print(f"GPClassifier plan: {plan.describe()}", flush=True)
+            print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
         context = Context(len(classes), self.inducing_points, start, verbose)
         result = run(plan, X, y_idx, weight, CLASSIFIER, context,
                      self._settings(plan, callbacks, {"classes": classes}, own), stratify=True)
@@ -611,10 +611,13 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self._encode(y)
         return super().score(X, y, sample_weight=sample_weight)
 
-    def evaluate(self, X, y) -> dict[str, float]:
-        """Test error, mean negative log-likelihood, expected calibration error and Brier score."""
+    def evaluate(self, X, y, sample_weight=None) -> dict[str, float]:
+        """Test error, mean negative log-likelihood, expected calibration error and Brier score,
+        each weighted by ``sample_weight`` ``[N]`` where given (non-negative, finite, not all zero;
+        a row of weight w counts as w rows)."""
         check_rows_match(X, y)
-        return all_metrics(self.predict_proba(X), self._encode(y))
+        weight = None if sample_weight is None else inputs.evaluation_weights(sample_weight, len(y))
+        return all_metrics(self.predict_proba(X), self._encode(y), weight)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path, include_training_state: bool = False) -> None:

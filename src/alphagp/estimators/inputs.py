@@ -192,6 +192,16 @@ def input_width(est) -> int:
     return est.n_features_in_ if encoding is None else encoding.width
 
 # ------------------------------------------------------------------ sample weights
+def evaluation_weights(sample_weight, n_rows: int) -> np.ndarray:
+    """``sample_weight`` of an evaluation of ``n_rows`` rows as ``[N]`` float64: non-negative, finite,
+    one per row and not all zero (``ValueError`` otherwise)."""
+    from sklearn.utils.validation import _check_sample_weight
+    weight = _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64, ensure_non_negative=True)
+    if not np.all(np.isfinite(weight)) or not weight.sum() > 0:
+        raise ValueError("sample_weight must be finite with at least one positive weight")
+    return weight
+
+
 def fit_weights(est, sample_weight, X, y, classes=None) -> np.ndarray | None:
     """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
     finite, not all 0) times the class weights of ``class_weight`` where the estimator has one

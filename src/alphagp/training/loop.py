@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..distributed import DataParallel, local_share
+from ..numerics import time_limit
 from .checkpoints import CheckpointResumed, data_fingerprint, read_checkpoint, write_checkpoint
 from .optim import make_optimizer
 from .progress import progress
@@ -426,7 +427,8 @@ class Trainer:
         counted once across the processes of a row split and ``coupled`` once across those of a
         class split (in the value; each process's gradient takes it in full, module
         :mod:`alphagp.objective`)."""
-        terms = self.method.local_update(X, y, idx)
+        with time_limit(self._time_left()):          # an inner loop of the update (exact EP's sweeps) reads it
+            terms = self.method.local_update(X, y, idx)
         scale = n / self.reducer.batch_size(len(idx))
         shared = self.reducer.share(terms.shared)
         objective = shared + (terms.data + terms.coupled) * scale
@@ -445,6 +447,13 @@ class Trainer:
         process's clock (a data-parallel fit reads it between steps only, where every process agrees)."""
         return (self.max_time is not None and not self.reducer.active and self._epoch_start is not None
                 and self._seconds_spent(self._epoch_start) >= self.max_time)
+
+    def _time_left(self) -> float | None:
+        """The seconds of ``max_time`` left in this step (``None``: no budget, or a data-parallel fit,
+        whose processes stop between steps only)."""
+        if self.max_time is None or self.reducer.active or self._epoch_start is None:
+            return None
+        return self.max_time - self._seconds_spent(self._epoch_start)
 
     def _seconds_spent(self, epoch_start: float) -> float:
         """Training seconds this call of fit has spent (the epoch began at ``epoch_start`` on the
