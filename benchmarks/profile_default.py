@@ -5,8 +5,9 @@ seed 0, one thread) under ``cProfile``; each row keeps the fit's seconds and the
 of the stages a selection spends them in: exact EP's kernel searches (``pair_ep.search_kernel``),
 the closed form's and the regression's kernel starts (``kernel_start._closed_form_search``), the
 trainer's fits (``Trainer.fit``: every candidate's steps, the final fit's included) and the held-out
-predictions (``class_probabilities``), with the number of calls of each. Profiling slows the fit;
-the shares, not the seconds, are the result.
+predictions (``class_probabilities``), with the number of calls of each. The stages do not nest:
+the kernel searches run in each fit's build, before its trainer. Profiling slows the fit; the
+shares, not the seconds, are the result.
 
     python benchmarks/profile_default.py --threads 1
     python benchmarks/report.py profile

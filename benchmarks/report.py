@@ -46,7 +46,7 @@
     python benchmarks/report.py exactep | capacity | panel73   # issue 73: exact EP beside GPC, the closed form's M, the panel
     python benchmarks/report.py coverage   # the counts behind the papers' coverage rows
     python benchmarks/report.py realtables real_tables@<commit>   # issue 79: the development panel of real tables
-    python benchmarks/report.py looleak | cfstarts | numeric79 | kernelterms | profile   # issue 79: its studies
+    python benchmarks/report.py looleak | cfstarts | numeric79 | kernelterms | profile | cfpredict   # issue 79: its studies
 
 The reports live in one module per document of benchmarks/docs/ (report_ep_paper, report_alpha_paper,
 report_logistic_softmax, report_deep_gp, report_defaults with report_closed_form and report_gold_standard, report_speed,

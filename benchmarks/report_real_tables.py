@@ -222,8 +222,8 @@ REPORTS["kernelterms"] = kernel_terms_report
 
 def profile_report(results: str = "profile_default") -> None:
     """``profile_default.py``'s rows: per table, the default's fit seconds under the profiler and the
-    share of them each stage took (cumulative; the trainer's fits include the searches their plans
-    run), with its calls; and on how many tables exact EP's searches are the largest share."""
+    share of them each stage took (cumulative seconds; the stages do not nest), with its calls; and on
+    how many tables exact EP's searches take at least the closed-form starts' share."""
     rows = load(results)
     stages = list(rows[0]["stages"])
     print(f"{provenance(rows)}\n")
@@ -241,3 +241,25 @@ def profile_report(results: str = "profile_default") -> None:
 
 
 REPORTS["profile"] = profile_report
+
+
+def closed_form_prediction_report(results: str = "closed_form_prediction") -> None:
+    """``closed_form_prediction.py``'s rows: the exact closed form's fit and prediction seconds over N,
+    the prediction split into its latent marginals and the softmax draws, and how the marginals'
+    seconds grow with N (the exponent of a power law through the first and the last rows)."""
+    rows = load(results)
+    print(f"{provenance(rows)}; {rows[0]['n_test']:,} test rows of {rows[0]['n_classes']} classes\n")
+    markdown_table(["training rows", "exact", "fit (s)", "the posterior's factors (s)", "latent marginals (s)",
+                    "probabilities (s)", "the draws' share of the probabilities"],
+                   [[f"{r['n_train']:,}", str(r["exact"]), f"{r['fit_seconds']:.1f}", f"{r['posterior_seconds']:.1f}",
+                     f"{r['latent_seconds']:.1f}", f"{r['proba_seconds']:.1f}",
+                     f"{max(r['proba_seconds'] - r['latent_seconds'], 0) / r['proba_seconds']:.0%}"] for r in rows])
+    print()
+    first, last = rows[0], rows[-1]
+    span = np.log(last["n_train"] / first["n_train"])
+    for name, key in (("the posterior's factors", "posterior_seconds"), ("the latent marginals", "latent_seconds")):
+        slope = np.log(last[key] / first[key]) / span
+        print(f"- {name}' seconds grow as N^{slope:.2f} from {first['n_train']:,} to {last['n_train']:,} training rows")
+
+
+REPORTS["cfpredict"] = closed_form_prediction_report
