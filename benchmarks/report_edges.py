@@ -313,3 +313,34 @@ def fuzz_report(results: str = "fuzz") -> None:
 
 
 REPORTS = {"fuzz": fuzz_report, "ordinalfuzz": ordinal_fuzz_report, "installindex": install_index_report, "edges": edges_tables, "ordinal": ordinal_table, "ordinalfig": ordinal_figure, "class_weights": class_weights_table, "conformal": conformal_table, "tables": tables_table, "ood": ood_report, "streaming": streaming_table}
+
+
+#: issue 80's aim: a fit within this many times its max_time
+BUDGET_SLACK = 1.5
+
+
+def budgets_report(results: str = "budgets") -> None:
+    """``budgets.py``'s rows: each configuration's fit seconds at each ``max_time`` (fresh processes),
+    and how many fits stayed within :data:`BUDGET_SLACK` times their budget."""
+    rows = load(results)
+    newest = rows[-1]["commit"]
+    rows = [r for r in rows if r["commit"] == newest]
+    budgets = sorted({r["max_time"] for r in rows})
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    by = {(r["config"], r["max_time"]): r for r in rows}
+    print(f"{provenance(rows)}; 500 rows, 20 features, 5 classes\n")
+    print("| configuration | " + " | ".join(f"max_time={b:g}" for b in budgets) + " |")
+    print("|---|" + "---|" * len(budgets))
+    for c in configs:
+        cells = [("error" if "error" in by[(c, b)] else f"{by[(c, b)]['seconds']:.1f} s") if (c, b) in by else "-"
+                 for b in budgets]
+        print(f"| {c} | " + " | ".join(cells) + " |")
+    timed = [r for r in rows if "error" not in r]
+    within = [r for r in timed if r["ratio"] <= BUDGET_SLACK]
+    over = sorted({r["config"] for r in timed if r["ratio"] > BUDGET_SLACK})
+    print(f"\n- within {BUDGET_SLACK:g} times max_time: {len(within)} of {len(timed)} fits"
+          + (f"; over it: {', '.join(over)}" if over else "")
+          + f"; the largest ratio {max(r['ratio'] for r in timed):.1f}")
+
+
+REPORTS["budgets"] = budgets_report
