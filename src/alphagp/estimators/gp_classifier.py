@@ -129,9 +129,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     max_iter : int
         Epochs (passes over the data; one epoch is one iteration in batch training).
     max_time : float or None
-        Seconds of training this call of ``fit`` may spend (``None``: no limit); it stops after
-        the step that reaches the budget. With early stopping, the best validated state within
-        the budget is returned.
+        Seconds this call of ``fit`` may spend (``None``: no limit): the kernel start (at most a
+        tenth of it) and the training, which stops after the step that reaches the budget (exact
+        EP after the sweep that does). With early stopping, the best validated state within the
+        budget is returned.
     damping : float in (0, 1] or None
         EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches. Only
         for the EP-type methods.

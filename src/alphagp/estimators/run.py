@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,6 +203,7 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
     else:
         X_fit, y_fit, w_fit = X, y, weight
     dtype, device = DTYPES[plan.dtype], torch.device(plan.device)
+    started = time.perf_counter()
     with torch_threads(settings.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = standardisation(X_fit, plan.standardize, w_fit)
         rng = np.random.default_rng(plan.random_state)
@@ -224,7 +226,8 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
                               settings={**settings.checkpoint_settings,
                                         **(weight_digest(w_fit, dtype) if settings.checkpoint else {})},
                               verbose=settings.verbose, seed=seed, distributed=settings.distributed,
-                              validation=validation, max_time=plan.max_time, n_points=model.n_weighted)
+                              validation=validation, max_time=plan.max_time, n_points=model.n_weighted,
+                              spent=0.0 if plan.max_time is None else time.perf_counter() - started)
             state = trainer.fit(Xs, y_fit)
         finally:
             model.set_sample_weight(None)         # the weights belong to this fit, not to the model

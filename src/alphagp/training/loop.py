@@ -94,6 +94,9 @@ class Trainer:
         stops after the step that reaches it, so within one step of the budget. The epoch
         it cuts short counts, with the mean objective of its processed rows. A resumed fit
         gets its own budget.
+    spent
+        seconds of ``max_time`` the fit spent before the training (its build: the kernel start),
+        counted as spent by this call.
     clock
         the time source of ``train_seconds`` and ``max_time`` (tests pass a fake one).
     n_points
@@ -136,7 +139,7 @@ class Trainer:
                  settings: dict | None = None, verbose: bool = False, seed: int = 0,
                  distributed: bool | str = False, validation: Callable[[], float] | None = None,
                  max_time: float | None = None, clock: Callable[[], float] = time.perf_counter,
-                 n_points: float | None = None):
+                 n_points: float | None = None, spent: float = 0.0):
         if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
         if learning_rate_decay != "cosine" and not (isinstance(learning_rate_decay, numbers.Real)
@@ -175,6 +178,7 @@ class Trainer:
         self._fingerprint: dict = {}
         self._best_state: dict | None = None
         self._time_at_start = 0.0
+        self.spent = float(spent)
         self._epoch_start: float | None = None
 
     # ------------------------------------------------------------------ checkpoints
@@ -462,7 +466,7 @@ class Trainer:
         same step with the same rate."""
         if self.max_time is None:
             return 0.0
-        seconds = self.state.train_seconds - self._time_at_start + self.clock() - epoch_start
+        seconds = self.state.train_seconds - self._time_at_start + self.clock() - epoch_start + self.spent
         if self.reducer.active:
             seconds = float(self.reducer.max_(torch.tensor([seconds], dtype=torch.float64, device=self._device)))
         return seconds
@@ -477,7 +481,7 @@ class Trainer:
             values["held_out_nll"] = f"{st.validation_scores[-1]:.4g}"
             values["best"] = f"{st.best_validation:.4g}"
         if self.max_time is not None:
-            values["seconds"] = f"{st.train_seconds - self._time_at_start:.0f}/{self.max_time:g}"
+            values["seconds"] = f"{st.train_seconds - self._time_at_start + self.spent:.0f}/{self.max_time:g}"
         return values
 
     def _validate(self) -> None:
