@@ -282,8 +282,8 @@ def vi_vs_gpflow_headline(results: str = "vi_vs_gpflow", reference_iteration: in
         close.append(abs(np.mean(diff)) <= 2 * se)
         ratios.append(np.mean([p["gpflow"]["train_seconds"] - p["gpflow"]["first_step_seconds"] for p in ps])
                       / np.mean([p["alphagp"]["train_seconds"] for p in ps]))
-    print(f"sparse VI beside GPflow's SVGP, the same model on {len(sets)} UCI sets ({len(ps)} splits, commit "
-          f"{rows[-1]['commit']}): test NLL after {reference_iteration} iterations within two standard errors of "
+    print(f"sparse VI beside GPflow's SVGP, the same model on {len(sets)} UCI sets ({len(ps)} splits, "
+          f"{provenance(rows)}): test NLL after {reference_iteration} iterations within two standard errors of "
           f"GPflow's on {sum(close)} of {len(sets)} sets; GPflow's time over alphagp's {min(ratios):.2f}-"
           f"{max(ratios):.2f} (its first step left out)")
 
