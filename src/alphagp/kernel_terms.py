@@ -151,7 +151,7 @@ class RBF(Term):
         return logs.exp().expand(n_features)
 
     def _distance(self, theta, A, B):
-        """``[n, m]`` the squared distances |a - b|^2_l."""
+        """``[n, m]`` the squared distances sum_d (a_d - b_d)^2 / l_d^2."""
         lengthscale = self.lengthscale(theta, A.shape[-1])
         a = A / lengthscale
         if B is A:                               # one scaled copy (and one path for its gradient)
@@ -164,8 +164,8 @@ class RBF(Term):
         return (theta[0] - 0.5 * self._distance(theta, A, B)).exp()
 
     def jittered(self, theta, A, jitter):
-        """v (exp(-1/2 |x - x'|^2_l) + jitter I): the jitter in units of the variance, as the closed
-        form's start has always added it."""
+        """v (exp(-1/2 sum_d (x_d - x'_d)^2 / l_d^2) + jitter I): the jitter in units of the variance,
+        as the closed form's start has always added it."""
         eye = torch.eye(A.shape[0], dtype=A.dtype, device=A.device)
         return theta[0].exp() * (torch.exp(-0.5 * self._distance(theta, A, A)) + jitter * eye)
 
