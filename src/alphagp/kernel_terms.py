@@ -372,20 +372,21 @@ def parse_term(text: str) -> Term:
     return term
 
 
-def _sum(tokens: list[str], text: str):
-    term, tokens = _product(tokens, text)
-    while tokens and tokens[0] == "+":
-        right, tokens = _product(tokens[1:], text)
-        term = Sum(term, right)
+def _joined(tokens: list[str], text: str, operator: str, combine, operand):
+    """Operands read by ``operand`` joined left to right by ``operator`` into ``combine`` (a pair)."""
+    term, tokens = operand(tokens, text)
+    while tokens and tokens[0] == operator:
+        right, tokens = operand(tokens[1:], text)
+        term = combine(term, right)
     return term, tokens
+
+
+def _sum(tokens: list[str], text: str):
+    return _joined(tokens, text, "+", Sum, _product)
 
 
 def _product(tokens: list[str], text: str):
-    term, tokens = _atom(tokens, text)
-    while tokens and tokens[0] == "*":
-        right, tokens = _atom(tokens[1:], text)
-        term = Product(term, right)
-    return term, tokens
+    return _joined(tokens, text, "*", Product, _atom)
 
 
 def _atom(tokens: list[str], text: str):
