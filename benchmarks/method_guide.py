@@ -7,7 +7,8 @@ of 200 for ``--epochs`` epochs, for the methods whose ``Capabilities.mini_batche
 a stratified 75/25 split per seed, M = 50 inducing points per class (the methods with an exact
 form where the rows allow, such as the closed form, at their own choice: every row here), everything
 else at the estimator's and the method's defaults, one thread. Nothing is tuned, so there is no validation
-split: each fit is scored once on its test rows. A row records the fit's and the prediction's
+split: each fit is scored once on its test rows. A method that refuses the set (exact EP's memory
+check, in one line) has a row with its reason (``refused``). A row records the fit's and the prediction's
 seconds, the epochs run, and test error, NLL, ECE and Brier score. The loop runs over the registry
 (``alphagp.methods.METHODS``), so a new method is measured without an edit.
 
@@ -74,10 +75,16 @@ def main() -> None:
             for name in args.methods:
                 if mode == "mini-batch" and not METHODS[name].cls.CAPABILITIES.mini_batches:
                     continue
-                row = fit_and_score(name, X_tr, X_te, y_tr, y_te, mode, args, seed)
+                try:
+                    row = fit_and_score(name, X_tr, X_te, y_tr, y_te, mode, args, seed)
+                except ValueError as err:      # a refusal in one line (exact EP's memory check): recorded
+                    row = {"refused": str(err)}
                 append_row(args.output, base_row("method-guide", dataset=dataset, mode=mode, method=name, seed=seed,
                                                  M=args.M, n_train=len(y_tr), n_features=X.shape[1],
                                                  n_classes=len(set(y.tolist())), **row))
+                if "refused" in row:
+                    print(f"{dataset:9s} {mode:10s} {name:20s} seed {seed}: refused: {row['refused']}", flush=True)
+                    continue
                 print(f"{dataset:9s} {mode:10s} {name:20s} seed {seed}: error {row['test_error']:.3f} "
                       f"nll {row['test_nll']:.3f} ece {row['test_ece']:.3f}  fit {row['fit_seconds']:.1f} s "
                       f"({row['seconds_per_epoch']:.3f} s an epoch), predict {row['predict_seconds']:.1f} s",

@@ -60,6 +60,10 @@ def method_guide_table(results: str = "method_guide") -> None:
     for (dataset, mode, method), rows in groups.items():
         r0 = rows[0]
         commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in rows}))
+        if "refused" in r0:
+            print(f"| {dataset} ({r0['n_train']} train, {r0['n_classes']}) | {mode} | `{method}` | {len(rows)} "
+                  f"| refused: {r0['refused'].split(';')[0]} | | | | | | {commits} |")
+            continue
         print(f"| {dataset} ({r0['n_train']} train, {r0['n_classes']}) | {mode} | `{method}` | {len(rows)} "
               f"| {mean_se([r['test_error'] for r in rows], 3)} | {mean_se([r['test_nll'] for r in rows], 3)} "
               f"| {mean_se([r['test_ece'] for r in rows], 3)} | {np.mean([r['seconds_per_epoch'] for r in rows]):.3g} "

@@ -398,9 +398,9 @@ def _print_selection(clf) -> None:
     for i, (name, nll, seconds, rank) in enumerate(zip(results["candidate"], results["mean_test_nll"],
                                                        results["mean_fit_time"], results["rank_test_nll"])):
         scored = [float(results[k][i]) for k in folds if np.isfinite(results[k][i])]
-        if np.isfinite(nll):
+        if len(scored) == len(folds):
             score = f"{nll:.4f}"
-        elif scored:        # raced out: the folds it was scored on, then dropped
+        elif scored:        # raced out: the mean of the folds it was scored on (older files: NaN), then dropped
             score = (f"{np.mean(scored):.4f} on {len(scored)} of {len(folds)} fold{'s' * (len(folds) != 1)}, then "
                      "dropped (racing)")
         else:

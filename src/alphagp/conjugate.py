@@ -430,7 +430,8 @@ def weighted_noise(noise: torch.Tensor, weight: torch.Tensor, noise_scale: float
     if not bool(torch.all(torch.isfinite(weighted))):
         raise ValueError(f"row weights down to {float(weight.min()):.3g} (in {str(weight.dtype).removeprefix('torch.')})"
                          f" divide the Dirichlet GP's label noise (noise_scale={noise_scale:g}) past the largest "
-                         "number of its dtype: scale the weights up")
+                         "number of its dtype: scale the weights up" + (" or fit with dtype='float64'" if
+                                                                         weight.dtype != torch.float64 else ""))
     return weighted
 
 

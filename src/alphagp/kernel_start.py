@@ -221,6 +221,17 @@ def fit_kernel_start(X: np.ndarray, y_idx: np.ndarray, n_classes: int, *, surrog
     return spec.search(X, y_idx, n_classes, surrogate=surrogate, shared=shared, **settings)
 
 
+def _weights_dtype(weight: np.ndarray, noise_scale: float, alpha_eps: float, search_dtype: torch.dtype) -> torch.dtype:
+    """``search_dtype``, or float64 where the Dirichlet surrogate's label noise over the smallest of
+    the row weights ``weight`` ``[n]`` would pass ``search_dtype``'s largest number (or a weight
+    would round to 0 in it): the start then searches at the fit's precision instead of refusing
+    weights the fit itself takes."""
+    largest_noise = noise_scale * transformed_labels(alpha_eps)["s_other"]
+    limit = torch.finfo(search_dtype)
+    smallest = float(weight.min()) if weight.size else 1.0
+    return torch.float64 if smallest < limit.tiny or largest_noise / smallest > limit.max / 1e3 else search_dtype
+
+
 def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,
                         weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
                         rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
@@ -252,6 +263,8 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
     if dirichlet:                           # the Woodbury layout: rows sorted by class
         rows = rows[np.argsort(labels, kind="stable")]
         labels = np.asarray(y_idx)[rows]
+    if weight is not None and search_dtype != torch.float64 and dirichlet:
+        search_dtype = _weights_dtype(np.asarray(weight, dtype=np.float64)[rows], noise_scale, alpha_eps, search_dtype)
     Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64), dtype=search_dtype)
     Y = torch.as_tensor(centred_one_hot(labels, n_classes), dtype=search_dtype)
     w = None
@@ -335,7 +348,9 @@ def _exact_ep_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, sh
                        noise=np.array([fit.noise]), **found, log_marginal_likelihood=fit.log_evidence, rows=len(Xs),
                        evaluations=fit.evaluations, converged=fit.converged, seconds=fit.seconds,
                        surrogate="exact_ep", method_state={"site_tau": fit.sites.tau, "site_nu": fit.sites.nu,
-                                                           "labels": torch.as_tensor(np.asarray(y_idx), dtype=torch.long)})
+                                                           "labels": torch.as_tensor(np.asarray(y_idx), dtype=torch.long),
+                                                           "row_weight": torch.ones(len(Xs), dtype=Xs.dtype)
+                                                           if w is None else w})
 
 
 def describe_start(start: KernelStart) -> str:

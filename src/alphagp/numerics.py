@@ -49,6 +49,12 @@ def past_deadline() -> bool:
     return deadline is not None and time.perf_counter() >= deadline
 
 
+def time_left() -> float:
+    """Seconds left of the innermost :func:`time_limit` (infinity outside any; negative once past)."""
+    deadline = _DEADLINE.get()
+    return math.inf if deadline is None else deadline - time.perf_counter()
+
+
 def step_generator(seed: int, step: int) -> torch.Generator:
     """The CPU generator of draw ``step`` of a stream seeded by ``seed`` (Monte Carlo draws, class
     subsets): seeded by ``seed * 1_000_003 + step``, so a resumed fit draws what an uninterrupted

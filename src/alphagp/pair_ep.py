@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from .likelihoods.heaviside import HeavisideLikelihood
-from .numerics import past_deadline, stable_cholesky, time_limit
+from .numerics import stable_cholesky, time_left, time_limit
 
 #: parallel EP's damping of the new sites (Rasmussen & Williams' sequential updates need none;
 #: all sites at once overshoot without it) and its stopping rule: the largest change of a
@@ -154,6 +154,9 @@ def posterior(G: torch.Tensor, sites: Sites, weight: torch.Tensor | None) -> Pos
     w_tau = sites.tau if weight is None else weight * sites.tau
     b = sites.nu if weight is None else weight * sites.nu
     sqrt_s = w_tau.clamp_min(0.0).sqrt()
+    if not bool(torch.any(sqrt_s > 0)):                 # no site has precision: q is the prior (B = I)
+        eye = torch.eye(G.shape[0], dtype=G.dtype, device=G.device)
+        return Posterior(eye, sqrt_s, G @ b, torch.diagonal(G).clamp_min(1e-300), b)
     B = sqrt_s[:, None] * G * sqrt_s[None, :]
     B.diagonal().add_(1.0)
     L = stable_cholesky(B)
@@ -198,8 +201,9 @@ def expectation_propagation(G: torch.Tensor, noise: torch.Tensor, tilted, sites:
     :meth:`~alphagp.likelihoods.HeavisideLikelihood.pair_factor_tilted`), from ``sites``
     (default: none, q the prior) with factor weights ``weight`` ``[P]`` (or ``None``), until no
     marginal's mean or standard deviation moves by more than ``tol`` of the standard deviation in
-    a sweep, or ``max_sweeps``, or at the end of the first sweep past the deadline of an enclosing
-    :func:`~alphagp.numerics.time_limit` (a fit's ``max_time``). New site precisions are kept non-negative (the factors are
+    a sweep, or ``max_sweeps``, or where the deadline of an enclosing
+    :func:`~alphagp.numerics.time_limit` (a fit's ``max_time``) has passed or would pass before
+    another sweep as long as the last one ended (one sweep at least). New site precisions are kept non-negative (the factors are
     log-concave, so they are, but for rounding); a factor whose cavity is improper (possible with
     weights below 1) keeps its site. Runs without gradients."""
     with torch.no_grad():
@@ -209,6 +213,7 @@ def expectation_propagation(G: torch.Tensor, noise: torch.Tensor, tilted, sites:
         q = posterior(G, sites, weight)
         converged, n_improper, sweep, last_change = False, 0, 0, math.inf
         for sweep in range(1, max_sweeps + 1):
+            started = time.perf_counter()
             tau_cav, nu_cav = _cavity(q, sites, alpha)
             proper = tau_cav > 0
             safe_tau = torch.where(proper, tau_cav, torch.ones_like(tau_cav))
@@ -227,7 +232,7 @@ def expectation_propagation(G: torch.Tensor, noise: torch.Tensor, tilted, sites:
             if change <= tol:
                 converged = True
                 break
-            if past_deadline():                 # the fit's max_time: the sites of this sweep are kept
+            if time_left() < time.perf_counter() - started:    # the fit's max_time: this sweep's sites kept
                 break
             if change > last_change:            # not contracting: damp harder
                 damping = max(damping * DAMPING_DECAY, MIN_DAMPING)
@@ -288,6 +293,10 @@ def predictive_weights(G: torch.Tensor, q: Posterior) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------- the kernel search
+class _OutOfTime(Exception):
+    """Raised by the search's objective instead of an evaluation that would end past its deadline."""
+
+
 @dataclass(frozen=True)
 class KernelFit:
     """What :func:`search_kernel` found: the ``term`` searched (:mod:`alphagp.kernel_terms`; the RBF
@@ -320,8 +329,9 @@ def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: t
     start the second search, so it takes a few more evaluations instead of many from the start).
     The search starts at every variance ``initial_amplitude`` and every lengthscale
     ``initial_lengthscale`` (default sqrt(D)). L-BFGS-B stops at a relative change of ``tolerance``,
-    after ``max_iterations`` or at the first iteration past ``max_seconds`` (all stages together),
-    keeping the best point."""
+    after ``max_iterations``, or before an evaluation that would end past ``max_seconds`` (all
+    stages together; or an enclosing :func:`~alphagp.numerics.time_limit`) if it took as long as the
+    last one, keeping the best point (the first evaluation always runs)."""
     from scipy.optimize import minimize
 
     from .kernel_terms import RBF
@@ -333,9 +343,12 @@ def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: t
     d = X.shape[1]
     factor_noise = pair_noise(torch.full((1,), float(noise), dtype=dtype), layout)
     tilted = HeavisideLikelihood().pair_factor_tilted
-    state = {"sites": None, "best": (math.inf, None, None, None), "evaluations": 0}
+    state = {"sites": None, "best": (math.inf, None, None, None), "evaluations": 0, "seconds": 0.0}
 
     def objective(theta: np.ndarray, searched):
+        if state["best"][1] is not None and time_left() < state["seconds"]:
+            raise _OutOfTime          # another evaluation as long as the last would end past the deadline
+        begun = time.perf_counter()
         state["evaluations"] += 1
         params = torch.as_tensor(theta, dtype=dtype).requires_grad_(True)
         G = pair_covariance(searched.matrix(params, X, X)[None], layout)
@@ -349,32 +362,33 @@ def search_kernel(X: torch.Tensor, y: torch.Tensor, n_classes: int, *, weight: t
         (grad,) = torch.autograd.grad((sensitivity * G).sum(), params)
         if -value < state["best"][0]:
             state["best"] = (-value, theta.copy(), ep.sites, searched)
+        state["seconds"] = time.perf_counter() - begun
         return -value / n_factors, -grad.numpy() / n_factors
 
-    def out_of_time(_point) -> None:
-        if max_seconds is not None and time.perf_counter() - started > max_seconds:
-            raise StopIteration
-
-    def search(searched, start: np.ndarray):
+    def search(searched, start: np.ndarray) -> bool:
+        """Whether L-BFGS-B converged (``False`` where the time ran out)."""
         bounds = searched.bounds(d, AMPLITUDE_BOUNDS)
-        return minimize(objective, np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds]), jac=True,
-                        args=(searched,), method="L-BFGS-B", bounds=bounds,
-                        options={"maxiter": max_iterations, "ftol": tolerance}, callback=out_of_time)
+        try:
+            return bool(minimize(objective, np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds]),
+                                 jac=True, args=(searched,), method="L-BFGS-B", bounds=bounds,
+                                 options={"maxiter": max_iterations, "ftol": tolerance}).success)
+        except _OutOfTime:
+            return False
 
     default = term is None
     term = RBF("one") if default else term
     lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
     with time_limit(max_seconds):            # each evaluation's sweeps stop at the search's deadline too
-        result = search(term, term.initial(d, initial_amplitude, lengthscale))
-        if default and ard and d > 1 and state["best"][1] is not None and not past_deadline():
+        converged = search(term, term.initial(d, initial_amplitude, lengthscale))
+        if default and ard and d > 1 and state["best"][1] is not None and time_left() > state["seconds"]:
             theta = state["best"][1]
             state["sites"] = state["best"][2]
-            result = search(RBF("ard"), np.concatenate([theta[:1], np.full(d, theta[1])]))
+            converged = search(RBF("ard"), np.concatenate([theta[:1], np.full(d, theta[1])]))
     best, theta, sites, found = state["best"]
     if theta is None:
         raise FloatingPointError("exact EP's evidence was not finite at any kernel the search tried")
     ls = found.lengthscale_values(theta, d)
     return KernelFit(amplitude=float(found.variance(torch.as_tensor(theta), d)),
                      lengthscale=np.zeros(0) if ls is None else ls, noise=float(noise), log_evidence=-best,
-                     evaluations=state["evaluations"], converged=bool(result.success),
+                     evaluations=state["evaluations"], converged=converged,
                      seconds=time.perf_counter() - started, sites=sites, term=found, theta=theta)

@@ -7,6 +7,7 @@ import struct
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -528,11 +529,34 @@ def test_a_row_at_the_largest_finite_values_predicts_as_a_row_far_away(method, d
 
 def test_the_exact_closed_forms_refusals_name_what_the_user_set():
     """Issue 74: a kernel per class for the exact Dirichlet GP, and weights of 1e-300, were refused
-    with internal messages (the shared inducing inputs; the noise levels' order)."""
+    with internal messages (the shared inducing inputs; the noise levels' order). Weights of 1e-300
+    fit in float64 since issue 80; float32 refuses them in one line."""
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((60, 2)), np.arange(60) % 3
     with pytest.raises(ValueError, match=r"a kernel per class \(shared_hyperparameters=False\) needs its sparse"):
         GPClassifier(method="dirichlet", shared_hyperparameters=False).fit(X, y)
     assert GPClassifier(method="dirichlet", shared_hyperparameters=False, n_inducing=10).fit(X, y).score(X, y) > 0
     with pytest.raises(ValueError, match="row weights down to .* past the largest number of its dtype: scale the"):
-        GPClassifier(method="dirichlet").fit(X, y, sample_weight=np.full(60, 1e-300))
+        GPClassifier(method="dirichlet", dtype="float32").fit(X, y, sample_weight=np.full(60, 1e-300))
+
+
+def test_a_fit_that_ends_worse_than_the_class_frequencies_on_its_rows_says_so():
+    """Issue 80: vi_softmax with learning_rate=2.3 ended at uniform probabilities, below the majority
+    class's accuracy, without a word. A fit whose training NLL is above the frequencies' (computed
+    here apart) warns; a fit that learnt the classes does not."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 2))
+    y = np.where(X[:, 0] > 0.8, 2, np.where(X[:, 0] < -0.8, 1, 0))
+    frequencies = np.bincount(y) / len(y)
+    floor = -np.log(frequencies[y]).mean()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prior = GPClassifier(method="vi", max_iter=1, n_inducing=5, random_state=0).fit(X, y)
+    said = [str(w.message) for w in caught if "class frequencies" in str(w.message)]
+    assert -np.log(prior.predict_proba(X)[np.arange(len(y)), y]).mean() > floor
+    assert len(said) == 1 and "method='vi' ended with a training NLL of" in said[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        learnt = GPClassifier(method="ep", max_iter=30, n_inducing=10, random_state=0).fit(X, y)
+    assert -np.log(learnt.predict_proba(X)[np.arange(len(y)), y]).mean() < floor
+    assert not [w for w in caught if "class frequencies" in str(w.message)]

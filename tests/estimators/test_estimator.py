@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from alphagp import GPClassifier
+from alphagp.methods import METHODS, ordinal_methods
 from alphagp.training import CheckpointResumed
 
 from conftest import Interrupt, interrupt_at
@@ -275,27 +276,45 @@ def test_unstandardised_features_far_from_the_kernel_scale_warn(thyroid):
         GPClassifier(standardize=False, **FAST).fit((X - X.mean(0)) / X.std(0), y)
 
 
-#: per-point EP at sklearn's class weights {0: 1000, 1: 1e-4, 2: 1e-4} and 1,000 batch iterations is chaotic:
-#: the fit depends on rounding (inputs perturbed by 1e-12 make it end in a failed Cholesky or a non-finite
-#: gradient, before and after issue 47's EP step, which changed its rounding and so which side of the
-#: check it lands on); a row of weight 1e-4 holds its site 1e-4 times in q while its cavity removes one
-#: copy, so its cavities are often improper (counted, left alone) and the hyper-parameters drift
-EP_CLASS_WEIGHT_CHAOS = {"check_class_weight_classifiers":
-                         "per-point EP with weights 1000 against 1e-4 over 1,000 iterations is chaotic in rounding"}
+def brief_settings(method: str) -> dict:
+    """A fit of a few steps: five iterations, five inducing points where the method has them, and
+    a sampler's chains short."""
+    from alphagp.methods import METHODS, method_parameters
+    settings = dict(method=method, max_iter=5, random_state=0)
+    if method == "auto" or METHODS[method].cls.CAPABILITIES.sparse:
+        settings["n_inducing"] = 5
+    own = {} if method == "auto" else method_parameters(method)
+    if "n_samples" in own:
+        settings["method_params"] = {"n_samples": 40, "burn_in": 20}
+    return settings
 
 
-@pytest.mark.parametrize("method", ["ep", "auto", "dirichlet"])
+@pytest.mark.slow        # a few dozen fits each (every method: tests/conftest.py, SLOW)
+@pytest.mark.parametrize("method", ["auto", *[m for m in METHODS if m not in ordinal_methods()]])
 def test_scikit_learn_check_estimator(method):
+    """Issue 80: every registered method at brief settings passes scikit-learn's checks, but for the
+    ones it fails by design (``expected_failed_checks``, each with its reason)."""
     from sklearn.utils.estimator_checks import check_estimator
 
-    from alphagp.estimators.base import EXPECTED_FAILED_CHECKS
-    expected = {**EXPECTED_FAILED_CHECKS, **(EP_CLASS_WEIGHT_CHAOS if method == "ep" else {})}
+    from alphagp.estimators.base import EXPECTED_FAILED_CHECKS, expected_failed_checks
+    expected = EXPECTED_FAILED_CHECKS if method == "auto" else expected_failed_checks(method)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        failures = check_estimator(GPClassifier(method=method, n_inducing=5, max_iter=5, random_state=0),
-                                   on_fail=None, expected_failed_checks=expected)
+        failures = check_estimator(GPClassifier(**brief_settings(method)), on_fail=None,
+                                   expected_failed_checks=expected)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in failures if r["status"] == "failed"]
     assert failed == []
+
+
+@pytest.mark.slow
+def test_scikit_learns_class_weight_check_passes_for_ep_at_the_default_settings():
+    """Issue 80: ``check_class_weight_classifiers`` (one class weighted 1,000, the others 1e-4) on
+    ``GPClassifier(method="ep")`` at its default settings raised a CholeskyError: one sign-adaptive
+    step took a lengthscale's softplus argument from 1.3 to -34 (now at most max_step a step)."""
+    from sklearn.utils.estimator_checks import check_class_weight_classifiers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_class_weight_classifiers("GPClassifier", GPClassifier(method="ep", random_state=0))
 
 
 @pytest.mark.parametrize("params", [

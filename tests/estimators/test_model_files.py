@@ -340,6 +340,13 @@ def test_vi_files_from_before_the_likelihood_registry_load(thyroid, tmp_path):
      r"method_params name \['n_classes'\], which method 'dirichlet' does not take"),
     ("class_frequencies", {"tensors": lambda t: t["state.class_counts"].__setitem__(0, -2.0)},
      "class counts .* not non-negative and finite"),
+    # issue 80: exact EP's labels, row weights and sites (edited, they loaded and failed in PyTorch or
+    # predicted from sites no fit leaves)
+    ("exact_ep", {"tensors": lambda t: t["state.labels"].__setitem__(4, 7)}, "labels from 0 to 7, not class indices"),
+    ("exact_ep", {"tensors": lambda t: t["state.row_weight"].__setitem__(2, -1.0)},
+     "row weights from -1 to 1, not finite, non-negative"),
+    ("exact_pep", {"tensors": lambda t: t["state.site_tau"].__setitem__(0, -3.0)},
+     "site precisions down to -3; EP keeps them non-negative"),
 ])
 def test_a_closed_form_file_edited_past_what_a_fit_leaves_is_refused_at_load(method, edit, said, tmp_path):
     """Issue 74: these files loaded and then failed at predict with raw errors (a size mismatch,

@@ -59,8 +59,8 @@ def test_selection_keeps_the_candidate_with_the_best_cross_validated_nll(quick_p
         scored = [results[f"split{k}_test_nll"][i] for k in range(3)]
         raced = int(np.sum(np.isfinite(scored)))             # racing drops a candidate clearly behind
         np.testing.assert_allclose(scored[:raced], nll[:raced], rtol=1e-10)
-        if raced == 3:
-            assert results["mean_test_nll"][i] == pytest.approx(np.mean(nll), rel=1e-10)
+        assert results["mean_test_nll"][i] == pytest.approx(np.mean(nll[:raced]), rel=1e-10)
+        assert results["n_test_splits"][i] == raced
     best = int(np.nanargmin(results["mean_test_nll"]))
     assert results["rank_test_nll"][best] == 1 and clf.candidate_ == results["candidate"][best]
     assert results["rank_test_nll"][1] == 4                      # "flat" learns nothing and ranks last
@@ -289,7 +289,9 @@ def test_racing_drops_a_candidate_clearly_behind_and_keeps_one_within_the_margin
     assert selection.candidate.name == "pep" and results["rank_test_nll"][2] == 1
     assert np.isnan(results["split1_test_nll"][1]) and results["split0_test_nll"][1] == 1.10
     assert np.isnan(results["split1_test_nll"][0]) and results["split0_test_nll"][0] == 0.30
-    assert results["mean_test_nll"][3] == pytest.approx(0.21)
+    assert results["mean_test_nll"][3] == pytest.approx(0.21) and results["n_test_splits"] == [1, 1, 3, 3]
+    # issue 80: a raced-out candidate's mean is that of the splits it was scored on, not NaN
+    assert results["mean_test_nll"][0] == pytest.approx(0.30) and results["mean_test_nll"][1] == pytest.approx(1.10)
     assert model_selection.behind([0.2 * 1.09], [0.2, 0.5]) is False
     assert model_selection.behind([0.2 * 1.11], [0.2, 0.5]) is True
 

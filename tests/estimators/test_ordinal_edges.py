@@ -106,10 +106,17 @@ def test_a_large_learning_rate_does_not_collapse_the_cut_points(grades, rate):
 
 
 def test_a_fit_that_ends_far_below_its_best_says_so(monkeypatch):
-    """Item 3's net under any method: without the step bounds the large rate collapses the fit,
-    and the fit warns that its objective ended far below its best."""
+    """Item 3's net under any method: without the step bounds (the cut points', and the
+    sign-adaptive optimiser's per-element ``max_step``) the large rate collapses the fit, and the
+    fit warns that its objective ended far below its best."""
+    import math
+
     from alphagp.likelihoods.ordinal import OrdinalLikelihood
+    from alphagp.training import optim
     monkeypatch.setattr(OrdinalLikelihood, "STEP_BOUNDS", {})
+    bounded = optim.SignAdaptiveSGD.__init__
+    monkeypatch.setattr(optim.SignAdaptiveSGD, "__init__",
+                        lambda self, params, lr=1e-2, **kw: bounded(self, params, lr=lr, **{**kw, "max_step": math.inf}))
     X, y = _problem()
     with pytest.warns(UserWarning, match="far below"):
         GPOrdinalClassifier(n_inducing=10, max_iter=50, random_state=0, learning_rate=50.0).fit(X, y)

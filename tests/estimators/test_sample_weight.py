@@ -4,6 +4,8 @@ bad weights are clear errors, for every method that takes weights and both deep-
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -212,3 +214,27 @@ def test_a_checkpoint_refuses_a_fit_with_other_weights(iris_rows, tmp_path):
     GPClassifier(**kw).fit(X, y, sample_weight=w)
     with pytest.raises(CheckpointMismatchError, match="sample_weight_sha256"):
         GPClassifier(**{**kw, "max_iter": 6}).fit(X, y, sample_weight=w[::-1])
+
+
+@pytest.mark.parametrize("scale", [1e-40, 1e-300])
+def test_tiny_weights_fit_where_a_method_takes_them_and_a_candidate_that_refuses_is_left_out(scale):
+    """Issue 80: weights of 1e-300, which exact EP and the class frequencies fit, ended the default's
+    fit (its closed form's kernel start searched in float32, where 1e-40 is 0 and the label noise over
+    it infinite); ``method="dirichlet"`` refused 1e-40 in float64. Now the start searches such
+    weights in float64, and a candidate that raises is left out with its reason."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(80) > 0).astype(int)
+    weight = np.full(80, scale)
+    closed_form = GPClassifier(method="dirichlet", random_state=0).fit(X, y, sample_weight=weight)
+    assert np.all(np.isfinite(closed_form.predict_proba(X)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = GPClassifier(random_state=0).fit(X, y, sample_weight=weight)
+    results = default.cv_results_
+    proba = default.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-12)
+    for failure, nll in zip(results["failure"], results["mean_test_nll"]):
+        assert (failure is None) == bool(np.isfinite(nll))      # scored, or left out with a reason
+    with pytest.raises(ValueError, match="scale the weights up or fit with dtype='float64'"):
+        GPClassifier(method="dirichlet", dtype="float32", random_state=0).fit(X, y, sample_weight=weight)

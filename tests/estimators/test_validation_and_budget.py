@@ -61,16 +61,18 @@ def test_validation_at_max_iter_still_returns_the_best_state():
     assert state.epoch == 3 and not state.stop and float(method.steps) == 2.0
 
 
-def test_max_time_stops_after_the_step_that_reaches_the_budget():
+def test_max_time_stops_before_a_step_that_would_pass_the_budget():
+    """Issue 80: a fit stops after the step whose successor, as long, would end past ``max_time``
+    (it stopped after the step that passed it: a step over)."""
     clock = FakeClock()
     method = Counting(clock)
-    # 4 steps an epoch, one (fake) second a step: the budget of 5.5 s runs out in the 6th step
+    # 4 steps an epoch, one (fake) second a step: a 6th step would end at 6 s, past the budget of 5.5 s
     state = Trainer(method, max_iter=10, batch_size=1, max_time=5.5, clock=clock).fit(
         np.zeros((4, 1)), np.zeros(4, dtype=int))
-    assert float(method.steps) == 6 and state.stopped_by == "max_time"
-    assert state.epoch == 2 and state.history[-1]["rows"] == 2
-    assert state.train_seconds == pytest.approx(6.0)
-    assert state.objective == pytest.approx((5.0 + 6.0) / 2)      # the mean of the processed batches' estimates
+    assert float(method.steps) == 5 and state.stopped_by == "max_time"
+    assert state.epoch == 2 and state.history[-1]["rows"] == 1
+    assert state.train_seconds == pytest.approx(5.0)
+    assert state.objective == pytest.approx(5.0)      # the mean of the processed batches' estimates: one
 
 
 def test_a_resumed_fit_gets_its_own_time_budget(tmp_path):
@@ -78,11 +80,24 @@ def test_a_resumed_fit_gets_its_own_time_budget(tmp_path):
     method = Counting(clock)
     path = tmp_path / "fit.ckpt"
     Trainer(method, max_iter=10, max_time=2.5, clock=clock, checkpoint=path).fit(np.zeros((4, 1)), np.zeros(4, dtype=int))
-    assert float(method.steps) == 3
+    assert float(method.steps) == 2
     with pytest.warns(UserWarning, match="resuming"):
         state = Trainer(method, max_iter=10, max_time=2.5, clock=clock, checkpoint=path).fit(
             np.zeros((4, 1)), np.zeros(4, dtype=int))
-    assert float(method.steps) == 6 and state.epoch == 6
+    assert float(method.steps) == 4 and state.epoch == 4
+
+
+@pytest.mark.parametrize("holds_a_fit, spent, steps", [(True, 3.0, 0), (False, 3.0, 2), (True, 2.0, 3)])
+def test_a_model_its_build_fitted_takes_no_step_where_less_than_the_build_took_is_left(holds_a_fit, spent, steps):
+    """Issue 80: exact EP's kernel search leaves the model fitted (its sites); where the budget left
+    (5 s less ``spent``) is less than the build took, the trainer takes no step (one would cost
+    about what the search's evaluations did); a model that needs its steps takes them as before."""
+    clock = FakeClock()
+    method = Counting(clock)
+    method.holds_a_fit = lambda: holds_a_fit
+    state = Trainer(method, max_iter=10, max_time=5.0, clock=clock, spent=spent).fit(np.zeros((4, 1)),
+                                                                                       np.zeros(4, dtype=int))
+    assert float(method.steps) == steps and state.epoch == steps and state.stopped_by == "max_time"
 
 
 def test_max_time_must_be_positive():

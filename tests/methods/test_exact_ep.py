@@ -318,6 +318,27 @@ def test_a_spent_time_limit_ends_exact_ep_after_one_sweep_keeping_its_sites():
     assert torch.equal(limited.sites.tau, one.sites.tau) and torch.equal(limited.sites.nu, one.sites.nu)
 
 
+def test_the_kernel_search_stops_before_an_evaluation_it_has_no_time_for():
+    """Issue 80: exact EP's kernel search checked its deadline only between L-BFGS-B's iterations,
+    each of several evaluations; it now runs no evaluation that would end past it if it took as
+    long as the last one. With no time the search keeps its first evaluation (one EP sweep: the
+    limit reaches the sweeps too), whose sites are one sweep's from the prior at the start."""
+    from alphagp.numerics import time_limit
+    X, y, _ = _leave_one_out_problem(3, 30)
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
+    whole = pair_ep.search_kernel(Xt, yt, 3)
+    cut = pair_ep.search_kernel(Xt, yt, 3, max_seconds=0.0)
+    assert whole.converged and whole.evaluations > 1
+    assert cut.evaluations == 1 and not cut.converged
+    layout = pair_ep.pair_layout(yt, 3)
+    G = pair_ep.pair_covariance(_rbf(Xt, torch.tensor(0.0), torch.tensor([0.5 * np.log(X.shape[1])])), layout)
+    with time_limit(0.0):
+        first = pair_ep.expectation_propagation(G, pair_ep.pair_noise(torch.tensor([pair_ep.NOISE],
+                                                                                   dtype=torch.float64), layout),
+                                                TILTED, tol=pair_ep.SEARCH_TOLERANCE)
+    np.testing.assert_allclose(cut.sites.tau.numpy(), first.sites.tau.numpy(), rtol=1e-10, atol=1e-14)
+
+
 def test_a_kernel_per_class_fits_and_with_equal_kernels_is_the_shared_kernels_fit():
     """Issue 80, item 5: ``shared_hyperparameters=False`` gives exact EP a kernel per class (it was
     refused with the sparse methods' inducing-point text); with every class's kernel equal, the fit

@@ -21,7 +21,7 @@ def test_sign_adaptive_rule_grows_and_halves_the_rate():
 def test_sign_adaptive_rate_grows_geometrically_up_to_its_cap():
     """1.02^t times the initial rate while the sign holds, never more than max_growth times it."""
     p = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
-    opt = SignAdaptiveSGD([p], lr=0.1, max_growth=20.0)
+    opt = SignAdaptiveSGD([p], lr=0.1, max_growth=20.0, max_step=10.0)
     steps = []
     for _ in range(400):
         p.grad = torch.ones(1, dtype=torch.float64)
@@ -32,6 +32,36 @@ def test_sign_adaptive_rate_grows_geometrically_up_to_its_cap():
     np.testing.assert_allclose(steps, expected, rtol=1e-9)
     with pytest.raises(ValueError, match="max_growth"):
         SignAdaptiveSGD([p], lr=0.1, max_growth=0.5)
+
+
+def test_one_sign_adaptive_step_moves_an_element_by_at_most_max_step():
+    """A gradient of 1e6 (scikit-learn's class-weight check gives rows weights of 1,000 against
+    1e-4) moves an element by max_step, not rate x gradient; a small one as before."""
+    p = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    opt = SignAdaptiveSGD([p], lr=0.01, max_step=0.5)
+    p.grad = torch.tensor([1e6, -1e6, 2.0], dtype=torch.float64)
+    opt.step()
+    np.testing.assert_allclose(p.detach().numpy(), [-0.5, 0.5, -0.02], rtol=1e-12)
+
+
+def test_the_plain_optimisers_state_dict_has_torch_optims_layout_and_round_trips():
+    """state_dict as torch.optim.SGD lays it out (indices for parameters); loading it into a fresh
+    optimiser over parameters of another dtype casts the floating state, as torch.optim does."""
+    params = [torch.nn.Parameter(torch.zeros(2, dtype=torch.float64)), torch.nn.Parameter(torch.ones(3))]
+    opt = SignAdaptiveSGD(params, lr=0.1)
+    for p in params:
+        p.grad = torch.ones_like(p)
+    opt.step()
+    reference = torch.optim.SGD(params, lr=0.1).state_dict()
+    saved = opt.state_dict()
+    assert sorted(saved) == sorted(reference) and saved["param_groups"][0]["params"] == [0, 1]
+    other = [torch.nn.Parameter(torch.zeros(2, dtype=torch.float32)), torch.nn.Parameter(torch.ones(3))]
+    fresh = SignAdaptiveSGD(other, lr=0.5)
+    fresh.load_state_dict(saved)
+    assert fresh.param_groups[0]["lr"] == 0.1 and fresh.state[other[0]]["rate"].dtype == torch.float32
+    np.testing.assert_allclose(fresh.state[other[1]]["rate"].numpy(), opt.state[params[1]]["rate"].numpy())
+    with pytest.raises(ValueError, match="another number"):
+        SignAdaptiveSGD(other[:1], lr=0.1).load_state_dict(saved)
 
 
 def test_sign_adaptive_minimises_a_quadratic():

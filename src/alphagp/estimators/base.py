@@ -28,6 +28,25 @@ EXPECTED_FAILED_CHECKS = {
         "an integer weight is the row repeated given the same start (tests/estimators/test_sample_weight.py), but the "
         "start depends on the rows: inducing inputs drawn from them, and the held-out splits",
 }
+#: scikit-learn's checks of sample weights, which a method that takes none (``Capabilities.sample_weight``
+#: false) refuses in one line naming the methods that do
+SAMPLE_WEIGHT_CHECKS = ("check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
+                        "check_sample_weights_list", "check_all_zero_sample_weights_error",
+                        "check_sample_weights_shape", "check_sample_weights_not_overwritten",
+                        "check_classifiers_one_label_sample_weights", "check_class_weight_classifiers")
+
+
+def expected_failed_checks(method: str) -> dict[str, str]:
+    """scikit-learn's estimator checks that a GPClassifier of the registered ``method`` fails by design,
+    with the reason (``check_estimator(est, expected_failed_checks=...)``): :data:`EXPECTED_FAILED_CHECKS`,
+    the sample-weight checks where the method takes no weights, and the method's own
+    (``SCIKIT_LEARN_EXPECTED_FAILURES``: the class frequencies ignore the features)."""
+    from ..methods import METHODS
+    cls = METHODS[method].cls
+    no_weights = {} if cls.CAPABILITIES.sample_weight else dict.fromkeys(
+        SAMPLE_WEIGHT_CHECKS, f"method={method!r} takes no sample weights: it refuses them in one line that names "
+                              "the methods that do")
+    return {**EXPECTED_FAILED_CHECKS, **no_weights, **cls.SCIKIT_LEARN_EXPECTED_FAILURES}
 
 
 class GPEstimatorBase(BaseEstimator):

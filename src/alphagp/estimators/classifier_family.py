@@ -4,12 +4,14 @@ stopping, a selection's held-out folds) and on the fitted estimator."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..conformal import conformity_scores
+from ..data.streaming import RowSubset
 from ..kernel_start import KernelStart
 from ..metrics import negative_log_likelihood
 from ..numerics import rows_per_block
@@ -88,6 +90,30 @@ def held_out_calibration(predictor: Predictor, validation, context: Context) -> 
     y_val = np.asarray(validation.y, dtype=np.int64)
     scores = conformity_scores(class_probabilities(predictor, validation.X, context.n_classes), y_val)
     return {"conformity_scores": scores, "conformity_classes": y_val}
+
+
+#: the training rows :func:`warn_if_no_better_than_the_frequencies` reads at most (evenly spaced)
+FREQUENCY_CHECK_ROWS = 2000
+
+
+def warn_if_no_better_than_the_frequencies(predictor: Predictor, X, y_idx: np.ndarray, weight: np.ndarray | None,
+                                           n_classes: int, method: str) -> None:
+    """A ``UserWarning`` where the fitted model's mean NLL on its training rows ``X`` ``[N, D]``
+    (class indices ``y_idx``, weights ``weight`` or ``None``; at most :data:`FREQUENCY_CHECK_ROWS` of
+    them, evenly spaced) is above that of the training class frequencies on the same rows: the fit
+    learnt nothing the frequencies do not say (issue 80: ``vi_softmax`` with ``learning_rate=2.3``
+    ended at uniform probabilities, its training accuracy below the majority class's, silently)."""
+    rows = np.unique(np.linspace(0, len(y_idx) - 1, min(len(y_idx), FREQUENCY_CHECK_ROWS)).astype(np.int64))
+    y_rows, w_rows = y_idx[rows], None if weight is None else weight[rows]
+    counts = np.bincount(y_idx, weights=weight, minlength=n_classes)
+    frequencies = np.broadcast_to(counts / counts.sum(), (len(rows), n_classes))
+    model_nll = negative_log_likelihood(class_probabilities(predictor, RowSubset(X, rows), n_classes), y_rows, w_rows)
+    floor = negative_log_likelihood(frequencies, y_rows, w_rows)
+    if model_nll > floor:
+        warnings.warn(f"method={method!r} ended with a training NLL of {model_nll:.5g}, above the {floor:.5g} of the "
+                      "training class frequencies: the fit learnt nothing they do not say; refit with a smaller "
+                      "learning_rate, more iterations or another method (method='auto' keeps the frequencies "
+                      "where nothing beats them)", UserWarning, stacklevel=3)
 
 
 #: GPClassifier's :class:`~.run.Family`: the model of its plan (:func:`.build.classifier_model`), the

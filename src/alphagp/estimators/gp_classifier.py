@@ -24,7 +24,13 @@ from ..threads import torch_threads
 from . import fitted, inputs, model_file, model_selection, streams
 from .base import GPEstimatorBase
 from .checks import check_fit_size, check_model_size, check_parameters
-from .classifier_family import CLASSIFIER, Context, class_probabilities, latent_moments
+from .classifier_family import (
+    CLASSIFIER,
+    Context,
+    class_probabilities,
+    latent_moments,
+    warn_if_no_better_than_the_frequencies,
+)
 from .fit_plan import plan_fit
 from .inputs import check_rows_match
 from .run import FitResult, run
@@ -154,8 +160,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         SVGP): K_uu, its factor and K_uf are computed once per step instead of C times, so a
         step with many features (MNIST) is several times cheaper; q stays one Gaussian per class.
         ``inducing_points`` of shape ``[C, M, D]`` keep one set per class with the shared kernel.
+        The exact methods (``exact_ep``, ``exact_pep``, and ``dirichlet`` below its sparse rows)
+        have no inducing inputs: every class conditions on the training rows, and ``False`` is a
+        kernel of its own for each class over them.
         ``"auto"``: the method's choice (its ``AUTO_SETTINGS``): shared for ``dirichlet`` (one factor
-        serves every class), one per class for the other methods.
+        serves every class), ``exact_ep`` and ``exact_pep`` (their kernel start searches one kernel),
+        one per class for the other methods.
     inducing_init : {"random", "kmeans", "kmeans++"}
         Initial inducing inputs: random training points (the papers), the centres of k-means
         (scikit-learn's ``MiniBatchKMeans`` on at most 20,000 random rows; GPflow's recipe), or
@@ -277,8 +287,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     alpha_ : float, the alpha used (``alpha="auto"``: the one chosen by cross-validation).
     history_ : list of per-epoch dicts (objective, train_seconds, validation score, ...).
     cv_results_ : dict (``method="auto"`` only), scikit-learn's shape: one entry per candidate in
-        each of ``candidate``, ``params``, ``mean_test_nll``, ``std_test_nll``, ``split<k>_test_nll``,
-        ``mean_fit_time`` (seconds) and ``rank_test_nll`` (1: chosen).
+        each of ``candidate``, ``params``, ``mean_test_nll`` and ``std_test_nll`` (over the splits
+        the candidate was scored on: a candidate raced out or out of budget has the mean of its
+        first splits), ``n_test_splits`` (those splits' count), ``split<k>_test_nll`` (``NaN`` where
+        a candidate was not scored), ``mean_fit_time`` (seconds), ``rank_test_nll`` (1: chosen) and
+        ``failure`` (why a candidate failed, or ``None``).
     candidate_ : str, the name of the chosen candidate (``method="auto"`` only); ``method_`` is its
         method.
     selection_scheme_ : str, ``"cv"`` (k-fold), ``"split"`` (one held-out split) or ``"none"`` (a
@@ -438,7 +451,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             result, selection = model_selection.fit_selected(self, X, y, y_idx, classes, callbacks, weight)
             fitted.record_fit(self, result, selection)
             return self
-        fitted.record_fit(self, self._fit_result(self.get_params(), X, y_idx, classes, weight, callbacks))
+        result = self._fit_result(self.get_params(), X, y_idx, classes, weight, callbacks)
+        fitted.record_fit(self, result)
+        warn_if_no_better_than_the_frequencies(result.predictor(self.n_jobs), X, y_idx, weight, len(classes),
+                                               self.method)
         return self
 
     def _fit_result(self, params: dict, X, y_idx, classes, weight=None, callbacks=None,

@@ -480,8 +480,9 @@ def select(selector: Selector, X, y, y_idx, *, portfolio=None, keep_split_fit: b
 
 
 #: what a candidate's fit may raise on some rows and not on others (a failed factorisation, a
-#: non-finite objective, a refusal of the rows it was given): the selection records it and goes on
-_NUMERICAL_FAILURES = (ArithmeticError, CholeskyError, torch.linalg.LinAlgError, ValueError)
+#: non-finite objective, a refusal of the rows it was given, an error of PyTorch or of memory): the selection
+#: records it and goes on
+_NUMERICAL_FAILURES = (ArithmeticError, CholeskyError, torch.linalg.LinAlgError, ValueError, RuntimeError, MemoryError)
 #: racing needs held-out folds of at least this many rows: on smaller ones a fold's NLL is too noisy
 #: to drop a candidate on (issue 79: an 84-row table, folds of 19 rows, dropped every model)
 RACE_ROWS = 200
@@ -668,8 +669,8 @@ def _feasible(params: dict, y_idx: np.ndarray, fraction: float) -> dict:
 def _results(candidates, params, scores, seconds, failures=None) -> dict:
     """scikit-learn's ``cv_results_`` shape: one entry per candidate in every list, the NLL of
     each split the most scored candidate reached (``NaN`` where racing dropped the candidate or the
-    budget ran out before it), their mean and spread (``NaN`` for a candidate not scored on every
-    split), why a candidate failed (``failure``: ``None`` where it did not), the mean seconds of a fit
+    budget ran out before it), their mean and spread over the splits the candidate was scored on
+    (``n_test_splits``; ``NaN`` for a candidate scored on none), why a candidate failed (``failure``: ``None`` where it did not), the mean seconds of a fit
     and the rank (1 = chosen: the lowest mean; candidates scored on some splits rank after those
     scored on all, by their partial mean, and unscored candidates last; the first candidate wins
     when none was scored). :func:`select` adds ``loo_choices``: the points of a candidate's
@@ -679,16 +680,17 @@ def _results(candidates, params, scores, seconds, failures=None) -> dict:
     for i, s in enumerate(scores):
         table[i, :len(s)] = s
     scored = np.array([len(s) == width and width > 0 for s in scores])
-    mean = np.array([np.mean(s) if ok else np.nan for s, ok in zip(scores, scored)])
+    mean = np.array([np.mean(s) if s else np.nan for s in scores])
     # every fold scored first (by mean), then candidates raced out or out of budget (by their partial
     # mean), then candidates without a score
-    key = [(0, m) if ok else (1, float(np.mean(s))) if s else (2, 0.0) for s, ok, m in zip(scores, scored, mean)]
+    key = [(0, m) if ok else (1, m) if s else (2, 0.0) for s, ok, m in zip(scores, scored, mean)]
     order = sorted(range(len(candidates)), key=lambda i: key[i])
     rank = np.empty(len(candidates), dtype=int)
     rank[order] = np.arange(1, len(candidates) + 1)
     results = {"candidate": [c.name for c in candidates], "params": [dict(p) for p in params],
                "mean_test_nll": mean.tolist(),
-               "std_test_nll": [float(np.std(s)) if ok else float("nan") for s, ok in zip(scores, scored)],
+               "std_test_nll": [float(np.std(s)) if s else float("nan") for s in scores],
+               "n_test_splits": [len(s) for s in scores],
                "mean_fit_time": [float(np.mean(s)) if s else float("nan") for s in seconds],
                "rank_test_nll": rank.tolist(),
                "failure": list(failures) if failures is not None else [None] * len(candidates)}

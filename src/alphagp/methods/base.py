@@ -199,6 +199,9 @@ class SparseGPMethod(WeightedRows, nn.Module):
     #: ``inducing_init``, ``shared_hyperparameters``, ``n_inducing``); the planner's rule applies
     #: to the settings not named (:func:`~alphagp.estimators.fit_plan.plan_fit`)
     AUTO_SETTINGS: ClassVar[dict] = {}
+    #: scikit-learn's estimator checks a GPClassifier of the method fails by design, with the reason
+    #: (:func:`~alphagp.estimators.base.expected_failed_checks` adds those of the capabilities)
+    SCIKIT_LEARN_EXPECTED_FAILURES: ClassVar[dict[str, str]] = {}
 
     #: [C, M, M] matrices over the inducing points a fit holds at its peak (q(u)'s factors, the sparse
     #: posterior's sums, factors and solves; issue 67: the closed form with M = 8,000 over MNIST's 10
@@ -212,6 +215,12 @@ class SparseGPMethod(WeightedRows, nn.Module):
         floats of ``itemsize`` bytes holds at its peak (the memory check's count; a method with
         another layout says its own)."""
         return n_classes * n_inducing * n_inducing * itemsize * cls.SQUARE_COPIES
+
+    def holds_a_fit(self) -> bool:
+        """Whether the model as built already predicts as a fit (its kernel start's search left
+        its state): the trainer then takes no step where the budget left cannot hold one. None of
+        the methods but exact EP's."""
+        return False
 
     def state_problems(self) -> list[str]:
         """What in the method's state (as a model file gave it) no fit could have left, said in

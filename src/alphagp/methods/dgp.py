@@ -211,6 +211,11 @@ class DeepGP(WeightedRows, nn.Module):
     #: buffers each process counts on its own rows; a data-parallel fit sums them at its end
     PROCESS_COUNTERS: tuple[str, ...] = ("n_clamped_variances",)
 
+    def holds_a_fit(self) -> bool:
+        """A deep GP is fitted by its steps alone (the trainer's question of
+        :meth:`~alphagp.methods.base.SparseGPMethod.holds_a_fit`)."""
+        return False
+
     def __init__(self, layers: list[DGPLayer], likelihood: str, n_data: int, alpha: float = 0.5,
                  n_samples: int = 20, n_predict_samples: int = 100, seed: int = 0):
         super().__init__()      # alpha in (0, 1]: the deep estimators' constraint checks it (and their files')

@@ -156,6 +156,30 @@ class ExactEP(SparseGPMethod):
         self.register_buffer("ep_sweeps", torch.zeros((), dtype=torch.long))
         self._cache: tuple | None = None
 
+    def holds_a_fit(self) -> bool:
+        """Whether its sites are set: the kernel start's search leaves its optimum's sites, labels
+        and row weights, from which the model predicts as after a step."""
+        return bool(torch.any(self.site_tau != 0))
+
+    def state_problems(self) -> list[str]:
+        """Labels that are class indices, row weights that are finite and non-negative (not all
+        zero), site precisions that are non-negative and a sweep count that is not negative: the
+        state every fit leaves (an edited file's other values would fail in PyTorch at the first
+        prediction, or predict from sites no fit gave)."""
+        problems = []
+        labels, C = self.labels, self.n_classes
+        if bool(torch.any((labels < 0) | (labels >= C))):
+            problems.append(f"labels from {int(labels.min())} to {int(labels.max())}, not class indices 0 to {C - 1}")
+        w = self.row_weight
+        if not bool(torch.all(torch.isfinite(w) & (w >= 0))) or not bool(torch.any(w > 0)):
+            problems.append(f"row weights from {float(w.min()):g} to {float(w.max()):g}, not finite, non-negative "
+                            "and some positive")
+        if bool(torch.any(self.site_tau < 0)):
+            problems.append(f"site precisions down to {float(self.site_tau.min()):g}; EP keeps them non-negative")
+        if int(self.ep_sweeps) < 0:
+            problems.append(f"a sweep count of {int(self.ep_sweeps)}")
+        return problems
+
     # ------------------------------------------------------------------ the model's pieces
     def _layout(self, y: torch.Tensor):
         return pair_layout(y, self.n_classes, self.inducing_points.dtype)

@@ -91,12 +91,15 @@ class Trainer:
         restored (kept in memory and in the checkpoint), whatever stopped it.
     max_time
         seconds of training (``train_seconds``) this call of ``fit`` may spend; it
-        stops after the step that reaches it, so within one step of the budget. The epoch
-        it cuts short counts, with the mean objective of its processed rows. A resumed fit
-        gets its own budget.
+        stops after the step that reaches it, or whose successor would pass it if it took as
+        long (L-BFGS's line search: the same of its evaluations), so a fit ends within a step of
+        the budget, and most end before it. The epoch it cuts short counts, with the mean
+        objective of its processed rows. A resumed fit gets its own budget.
     spent
         seconds of ``max_time`` the fit spent before the training (its build: the kernel start),
-        counted as spent by this call.
+        counted as spent by this call. A method that holds a fit as built
+        (``holds_a_fit()``: its kernel start's search left its state) takes no step where less
+        than ``spent`` is left, a step costing about what the search's did.
     clock
         the time source of ``train_seconds`` and ``max_time`` (tests pass a fake one).
     n_points
@@ -180,6 +183,8 @@ class Trainer:
         self._time_at_start = 0.0
         self.spent = float(spent)
         self._epoch_start: float | None = None
+        #: seconds of the last step, and of the last evaluation inside one (L-BFGS's line search)
+        self._step_seconds = self._evaluation_seconds = 0.0
 
     # ------------------------------------------------------------------ checkpoints
     def _save(self) -> None:
@@ -267,6 +272,8 @@ class Trainer:
         steps = 1 if self._full_batch(n) else math.ceil(n / self.batch_size)
         bar = progress(self.max_iter * steps, self.state.epoch * steps, self.verbose)
         first_epoch = self.state.epoch
+        if self._fitted_by_build():
+            self.state.stop, self.state.stopped_by = True, "max_time"
         try:
             while self.state.epoch < self.max_iter and not self.state.stop:
                 self._epoch(X, y_t, n, bar)
@@ -281,6 +288,12 @@ class Trainer:
             if self._full_batch(n):         # a mini-batch epoch's objective is of a moving state: no bar
                 self._warn_if_collapsed()
         return self.state
+
+    def _fitted_by_build(self) -> bool:
+        """Whether this fit takes no step: a fresh fit with ``max_time`` of which less than the build
+        spent is left, of a method that holds a fit as built (``holds_a_fit``)."""
+        return (self.max_time is not None and self.state.epoch == 0 and not self.reducer.active
+                and self.max_time - self.spent < self.spent and self.method.holds_a_fit())
 
     def partial_fit(self, X, y, n_rows: int) -> TrainingState:
         """One optimiser step per ``batch_size`` rows of ``X`` ``[B, D]``, ``y`` ``[B]``, in their
@@ -359,10 +372,12 @@ class Trainer:
             rows += len(idx)
             idx = local_share(idx, self.reducer)
             idx_d = idx.to(self._device)
+            before = self._seconds_spent(start)
             total += self._step(self._rows(X, idx), self._targets(y_t[idx_d]), idx_d, n) * self.reducer.global_batch / n
             bar.update(1)
             seconds = self._seconds_spent(start)
-            if self.max_time is not None and seconds >= self.max_time:
+            self._step_seconds = seconds - before
+            if self.max_time is not None and seconds + self._step_seconds > self.max_time:
                 self.state.stop, self.state.stopped_by = True, "max_time"
                 break
             if self.optimizer is not None and self.learning_rate_decay == "cosine":
@@ -403,7 +418,9 @@ class Trainer:
         last: dict = {}
 
         def closure():
+            began = self.clock()
             last["objective"] = self._evaluate(X, y, idx, n, backward=True)
+            self._evaluation_seconds = self.clock() - began
             return -last["objective"] / (self.n_points or n)
 
         with self._bounded_steps():
@@ -447,10 +464,11 @@ class Trainer:
         return objective
 
     def _out_of_time(self) -> bool:
-        """Inside an optimiser's step (L-BFGS's line search): whether ``max_time`` has passed, on this
-        process's clock (a data-parallel fit reads it between steps only, where every process agrees)."""
+        """Inside an optimiser's step (L-BFGS's line search): whether ``max_time`` has passed or would
+        pass in another evaluation as long as the last, on this process's clock (a data-parallel fit
+        reads it between steps only, where every process agrees)."""
         return (self.max_time is not None and not self.reducer.active and self._epoch_start is not None
-                and self._seconds_spent(self._epoch_start) >= self.max_time)
+                and self._seconds_spent(self._epoch_start) + self._evaluation_seconds >= self.max_time)
 
     def _time_left(self) -> float | None:
         """The seconds of ``max_time`` left in this step (``None``: no budget, or a data-parallel fit,

@@ -10,17 +10,78 @@ runs let it grow without bound (1.02^1000 ~ 4e8): a parameter whose gradient kee
 then jumps by orders of magnitude in one step (measured: batch EP on Satellite, past 1,200
 iterations, drove a lengthscale's softplus argument to -800, the lengthscale to 0 and K_uu to
 NaN). So the rate is capped at ``max_growth`` times the initial one, which the papers' 250
-iterations never reach.
+iterations never reach. And one step moves an element by at most ``max_step``: under extreme row
+weights (scikit-learn's class-weight check gives one class 1,000 and the others 0.0001) one
+gradient entry was large enough that a single step took a lengthscale's softplus argument from 1.3
+to -34, and the next kernel matrix was NaN.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+from collections import defaultdict
 
 import torch
 
 
-class SignAdaptiveSGD(torch.optim.Optimizer):
+class PlainOptimizer:
+    """What the trainer uses of ``torch.optim.Optimizer`` (``param_groups``, ``state``,
+    ``zero_grad``, ``state_dict`` and ``load_state_dict``, in its format, so checkpoints written
+    through it load), for this module's optimisers: PyTorch's base class imports ``torch._dynamo``
+    at its first use in a process, 1.6 s on one thread of this project's machine, which a fit of
+    ``max_time=1`` in a fresh process would spend before its first step. One parameter group."""
+
+    def __init__(self, params, defaults: dict):
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        self.defaults = defaults
+        self.state: defaultdict[torch.Tensor, dict] = defaultdict(dict)
+        self.param_groups = [{**defaults, "params": params}]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.param_groups[0]["params"]:
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.detach_().zero_()
+
+    def state_dict(self) -> dict:
+        """``{"state": {index: the parameter's state}, "param_groups": [settings with "params":
+        indices]}``, indices in the order of the parameters (torch.optim's layout)."""
+        params = self.param_groups[0]["params"]
+        index = {id(p): i for i, p in enumerate(params)}
+        group = {key: value for key, value in self.param_groups[0].items() if key != "params"}
+        return {"state": {index[id(p)]: value for p, value in self.state.items()},
+                "param_groups": [{**group, "params": list(range(len(params)))}]}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """The state of :meth:`state_dict` (copied); tensors move to their parameter's device, and
+        floating ones to a floating parameter's dtype, as torch.optim's do."""
+        state_dict = copy.deepcopy(state_dict)
+        params = self.param_groups[0]["params"]
+        saved = state_dict["param_groups"]
+        if len(saved) != 1 or len(saved[0]["params"]) != len(params):
+            raise ValueError("the optimizer's saved state holds another number of parameters")
+
+        def cast(param: torch.Tensor, value):
+            if isinstance(value, torch.Tensor):
+                return value.to(dtype=param.dtype, device=param.device) if param.is_floating_point() \
+                    else value.to(device=param.device)
+            if isinstance(value, dict):
+                return {key: cast(param, item) for key, item in value.items()}
+            return value
+
+        self.state = defaultdict(dict)
+        for i, value in state_dict["state"].items():
+            param = params[saved[0]["params"].index(int(i))]
+            self.state[param] = cast(param, value)
+        self.param_groups[0].update({key: value for key, value in saved[0].items() if key != "params"})
+
+
+class SignAdaptiveSGD(PlainOptimizer):
     """Gradient descent with per-element learning rates adapted from the gradient's sign.
 
     Parameters
@@ -35,15 +96,21 @@ class SignAdaptiveSGD(torch.optim.Optimizer):
         factor applied when the sign flips (0.5 in the papers).
     max_growth
         the rate never exceeds ``max_growth * lr`` (default 150 > 1.02^250).
+    max_step
+        no element moves by more than this in one step (default 1: a factor of e in a
+        log-stored positive parameter).
     """
 
     def __init__(self, params, lr: float = 1e-2, increase: float = 1.02, decrease: float = 0.5,
-                 max_growth: float = 150.0):
+                 max_growth: float = 150.0, max_step: float = 1.0):
         if lr <= 0:
             raise ValueError(f"lr must be positive, got {lr}")
         if max_growth < 1:
             raise ValueError(f"max_growth must be at least 1, got {max_growth}")
-        super().__init__(params, dict(lr=lr, increase=increase, decrease=decrease, max_growth=max_growth))
+        if not max_step > 0:
+            raise ValueError(f"max_step must be positive, got {max_step}")
+        super().__init__(params, dict(lr=lr, increase=increase, decrease=decrease, max_growth=max_growth,
+                                      max_step=max_step))
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -63,11 +130,12 @@ class SignAdaptiveSGD(torch.optim.Optimizer):
                     state["rate"].mul_(factor)  # in the rate's precision (float32 1.02 drifted by 2e-8 a step)
                     state["rate"].clamp_(max=group["lr"] * group.get("max_growth", 150.0))  # older checkpoints
                     state["sign"] = sign
-                p.sub_(state["rate"] * p.grad)
+                bound = group.get("max_step", 1.0)                    # older checkpoints
+                p.sub_((state["rate"] * p.grad).clamp_(-bound, bound))
         return loss
 
 
-class LBFGS(torch.optim.Optimizer):
+class LBFGS(PlainOptimizer):
     """Limited-memory BFGS with a backtracking line search, one iteration per :meth:`step`: the
     optimiser of type-II maximum likelihood on a closed-form marginal likelihood (the Dirichlet GP;
     scipy's L-BFGS-B in the kernel start), minimising the loss its closure returns.
@@ -94,8 +162,6 @@ class LBFGS(torch.optim.Optimizer):
             raise ValueError(f"lr must be positive, got {lr}")
         super().__init__(params, dict(lr=lr, history_size=history_size, ftol=ftol, gtol=gtol, c1=c1,
                                       max_halvings=max_halvings))
-        if len(self.param_groups) != 1:
-            raise ValueError("LBFGS takes one parameter group")
 
     @property
     def _params(self) -> list[torch.Tensor]:
@@ -219,7 +285,7 @@ class LBFGS(torch.optim.Optimizer):
         return q
 
 
-def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
+def make_optimizer(name: str, params, lr: float):
     """``"adam"`` (mini-batches, the papers' choice; batch training of methods that fit q by
     gradients), ``"sign-adaptive"`` (batch training of the EP methods) or ``"lbfgs"`` (closed-form
     objectives, :class:`LBFGS`). Adam runs fused (one
