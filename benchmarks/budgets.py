@@ -23,6 +23,8 @@ CONFIGS = {"GPClassifier()": {}, "exact_ep": {"method": "exact_ep"}, "exact_pep"
            "dirichlet": {"method": "dirichlet"},
            "dirichlet, kernel_init='fixed'": {"method": "dirichlet", "kernel_init": "fixed"},
            "dirichlet, kernel_init='regression'": {"method": "dirichlet", "kernel_init": "regression"},
+           "dirichlet, kernel_init='dirichlet_linear'": {"method": "dirichlet", "kernel_init": "dirichlet_linear"},
+           "dirichlet, kernel_init='exact_ep'": {"method": "dirichlet", "kernel_init": "exact_ep"},
            "pep, alpha='auto'": {"method": "pep", "alpha": "auto"}}
 
 CHILD = """

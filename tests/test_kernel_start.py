@@ -125,9 +125,9 @@ def test_every_registered_start_fits_and_gives_the_classifier_its_kernel(name):
     assert spec.summary in describe_start(start)
     command = ["fit", "--data", "d.csv", "--model", "m.agp", "--kernel-init", name]
     assert build_parser(command).parse_args(command).kernel_init == name
-    method = "dirichlet" if name == "dirichlet" else "exact_ep" if name == "exact_ep" else "sep"
-    fitted = GPClassifier(method=method, kernel_init=name, max_iter=3, random_state=0).fit(X, y)
-    assert fitted.kernel_start_.surrogate == name
+    for method in ("dirichlet", "exact_ep", "sep"):     # issue 80: the exact-EP start gave a Dirichlet GP its sites
+        fitted = GPClassifier(method=method, kernel_init=name, max_iter=3, random_state=0).fit(X, y)
+        assert fitted.kernel_start_.surrogate == name and np.all(np.isfinite(fitted.predict_proba(X)))
 
 
 def test_the_linear_dirichlet_surrogate_is_the_closed_form_with_the_kernels_linear_term_and_its_gradient():

@@ -267,3 +267,41 @@ def test_auto_progress_shows_only_once_a_fit_has_run_its_delay(thyroid, capsys, 
     assert "method='auto': candidate fits: step" in err and "training: step" in err
     GPClassifier(**params, verbose=False).fit(X, y)
     assert capsys.readouterr().err.count("step") == 0
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_adam_steps_as_torch_optims_adam_and_takes_its_state(fused):
+    """The trainer's Adam (PyTorch's update through its functional form, without torch.optim's
+    first-use import) moves parameters as ``torch.optim.Adam`` does, bit for bit, and a state saved
+    by either continues in the other identically (checkpoints written before issue 80 resume)."""
+    from alphagp.training.optim import Adam
+    torch.manual_seed(0)
+    start = [torch.randn(3, 4, dtype=torch.float64), torch.randn(5, dtype=torch.float64)]
+    grads = [[torch.randn_like(p) for p in start] for _ in range(6)]
+
+    def run(make, steps, state=None):
+        params = [torch.nn.Parameter(p.clone()) for p in start]
+        opt = make(params)
+        if state is not None:
+            opt.load_state_dict(state)
+        for g in steps:
+            for p, gp in zip(params, g):
+                p.grad = gp.clone()
+            opt.step()
+        return params, opt.state_dict()
+
+    ours, reference = (lambda ps: Adam(ps, lr=0.05, fused=fused)), (lambda ps: torch.optim.Adam(ps, lr=0.05, fused=fused))
+    mine, _ = run(ours, grads)
+    theirs, theirs_half = run(reference, grads), run(reference, grads[:3])[1]
+    for a, b in zip(mine, theirs[0]):
+        assert torch.equal(a, b)
+    # resumed from the other's state after 3 steps: their parameters after 3, then 3 more here
+    params = [torch.nn.Parameter(p.clone()) for p in run(reference, grads[:3])[0]]
+    opt = Adam(params, lr=0.05, fused=fused)
+    opt.load_state_dict(theirs_half)
+    for g in grads[3:]:
+        for p, gp in zip(params, g):
+            p.grad = gp.clone()
+        opt.step()
+    for a, b in zip(params, theirs[0]):
+        assert torch.equal(a, b)

@@ -102,7 +102,8 @@ def build_model(plan: FitPlan, X, Xs, n_classes: int, rng: np.random.Generator, 
     if not plan.standardize and plan.kernel is None:
         _warn_if_far_from_kernel_scale(X, model.kernel)
     model.kernel.requires_grad_(plan.optimize_hyperparameters)
-    if start is not None and start.method_state and plan.exact:     # the search's state on these rows
+    own_start = start is not None and type(model).AUTO_SETTINGS.get("kernel_init") == start.surrogate
+    if own_start and start.method_state and plan.exact:     # the search's state on these rows (its own model's)
         model.load_state_dict({k: v.to(dtype=getattr(model, k).dtype) for k, v in start.method_state.items()},
                               strict=False)
     for parameter in likelihood_parameters(model):

@@ -93,7 +93,7 @@ def held_out_calibration(predictor: Predictor, validation, context: Context) -> 
 
 
 #: the training rows :func:`warn_if_no_better_than_the_frequencies` reads at most (evenly spaced)
-FREQUENCY_CHECK_ROWS = 2000
+FREQUENCY_CHECK_ROWS = 256
 
 
 def warn_if_no_better_than_the_frequencies(predictor: Predictor, X, y_idx: np.ndarray, weight: np.ndarray | None,

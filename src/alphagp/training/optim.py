@@ -66,13 +66,18 @@ class PlainOptimizer:
         if len(saved) != 1 or len(saved[0]["params"]) != len(params):
             raise ValueError("the optimizer's saved state holds another number of parameters")
 
-        def cast(param: torch.Tensor, value):
-            if isinstance(value, torch.Tensor):
-                return value.to(dtype=param.dtype, device=param.device) if param.is_floating_point() \
-                    else value.to(device=param.device)
+        group = saved[0]
+
+        def cast(param: torch.Tensor, value, key=None):
             if isinstance(value, dict):
-                return {key: cast(param, item) for key, item in value.items()}
-            return value
+                return {k: cast(param, item, k) for k, item in value.items()}
+            if not isinstance(value, torch.Tensor):
+                return value
+            if key == "step":                 # Adam's step count: its own dtype (torch.optim's rule)
+                fused = group.get("fused") or group.get("capturable")
+                return value.to(dtype=torch.float32, device=param.device) if fused else value
+            return value.to(dtype=param.dtype, device=param.device) if param.is_floating_point() \
+                else value.to(device=param.device)
 
         self.state = defaultdict(dict)
         for i, value in state_dict["state"].items():
@@ -285,6 +290,52 @@ class LBFGS(PlainOptimizer):
         return q
 
 
+class Adam(PlainOptimizer):
+    """Adam (Kingma & Ba 2015) through ``torch.optim.adam.adam``, PyTorch's own update (fused: one
+    pass over each parameter per step instead of seven; on MNIST's inducing inputs, 10 x 200 x 784,
+    2.5 ms instead of 11 ms a step), with ``torch.optim.Adam``'s state and settings, so its
+    checkpoints load either way, without that class's first-use import (:class:`PlainOptimizer`).
+    ``fused`` where every parameter's device has the fused kernel (CPU and CUDA)."""
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 fused: bool = True):
+        if not lr > 0:
+            raise ValueError(f"lr must be positive, got {lr}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=0.0, amsgrad=False,
+                                      maximize=False, foreach=None, capturable=False, differentiable=False,
+                                      fused=fused, decoupled_weight_decay=False))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        from torch.optim.adam import adam
+        loss = None if closure is None else closure()
+        group = self.param_groups[0]
+        fused = bool(group["fused"])
+        params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                state["step"] = (torch.zeros((), dtype=torch.float32, device=p.device) if fused else
+                                 torch.tensor(0.0, dtype=torch.float64 if torch.get_default_dtype() == torch.float64
+                                              else torch.float32))
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            params.append(p)
+            grads.append(p.grad)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            steps.append(state["step"])
+        if params:
+            beta1, beta2 = group["betas"]
+            adam(params, grads, exp_avgs, exp_avg_sqs, [], steps, foreach=False if not fused else None,
+                 capturable=False, differentiable=False, fused=fused, grad_scale=None, found_inf=None,
+                 has_complex=False, amsgrad=False, beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=0.0,
+                 eps=group["eps"], maximize=False)
+        return loss
+
+
 def make_optimizer(name: str, params, lr: float):
     """``"adam"`` (mini-batches, the papers' choice; batch training of methods that fit q by
     gradients), ``"sign-adaptive"`` (batch training of the EP methods) or ``"lbfgs"`` (closed-form
@@ -293,8 +344,7 @@ def make_optimizer(name: str, params, lr: float):
     2.5 ms instead of 11 ms per step) on the devices that have the fused kernel."""
     if name == "adam":
         params = list(params)
-        fused = all(p.device.type in ("cpu", "cuda") for p in params)
-        return torch.optim.Adam(params, lr=lr, fused=fused)
+        return Adam(params, lr=lr, fused=all(p.device.type in ("cpu", "cuda") for p in params))
     if name == "sign-adaptive":
         return SignAdaptiveSGD(params, lr=lr)
     if name == "lbfgs":
