@@ -2,8 +2,9 @@
 without row weights (some of them 0), in float64 and float32, every prediction asked of every
 fitted model, and every model written to a file, read back in this process and again in a fresh one.
 
-Each problem draws N (20-120 rows), D (1-5 columns on scales from 1e-3 to 1e4, now and then a
-constant column or duplicated rows), C (2-5 classes; grades for the ordinal methods), the method
+Each problem draws N (20-200 rows), D (1-5 columns on scales from 1e-3 to 1e4, now and then a
+constant column or duplicated rows), C (2-8 classes, at most N / 4; grades for the ordinal methods;
+issue 80's audit found exact EP's fits of 179 rows and 8 classes taking minutes), the method
 (every registered one and ``"auto"``), the dtype, the weights (none, uniform, integer counts, or
 uniform with rows of weight 0; for a method without weights, a tenth of its problems test the
 refusal), the route (``fit``, or a stream of two or three ``partial_fit``
@@ -15,17 +16,20 @@ and both must predict the same probabilities.
 
 Every outcome is counted, one row per problem: ``ok``; ``refused`` (a one-line ``ValueError`` that
 says what to do, or a float32 factorisation that says float32 is the likely cause); ``unexplained``
-(any other exception, or a message of more than one line); ``nan`` (a non-finite output);
+(any other exception, or a message of more than one line); ``timeout`` (the problem, fit and
+predictions, ran past ``--limit`` seconds; its seconds are every row's ``seconds``); ``nan`` (a non-finite output);
 ``unreadable`` (a written file that its own class refuses to load) and ``wrong`` (a file that loads
 and predicts otherwise, here or in the fresh process).
 
-    python benchmarks/fuzz.py --threads 1 --problems 1000 --output fuzz.jsonl
+    python benchmarks/fuzz.py --threads 1 --problems 1000 --limit 120 --output fuzz_80.jsonl
     python benchmarks/report.py fuzz
 """
 
 from __future__ import annotations
 
+import signal
 import tempfile
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -49,8 +53,8 @@ ORDINAL = set(ordinal_methods())
 def problem(rng: np.random.Generator) -> dict:
     """One drawn problem (module docstring)."""
     method = "auto" if rng.random() < 0.05 else str(rng.choice(sorted(METHODS)))
-    n, d = int(rng.integers(20, 121)), int(rng.integers(1, 6))
-    C = int(rng.integers(2, min(5, n // 4) + 1))
+    n, d = int(rng.integers(20, 201)), int(rng.integers(1, 6))
+    C = int(rng.integers(2, min(8, n // 4) + 1))
     X = rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-3, 4, d)
     if rng.random() < 0.15:
         X[:, rng.integers(d)] = 3.0                                 # a constant column
@@ -113,6 +117,14 @@ def outputs(est, X, y) -> dict:
     return out
 
 
+class Timeout(Exception):
+    """Raised by the alarm of ``--limit`` inside a problem that ran past it."""
+
+
+def _alarm(_signum, _frame):
+    raise Timeout
+
+
 def explained(err: Exception, dtype: str) -> bool:
     """A refusal the user can act on: one line, a ``ValueError`` (files' ``ModelFileError`` too), or a
     float32 failure that names float32 as its likely cause."""
@@ -126,7 +138,9 @@ def main() -> None:
     parser = benchmark_parser(__doc__, output="fuzz.jsonl")
     parser.add_argument("--problems", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=120, help="seconds a problem may take (default 120)")
     args = parse_benchmark_args(parser)
+    signal.signal(signal.SIGALRM, _alarm)
     rng = np.random.default_rng(args.seed)
     folder = Path(tempfile.mkdtemp(prefix="alphagp_fuzz_"))
     rows, saved = [], []
@@ -137,6 +151,8 @@ def main() -> None:
                "estimator": "GPOrdinalClassifier" if p["ordinal_estimator"] else "GPClassifier",
                "outcome": "ok", "message": None}
         warned: list = []
+        began = time.perf_counter()
+        signal.alarm(args.limit)
         try:
             est = fit(p, warned)
             row["fitted_method"] = est.method_
@@ -155,11 +171,16 @@ def main() -> None:
                 np.save(folder / f"x{i}.npy", p["X"])
                 np.save(folder / f"p{i}.npy", out["proba"])
                 saved.append((str(model), str(folder / f"x{i}.npy"), str(folder / f"p{i}.npy")))
+        except Timeout:
+            row["outcome"], row["message"] = "timeout", f"past --limit {args.limit} s"
         except Exception as err:  # noqa: BLE001 - every exception is counted, none hidden
             row["outcome"] = "refused" if explained(err, p["dtype"]) else "unexplained"
             row["message"] = "".join(traceback.format_exception_only(err))[:300]
             if row["outcome"] == "unexplained":
                 row["traceback"] = "".join(traceback.format_exception(err))[-1500:]
+        finally:
+            signal.alarm(0)
+        row["seconds"] = time.perf_counter() - began
         row["warnings"] = sorted({w[:80] for w in warned})
         rows.append(row)
         if (i + 1) % 50 == 0:

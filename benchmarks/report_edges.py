@@ -300,14 +300,18 @@ def fuzz_report(results: str = "fuzz") -> None:
         print("\n| refusal (its first words) | problems |\n|---|---|")
         for message, count in refusals.most_common():
             print(f"| {message} | {count} |")
+    timed = [r["seconds"] for r in rows if "seconds" in r]
+    if timed:
+        print(f"seconds a problem: median {np.median(timed):.1f}, the largest {max(timed):.1f}")
     for r in rows:
-        if r["outcome"] in ("unexplained", "unreadable", "wrong", "nan"):
+        if r["outcome"] in ("unexplained", "unreadable", "wrong", "nan", "timeout"):
             print(f"\n{r['outcome']}: problem {r['problem']}, {r['method']} {r['dtype']} {r['route']} weights "
                   f"{r['weights']}: {(r['message'] or '').strip()[:200]}")
     fresh = Counter(r["fresh_process"] for r in rows if r["fresh_process"] is not None)
     print("\nfiles written " + str(sum(fresh.values())) + "; read back in a fresh process: "
           + ", ".join(f"{k} {v}" for k, v in sorted(fresh.items())))
-    print(f"unexplained exceptions {outcomes.get('unexplained', 0)}, files that cannot be read back "
+    print(f"unexplained exceptions {outcomes.get('unexplained', 0)}, timeouts {outcomes.get('timeout', 0)}, "
+          f"files that cannot be read back "
           f"{outcomes.get('unreadable', 0)}, read back otherwise {outcomes.get('wrong', 0) + fresh.get('wrong', 0)}, "
           f"NaN {outcomes.get('nan', 0)}")
 
@@ -328,7 +332,7 @@ def budgets_report(results: str = "budgets") -> None:
     budgets = sorted({r["max_time"] for r in rows})
     configs = list(dict.fromkeys(r["config"] for r in rows))
     by = {(r["config"], r["max_time"]): r for r in rows}
-    print(f"{provenance(rows)}; 500 rows, 20 features, 5 classes\n")
+    print(f"{provenance(rows)}; 500 rows, 20 features, 5 classes (where the configuration does not say)\n")
     print("| configuration | " + " | ".join(f"max_time={b:g}" for b in budgets) + " |")
     print("|---|" + "---|" * len(budgets))
     for c in configs:

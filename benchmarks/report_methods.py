@@ -3,6 +3,7 @@ EP learning inducing inputs on MNIST, a refactor's guard, which method when."""
 
 from __future__ import annotations
 
+import subprocess
 from collections import defaultdict
 
 import numpy as np
@@ -104,13 +105,19 @@ def guard_table(*results: str) -> None:
 
 
 #: the reports by name (merged into ``report.REPORTS``)
+def _commit_time(commit: str) -> int:
+    """The commit time of ``commit`` (seconds; rows of commits this clone lacks sort last)."""
+    done = subprocess.run(["git", "log", "-1", "--format=%ct", commit], capture_output=True, text=True, check=False)
+    return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else 2**62
+
+
 def code_walk_table(results: str = "code_walk") -> None:
     """The fit's path through the estimators (``code_walk.py``): per commit and method, the calls
     from the estimators into other files of the package (stops), the files entered, and the stops
     between the estimators' own files; then each method's first and last commit against issue 75's
     aims (at most 40 stops, at most 8 between estimator files)."""
     rows = {}
-    for r in load(results):
+    for r in sorted(load(results), key=lambda r: _commit_time(r["commit"])):     # in the order of the history
         rows[(r["commit"], r["method"])] = r                    # a commit's last walk of a method
     print("| commit (dirty) | method | stops | files | stops between estimator files |\n|---|---|---|---|---|")
     for (commit, method), r in rows.items():

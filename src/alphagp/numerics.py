@@ -55,6 +55,21 @@ def time_left() -> float:
     return math.inf if deadline is None else deadline - time.perf_counter()
 
 
+@lru_cache(maxsize=1)
+def factorisation_rate() -> float:
+    """Floating-point operations a second of this process's Cholesky factorisations (n^3 / 3 of a
+    512 x 512 float64 matrix, the fastest of three; measured once): the scale of a method's
+    :meth:`~alphagp.methods.base.SparseGPMethod.minimum_seconds`."""
+    n = 512
+    A = torch.eye(n, dtype=torch.float64) * n + torch.ones(n, n, dtype=torch.float64)
+    best = math.inf
+    for _ in range(3):
+        started = time.perf_counter()
+        torch.linalg.cholesky(A)
+        best = min(best, time.perf_counter() - started)
+    return n**3 / 3 / max(best, 1e-9)
+
+
 def step_generator(seed: int, step: int) -> torch.Generator:
     """The CPU generator of draw ``step`` of a stream seeded by ``seed`` (Monte Carlo draws, class
     subsets): seeded by ``seed * 1_000_003 + step``, so a resumed fit draws what an uninterrupted

@@ -250,3 +250,21 @@ def test_a_checkpointed_fit_resumes_with_a_new_time_budget(tmp_path):
     with pytest.warns(CheckpointResumed, match="from epoch 2 of 4"):
         resumed = GPClassifier(max_iter=4, max_time=200, **params).fit(X, y)
     assert resumed.n_iter_ == 4
+
+
+def test_a_budget_that_cannot_hold_exact_eps_least_work_is_refused_before_the_fit():
+    """Issue 80: ``GPClassifier(method="exact_ep", max_time=1)`` on 2,000 rows of 5 classes was still
+    fitting at 120 s: one sweep over its 8,000 pair factors takes far longer than the budget. The
+    plan's check refuses it in one line, from the method's ``minimum_seconds`` (its pair factors
+    cubed at this machine's factorisation rate); a budget that holds it fits."""
+    from alphagp.methods.exact_ep import ExactEP
+    from alphagp.numerics import factorisation_rate
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((2000, 20)), rng.integers(0, 5, 2000)
+    least = 8000.0**3 / factorisation_rate()
+    assert ExactEP.minimum_seconds(2000, 5) == pytest.approx(least)
+    with pytest.raises(ValueError, match=r"method='exact_ep' on 2000 rows of 5 classes needs at least about .* s on "
+                                         r"this machine before it has a model, more than max_time=1;"):
+        GPClassifier(method="exact_ep", max_time=1).fit(X, y)
+    small = GPClassifier(method="exact_ep", max_time=60, random_state=0).fit(X[:40], y[:40])
+    assert np.all(np.isfinite(small.predict_proba(X[:5])))

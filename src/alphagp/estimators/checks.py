@@ -1,7 +1,8 @@
 """The checks of a fit before anything is allocated: the parameters that need the registry or the
 data's shape (:func:`check_parameters`; the rest is scikit-learn's ``_validate_params``), and the
 memory a plan would take (:func:`check_model_size`, :func:`check_fit_size`), each a one-line
-``ValueError``. The estimators call them; :mod:`.fit_plan` only plans, and nothing it or the
+``ValueError``, and the time a plan's budget must hold (:func:`check_fit_time`). The estimators
+call them; :mod:`.fit_plan` only plans, and nothing it or the
 selection imports reads this module.
 """
 
@@ -107,6 +108,20 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
                             "fewer features" if d > 100 * max(n, 1) else
                             "use fewer features, mini-batches (batch_size), fewer inducing points, or "
                             "shared_hyperparameters=True"))
+
+
+def check_fit_time(plan: FitPlan, n: int, n_classes: int) -> None:
+    """A one-line ``ValueError`` before the fit where the plan's ``max_time`` cannot hold the least
+    work of its method on ``n`` rows of ``n_classes`` classes (the method's ``minimum_seconds``:
+    exact EP's one sweep over its N (C - 1) pair factors, whose cost grows as their cube)."""
+    if plan.max_time is None:
+        return
+    least = method_spec(plan.method).cls.minimum_seconds(n, n_classes)
+    if least > plan.max_time:
+        raise ValueError(f"method={plan.method!r} on {n} rows of {n_classes} classes needs at least about {least:.3g} s "
+                         f"on this machine before it has a model, more than max_time={plan.max_time:g}; give it more "
+                         "time, or use a method whose cost grows with its inducing points instead (method='dirichlet' "
+                         "or 'ep')")
 
 
 def check_fit_size(est, n_rows: int, n_features: int, y) -> None:

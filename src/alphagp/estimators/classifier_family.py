@@ -102,7 +102,9 @@ def warn_if_no_better_than_the_frequencies(predictor: Predictor, X, y_idx: np.nd
     (class indices ``y_idx``, weights ``weight`` or ``None``; at most :data:`FREQUENCY_CHECK_ROWS` of
     them, evenly spaced) is above that of the training class frequencies on the same rows: the fit
     learnt nothing the frequencies do not say (issue 80: ``vi_softmax`` with ``learning_rate=2.3``
-    ended at uniform probabilities, its training accuracy below the majority class's, silently)."""
+    ended at uniform probabilities, its training accuracy below the majority class's, silently).
+    ``fit`` asks it of the fits that take their steps at a rate (not of L-BFGS's, whose line search
+    takes no step that lowers the objective)."""
     rows = np.unique(np.linspace(0, len(y_idx) - 1, min(len(y_idx), FREQUENCY_CHECK_ROWS)).astype(np.int64))
     y_rows, w_rows = y_idx[rows], None if weight is None else weight[rows]
     counts = np.bincount(y_idx, weights=weight, minlength=n_classes)

@@ -23,7 +23,7 @@ from ..metrics import all_metrics
 from ..threads import torch_threads
 from . import fitted, inputs, model_file, model_selection, streams
 from .base import GPEstimatorBase
-from .checks import check_fit_size, check_model_size, check_parameters
+from .checks import check_fit_size, check_fit_time, check_model_size, check_parameters
 from .classifier_family import (
     CLASSIFIER,
     Context,
@@ -453,8 +453,9 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             return self
         result = self._fit_result(self.get_params(), X, y_idx, classes, weight, callbacks)
         fitted.record_fit(self, result)
-        warn_if_no_better_than_the_frequencies(result.predictor(self.n_jobs), X, y_idx, weight, len(classes),
-                                               self.method)
+        if result.plan.optimizer != "lbfgs":      # L-BFGS's line search takes no step that lowers its objective
+            warn_if_no_better_than_the_frequencies(result.predictor(self.n_jobs), X, y_idx, weight, len(classes),
+                                                   self.method)
         return self
 
     def _fit_result(self, params: dict, X, y_idx, classes, weight=None, callbacks=None,
@@ -470,6 +471,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time,
                         feature_groups=inputs.feature_groups(self, X.shape[1]))
         check_model_size(plan, len(y_idx), X.shape[1], len(classes))
+        check_fit_time(plan, len(y_idx), len(classes))
         verbose = own and self.verbose is True
         if verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)

@@ -216,6 +216,13 @@ class SparseGPMethod(WeightedRows, nn.Module):
         another layout says its own)."""
         return n_classes * n_inducing * n_inducing * itemsize * cls.SQUARE_COPIES
 
+    @classmethod
+    def minimum_seconds(cls, _n_rows: int, _n_classes: int) -> float:
+        """A lower bound on the seconds of any fit of ``n_rows`` rows of ``n_classes`` classes (the
+        least work the method can do: none beyond a step for the sparse methods, whose step the
+        trainer times): a fit's ``max_time`` below it is refused before the fit."""
+        return 0.0
+
     def holds_a_fit(self) -> bool:
         """Whether the model as built already predicts as a fit (its kernel start's search left
         its state): the trainer then takes no step where the budget left cannot hold one. None of
