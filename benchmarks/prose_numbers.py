@@ -56,7 +56,7 @@ _CODE = re.compile(r"`[^`]*`")
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _NAMES = re.compile(r"\b(issues?|items?|Tables?|Figures?|Fig\.|eqs?\.|equations?|[Ss]ections?|Appendix|Alg\.|"
                     r"Algorithm|stops?|sessions?|paper|thesis|Williams)\s+(\d[\w.]*|[A-Z]\b)"
-                    r"((,|, and| and| or|-|/)\s*(\d[\w.]*|[A-Z]\b))*")
+                    r"((,|, and| and| or| to|-|/)\s*(\d[\w.]*|[A-Z]\b))*")
 #: a year after an author or a venue (a citation)
 _YEAR = re.compile(r"(?<=[A-Za-z.&]\s)(19|20)\d\d\b")
 #: a link's text (a title of a page or a section) and its target

@@ -38,7 +38,7 @@
     python benchmarks/report.py dgpgpytorch   # alphagp's deep GP beside GPyTorch's on the same problems
     python benchmarks/report.py dgpmnist   # deep-GP paper Tables C.13 / C.14: MNIST
     python benchmarks/report.py edges   # model files, the command line and augmented VI's start at the edges
-    python benchmarks/report.py budgets   # issue 80: max_time honoured, fresh processes
+    python benchmarks/report.py budgets | exactepcost   # issue 80: max_time honoured in fresh processes; exact EP against its pair factors
     python benchmarks/report.py guard guard_contracts exact_posterior_guard   # a refactor's numbers, before and after
     python benchmarks/report.py class_weights | conformal | tables | ood | streaming | quasi_newton | mnist_default | mnistheadline
     python benchmarks/report.py dgpranks | dgpranksfig   # deep-GP paper Figs. 6-8: ranks of alpha per depth

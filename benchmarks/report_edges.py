@@ -348,3 +348,34 @@ def budgets_report(results: str = "budgets") -> None:
 
 
 REPORTS["budgets"] = budgets_report
+
+
+def exact_ep_cost_report(results: str = "exact_ep_cost") -> None:
+    """``exact_ep_cost.py``'s rows: per shape, a sweep's and each method's fit seconds against the
+    pair factors P = N (C - 1), the exponent of a least-squares line through log seconds against log
+    P, and the fits' seconds at the default's limit (``model_selection.EXACT_EP_FACTORS``)."""
+    from alphagp.estimators.model_selection import EXACT_EP_FACTORS
+    rows = load(results)
+    print(f"{provenance(rows)}; one thread\n")
+    shapes = list(dict.fromkeys((r["n_rows"], r["n_classes"]) for r in rows))
+    by = {(r["n_rows"], r["n_classes"], r["method"]): r for r in rows}
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    print("| rows | classes | pair factors | a sweep | " + " | ".join(f"{m} fit (evaluations)" for m in methods) + " |")
+    print("|---|---|---|---|" + "---|" * len(methods))
+    for n, C in sorted(shapes, key=lambda s: (s[0] * (s[1] - 1), s)):
+        first = next(r for r in rows if (r["n_rows"], r["n_classes"]) == (n, C))
+        cells = [f"{by[(n, C, m)]['fit_seconds']:.1f} s ({by[(n, C, m)]['search_evaluations']})" if (n, C, m) in by
+                 else "-" for m in methods]
+        print(f"| {n} | {C} | {n * (C - 1):,} | {first['sweep_seconds']:.3f} s | " + " | ".join(cells) + " |")
+    P = np.array([r["pair_factors"] for r in rows if r["method"] == methods[0]], dtype=float)
+    sweep = np.array([r["sweep_seconds"] for r in rows if r["method"] == methods[0]])
+    print(f"\n- a sweep's seconds grow as P^{np.polyfit(np.log(P), np.log(sweep), 1)[0]:.2f}")
+    for m in methods:
+        fits = [r for r in rows if r["method"] == m]
+        slope = np.polyfit(np.log([r["pair_factors"] for r in fits]), np.log([r["fit_seconds"] for r in fits]), 1)[0]
+        at_limit = [r["fit_seconds"] for r in fits if r["pair_factors"] <= EXACT_EP_FACTORS]
+        print(f"- {m}: a fit's seconds grow as P^{slope:.2f}; at most {max(at_limit):.1f} s up to the default's limit "
+              f"of {EXACT_EP_FACTORS:,} pair factors, {max(r['fit_seconds'] for r in fits):.1f} s the most here")
+
+
+REPORTS["exactepcost"] = exact_ep_cost_report

@@ -560,3 +560,22 @@ def test_a_fit_that_ends_worse_than_the_class_frequencies_on_its_rows_says_so():
         learnt = GPClassifier(method="ep", max_iter=30, n_inducing=10, random_state=0).fit(X, y)
     assert -np.log(learnt.predict_proba(X)[np.arange(len(y)), y]).mean() < floor
     assert not [w for w in caught if "class frequencies" in str(w.message)]
+
+
+@pytest.mark.parametrize("method", ["ep", "dirichlet", "exact_ep", "sep"])
+def test_features_at_the_smallest_scales_fit_and_predict_without_numpys_warnings(method):
+    """Issue 80's audit saw NumPy's overflow warning for features times 1e-300 (not reproduced at
+    45c1338 or since: a guard). Standardisation brings them to unit scale, so no RuntimeWarning
+    reaches the user from fit, prediction, the metrics or the weighted standardisation, and the
+    probabilities are the unscaled features' (the kernel sees the same standardised rows)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 3)), np.arange(60) % 3
+    weight = rng.uniform(0.5, 2.0, 60) if method != "exact_ep" else None
+    settings = dict(method=method, max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        tiny = GPClassifier(**settings).fit(X * 1e-300, y, sample_weight=weight)
+        proba = tiny.predict_proba(X * 1e-300)
+        tiny.evaluate(X * 1e-300, y)
+    plain = GPClassifier(**settings).fit(X, y, sample_weight=weight).predict_proba(X)
+    np.testing.assert_allclose(proba, plain, rtol=1e-6, atol=1e-9)

@@ -360,6 +360,24 @@ def test_a_closed_form_file_edited_past_what_a_fit_leaves_is_refused_at_load(met
         GPClassifier.load(edited)
 
 
+def test_a_closed_form_stream_file_from_the_zero_weight_defect_is_named_as_such(tmp_path):
+    """Issue 80: a closed-form stream file written by 0.1.0 before issue 74's fix (a call with rows of
+    weight 0 summed an infinite log noise) was refused as "NaN or infinity in stat_log_s" alone; the
+    refusal now says which defect wrote it and what to do. Made here by writing that sum into a
+    stream's file."""
+    from conftest import edited_model_file
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 2)), np.arange(60) % 3
+    stream = GPClassifier(method="dirichlet", n_inducing=10)
+    stream.partial_fit(X[:30], y[:30], classes=[0, 1, 2]).partial_fit(X[30:], y[30:])
+    stream.save(tmp_path / "s.agp")
+    edited = edited_model_file(tmp_path / "s.agp", tmp_path / "defect.agp",
+                               tensors=lambda t: t["state.stat_log_s"].fill_(float("inf")))
+    with pytest.raises(ModelFileError, match=r"NaN or infinity in stat_log_s \(a stream's call with rows of weight 0, "
+                                             r"which alphagp 0\.1\.0 before issue 74's fix .* fit the stream again\)"):
+        GPClassifier.load(edited)
+
+
 def test_a_file_of_another_estimator_relabelled_is_refused_by_name(tmp_path):
     """Issue 74: an ordinal file whose kind says GPClassifier failed with "unexpected keyword argument
     'grades'"; the parameters the class does not take are named."""

@@ -695,7 +695,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         unfinished = [name for name, t in self.model_.state_dict().items()
                       if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]
         if unfinished:
-            problems.append(f"NaN or infinity in {', '.join(unfinished)}")
+            known = [self.model_.KNOWN_DEFECTS[name] for name in unfinished if name in self.model_.KNOWN_DEFECTS]
+            problems.append(f"NaN or infinity in {', '.join(unfinished)}" + "".join(f" ({why})" for why in known))
         grades = getattr(self, "grades", None)
         if ordinal and grades is not None and [str(g) for g in grades] != [str(c) for c in self.classes_]:
             problems.append(f"classes {self.classes_.tolist()} other than the grades {list(grades)} the file's "

@@ -93,6 +93,10 @@ class DirichletGP(SparseGPMethod):
 
     #: sparse: the rows' sums add over processes (data-parallel) and over a stream's calls
     #: (:meth:`absorb`); exact: every row conditions every prediction (:attr:`capabilities`)
+    KNOWN_DEFECTS: ClassVar[dict[str, str]] = {
+        "stat_log_s": "a stream's call with rows of weight 0, which alphagp 0.1.0 before issue 74's fix summed into "
+                      "the log noise as infinity: the file is from that defect, and its sums cannot be rebuilt "
+                      "without the stream's rows; fit the stream again"}
     CAPABILITIES = Capabilities(batch_optimizer="lbfgs", mini_batches=False, sample_weight=True, exact_rows=5000,
                                 closed_form=True, data_parallel=True, streaming=True)
     #: the kernel from its own start (type-II maximum likelihood on a subsample), one kernel and one
