@@ -103,6 +103,18 @@ SLOW = frozenset((
 ))
 
 
+def benchmarks_module(name: str):
+    """The module ``name`` of ``benchmarks/`` (imported with that folder on the path for the import
+    alone: its scripts import each other by name)."""
+    import importlib
+    import sys
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in SLOW:

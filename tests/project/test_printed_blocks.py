@@ -7,21 +7,14 @@ figure to disk; matplotlib, which the reports import, is a test dependency (``.[
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from conftest import REPO
+from conftest import REPO, benchmarks_module
 
 
 @pytest.fixture(scope="module")
 def printed():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import printed
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    return printed
+    return benchmarks_module("printed")
 
 
 @pytest.fixture(scope="module")

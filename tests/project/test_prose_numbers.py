@@ -8,21 +8,15 @@ and a number added to the README."""
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import benchmarks_module
 
 
 @pytest.fixture(scope="module")
 def prose():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import prose_numbers
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    return prose_numbers
+    return benchmarks_module("prose_numbers")
 
 
 def test_every_number_of_the_prose_is_quoted_from_a_block_or_listed_with_its_reason(prose):
