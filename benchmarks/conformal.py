@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 from defaults_panel import problem
-from defaults_study import SETS
 from sklearn.model_selection import train_test_split
+from study_sets import SETS
 from threadpoolctl import threadpool_limits
 
 from alphagp import GPClassifier

@@ -40,10 +40,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from defaults_study import SETS
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
+from study_sets import SETS
 from threadpoolctl import threadpool_limits
 
 from alphagp import GPClassifier

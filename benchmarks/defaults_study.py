@@ -18,6 +18,7 @@ import time
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
+from study_sets import SETS
 
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark
@@ -65,9 +66,6 @@ CONFIGS = {
     "auto_M200": {"n_inducing": 200},
 }
 
-#: the classification sets of ../shared/data small enough for every configuration
-SETS = ["glass", "new_thyroid", "wine", "crabs", "sonar", "ionosphere", "svmguide2", "breast_cancer", "australian",
-        "pima", "vehicle", "vowel", "banknote", "waveform_21", "satimage"]
 
 
 def split(dataset: str = "digits"):

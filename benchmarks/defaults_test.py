@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 
-from defaults_study import SETS
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
+from study_sets import SETS
 
 from alphagp import GPClassifier
 from alphagp.data import load_benchmark
