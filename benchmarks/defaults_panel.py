@@ -110,7 +110,7 @@ def run_alphagp(X_train, X_test, y_train, y_test, eval_every: int, max_time: flo
              or [{"train_seconds": seconds, "test_nll": negative_log_likelihood(proba, y_test)}])
     results = getattr(clf, "cv_results_", {})
     return proba, seconds, {
-        "curve": curve, "chose": fitted_settings(clf), "candidate": getattr(clf, "candidate_", None),
+        "curve": curve, "chose": fitted_settings(clf.fit_plan_), "candidate": getattr(clf, "candidate_", None),
         "scheme": getattr(clf, "selection_scheme_", None), "best_iteration": clf.best_iteration_, "max_time": max_time,
         "cv": {k: results[k] for k in ("candidate", "mean_test_nll", "std_test_nll", "mean_fit_time") if k in results}}
 

@@ -38,7 +38,7 @@ def main() -> None:
             seconds = time.perf_counter() - start
             metrics = clf.evaluate(X_test, y_test)
             row = {"dataset": dataset, "estimator": name, "threads": args.threads, "seconds": seconds,
-                   "n_train": len(y_train), **fitted_settings(clf), "best_iteration": clf.best_iteration_,
+                   "n_train": len(y_train), **fitted_settings(clf.fit_plan_), "best_iteration": clf.best_iteration_,
                    **{f"test_{k}": v for k, v in metrics.items()}}
             append_row(args.output, base_row("defaults_test", **row))
             print(f"{dataset:14s} {name:22s} err={metrics['error']:.4f} nll={metrics['nll']:.4f} "

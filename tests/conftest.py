@@ -127,10 +127,11 @@ def fake_fit_result(score: float = 0.5, scripted: float | None = None):
     scoring, the probability ``scripted`` its model gives every class."""
     from types import SimpleNamespace
 
-    from alphagp import GPClassifier
     from alphagp.estimators.run import FitResult
-    plan = SimpleNamespace(dtype="float64", device="cpu", **{k: None for k in GPClassifier.PLAN_ATTRIBUTES})
-    return FitResult(plan, np.zeros(2), np.ones(2), SimpleNamespace(scripted=scripted), [], 0, [score], 1)
+    plan = SimpleNamespace(dtype="float64", device="cpu", **dict.fromkeys(
+        ("method", "n_inducing", "batch_size", "inducing_init", "early_stopping", "optimize_inducing", "alpha")))
+    return FitResult(plan, np.zeros(2), np.ones(2), SimpleNamespace(scripted=scripted), [], 0, [score], 1,
+                     made={"classes": None})
 
 
 class Interrupt(Exception):

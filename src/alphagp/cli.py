@@ -383,7 +383,7 @@ def _describe(clf) -> str:
         return f"a {clf.n_layers}-layer {type(clf).__name__} (alpha-divergence EP)"
     if hasattr(clf, "method_"):
         from .estimators.fit_plan import fitted_settings
-        return f"{type(clf).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in fitted_settings(clf).items()) + ")"
+        return f"{type(clf).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in fitted_settings(clf.fit_plan_).items()) + ")"
     return f"{type(clf).__name__}(method={clf.method!r})"
 
 

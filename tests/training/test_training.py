@@ -258,6 +258,7 @@ def test_auto_progress_shows_only_once_a_fit_has_run_its_delay(thyroid, capsys, 
     X, y = thyroid
     params = dict(n_inducing=5, max_iter=3, cv=2, random_state=0)
     assert GPClassifier().verbose == "auto"
+    monkeypatch.setattr(progress_module, "AUTO_DELAY", 3600.0)      # a fit shorter than the delay, on any machine
     GPClassifier(**params).fit(X, y)
     out = capsys.readouterr()
     assert out.out == "" and "step" not in out.err

@@ -81,8 +81,6 @@ class GPEstimatorBase(BaseEstimator):
     PLAN_SETTINGS: ClassVar[tuple[str, ...]] = ()
     #: whether a checkpoint records the estimator's class (the deep GPs' two share their parameters)
     NAMED_CHECKPOINTS: ClassVar[bool] = False
-    #: the plan's decisions a subclass shows as fitted attributes ``<name>_`` (:func:`.fitted.record_fit`)
-    PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
 
     def _device(self) -> torch.device:
         """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""

@@ -118,6 +118,22 @@ def warn_if_no_better_than_the_frequencies(predictor: Predictor, X, y_idx: np.nd
                       "where nothing beats them)", UserWarning, stacklevel=3)
 
 
+def record_values(est, plan, made: dict) -> None:
+    """GPClassifier's fitted values, each by name: the plan's decisions it shows (``method_``,
+    ``n_inducing_``, ``batch_size_``, ``inducing_init_``, ``early_stopping_``, ``optimize_inducing_``,
+    ``alpha_``) and what its fit made (``classes_``, ``kernel_start_``, and the held-out rows'
+    ``conformity_scores_`` and ``conformity_classes_`` where early stopping held rows out)."""
+    est.method_, est.n_inducing_, est.batch_size_ = plan.method, plan.n_inducing, plan.batch_size
+    est.inducing_init_, est.early_stopping_, est.optimize_inducing_ = (plan.inducing_init, plan.early_stopping,
+                                                                       plan.optimize_inducing)
+    est.alpha_ = plan.alpha
+    est.classes_ = made["classes"]
+    est.kernel_start_ = made.get("kernel_start")
+    if "conformity_scores" in made:
+        est.conformity_scores_, est.conformity_classes_ = made["conformity_scores"], made["conformity_classes"]
+
+
 #: GPClassifier's :class:`~.run.Family`: the model of its plan (:func:`.build.classifier_model`), the
-#: held-out NLL and :func:`held_out_calibration`
-CLASSIFIER = Family(build=build.classifier_model, score=held_out_nll, finish=held_out_calibration)
+#: held-out NLL, :func:`held_out_calibration` and :func:`record_values`
+CLASSIFIER = Family(build=build.classifier_model, score=held_out_nll, record=record_values,
+                    finish=held_out_calibration)

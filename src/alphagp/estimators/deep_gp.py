@@ -130,10 +130,20 @@ def _held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight, contex
                                    y_val, weight)
 
 
+def _record_target_scale(est, _plan, made: dict) -> None:
+    """The regressor's fitted values: the targets' standardisation ``y_mean_`` and ``y_scale_``."""
+    est.y_mean_, est.y_scale_ = made["y_mean"], made["y_scale"]
+
+
+def _record_classes(est, _plan, made: dict) -> None:
+    """The classifier's fitted values: ``classes_``."""
+    est.classes_ = made["classes"]
+
+
 #: the deep GPs' :class:`~.run.Family` records: the layers and the model of a plan, the fit's seed
-#: for its Monte Carlo draws, and the held-out score of each
-REGRESSOR = Family(build=deep_model, score=_held_out_log_density, seed=_seed)
-CLASSIFIER = Family(build=deep_model, score=_held_out_nll, seed=_seed)
+#: for its Monte Carlo draws, the held-out score and the fitted values of each
+REGRESSOR = Family(build=deep_model, score=_held_out_log_density, record=_record_target_scale, seed=_seed)
+CLASSIFIER = Family(build=deep_model, score=_held_out_nll, record=_record_classes, seed=_seed)
 
 
 class _DeepGPBase(GPEstimatorBase):

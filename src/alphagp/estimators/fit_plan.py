@@ -92,9 +92,10 @@ def _thawed(value):
 SETTINGS = ("method", "n_inducing", "batch_size", "inducing_init", "early_stopping")
 
 
-def fitted_settings(est) -> dict:
-    """The settings a fitted GPClassifier used (``"auto"`` resolved): its attributes of :data:`SETTINGS`."""
-    return {name: getattr(est, name + "_") for name in SETTINGS}
+def fitted_settings(plan: FitPlan) -> dict:
+    """The settings a fit used (``"auto"`` resolved), from its plan: those of :data:`SETTINGS`."""
+    return {"method": plan.method, "n_inducing": plan.n_inducing, "batch_size": plan.batch_size,
+            "inducing_init": plan.inducing_init, "early_stopping": plan.early_stopping}
 
 
 def default_learning_rate(optimizer: str) -> float:

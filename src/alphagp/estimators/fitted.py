@@ -30,27 +30,37 @@ def _forget(est, names) -> None:
 
 
 def record_fit(est, result, selection: tuple[str, str, dict] | None = None) -> None:
-    """A fit's attributes from its :class:`~alphagp.estimators.run.FitResult`: ``fit_plan_`` and the
-    plan's decisions the estimator shows (``PLAN_ATTRIBUTES``: ``method_``, ``alpha_``, ...), the
+    """A fit's attributes from its :class:`~alphagp.estimators.run.FitResult`: ``fit_plan_``, the
     standardisation ``mean_`` and ``scale_`` ``[D]``, ``model_``, the training record
-    (``history_``, ``n_iter_``, ``validation_scores_``, ``best_iteration_``) and what the result
-    made (``classes_``, ``kernel_start_``, ``diagnostics_``, calibration rows, ...); a selection's
-    record where it chose the fit (``(candidate, scheme, cv_results)``: ``candidate_``,
-    ``selection_scheme_``, ``cv_results_``). An earlier fit's selection, calibration rows and stream
-    state are dropped."""
+    (``history_``, ``n_iter_``, ``validation_scores_``, ``best_iteration_``), the family's own values
+    (its ``record``: the plan's decisions the estimator shows and what the fit made, such as
+    ``method_``, ``classes_``, ``kernel_start_``, each assigned by name in the family's module) and
+    the model's diagnostics (:func:`record_diagnostics`); a selection's record where it chose the
+    fit (``(candidate, scheme, cv_results)``: ``candidate_``, ``selection_scheme_``,
+    ``cv_results_``). An earlier fit's selection, calibration rows and stream state are dropped."""
     _forget(est, (*SELECTION, *CONFORMITY, *STREAM))
     est.fit_plan_ = result.plan
-    for name in type(est).PLAN_ATTRIBUTES:
-        setattr(est, f"{name}_", getattr(result.plan, name))
     est.mean_, est.scale_, est.model_ = result.mean, result.scale, result.model
     est.history_, est.n_iter_ = result.history, int(result.n_iter)
     est.validation_scores_ = None if result.validation_scores is None else list(result.validation_scores)
     est.best_iteration_ = result.best_iteration
-    for name, value in result.made.items():
-        setattr(est, f"{name}_", value)
+    type(est).FAMILY.record(est, result.plan, result.made)
+    record_diagnostics(est, result.made)
     if selection is not None:
         candidate, scheme, cv_results = selection
         est.candidate_, est.selection_scheme_, est.cv_results_ = str(candidate), str(scheme), dict(cv_results)
+
+
+def record_diagnostics(est, made: dict) -> None:
+    """The model's diagnostics where ``made`` has them (:func:`~alphagp.estimators.run.diagnostics_of`):
+    ``diagnostics_``, and the EP counters ``n_skipped_updates_`` and ``n_improper_cavities_`` where
+    the method counts them."""
+    if "diagnostics" in made:
+        est.diagnostics_ = made["diagnostics"]
+    if "n_skipped_updates" in made:
+        est.n_skipped_updates_ = made["n_skipped_updates"]
+    if "n_improper_cavities" in made:
+        est.n_improper_cavities_ = made["n_improper_cavities"]
 
 
 def record_stream_call(est, entry: dict, seen: tuple[int, float], diagnostics: dict, optimizer: dict | None) -> None:
@@ -63,8 +73,7 @@ def record_stream_call(est, entry: dict, seen: tuple[int, float], diagnostics: d
     est.n_iter_ = len(est.history_)
     est._stream_seen, est._stream_optimizer = seen, optimizer
     _forget(est, CONFORMITY)
-    for name, value in diagnostics.items():
-        setattr(est, f"{name}_", value)
+    record_diagnostics(est, diagnostics)
 
 
 def record_calibration(est, scores: np.ndarray | None = None, classes: np.ndarray | None = None) -> None:

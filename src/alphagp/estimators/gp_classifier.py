@@ -350,9 +350,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
     }
 
     MODEL_KIND = MODEL_KIND
-    #: the plan's decisions shown as fitted attributes (``method_``, ..., :func:`.fitted.record_fit`)
-    PLAN_ATTRIBUTES: ClassVar[tuple[str, ...]] = ("method", "n_inducing", "batch_size", "inducing_init",
-                                                  "early_stopping", "optimize_inducing", "alpha")
+    #: the family of :mod:`.classifier_family`: its build, held-out score, finish and fitted values
+    FAMILY = CLASSIFIER
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
     PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed", "kernel": "auto"}
     #: recorded by checkpoints as the plan resolved them (checkpoints written before their "auto"
@@ -476,7 +475,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         if verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
         context = Context(len(classes), self.inducing_points, start, verbose)
-        result = run(plan, X, y_idx, weight, CLASSIFIER, context,
+        result = run(plan, X, y_idx, weight, self.FAMILY, context,
                      self._settings(plan, callbacks, {"classes": classes}, own), stratify=True)
         return replace(result, made={"classes": classes, **result.made})
 

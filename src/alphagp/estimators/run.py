@@ -85,10 +85,13 @@ class Family:
     ``finish(predictor, validation, context) -> dict``: the fitted attributes the family makes of
     the rows early stopping held out (``validation``), after training (the classifier's calibration
     rows); called only where rows were held out. ``seed(model, seed)``: hands the fit's seed to a
-    model that draws with it."""
+    model that draws with it. ``record(est, plan, made)``: writes the family's fitted values on the
+    estimator, each by name (the plan's decisions it shows, and ``made``: what the build, the finish
+    and a model file made; :func:`.fitted.record_fit` writes the rest)."""
 
     build: Callable
     score: Callable
+    record: Callable
     finish: Callable = lambda *_: {}
     seed: Callable = lambda _model, _seed: None
 
