@@ -135,13 +135,13 @@ def test_scikit_learn_check_estimator(estimator, epochs):
 
 
 def test_predictions_do_not_depend_on_the_chunks_rows_are_predicted_in(classes, regression, monkeypatch):
-    import alphagp.estimators.deep_gp
+    import alphagp.estimators.deep_gp_family
     X, labels = classes
     clf = DeepGPClassifier(**{**SMALL, "max_iter": 5}).fit(X, labels)
     reg = DeepGPRegressor(**{**SMALL, "max_iter": 5}).fit(*regression)
     whole = (clf.predict_proba(X), reg.predict(regression[0], return_std=True),
              reg.predict_log_density(*regression))
-    monkeypatch.setattr(alphagp.estimators.deep_gp, "_PREDICT_ROWS", 7 * SMALL["n_predict_samples"])    # 7 rows a chunk
+    monkeypatch.setattr(alphagp.estimators.deep_gp_family, "_PREDICT_ROWS", 7 * SMALL["n_predict_samples"])    # 7 rows a chunk
     np.testing.assert_allclose(clf.predict_proba(X), whole[0], rtol=1e-12)
     np.testing.assert_allclose(reg.predict(regression[0], return_std=True), whole[1], rtol=1e-12)
     np.testing.assert_allclose(reg.predict_log_density(*regression), whole[2], rtol=1e-12)
@@ -152,7 +152,7 @@ def test_held_out_rows_are_scored_from_a_lazy_view_as_from_the_array(classes, re
     """Early stopping scores a lazy view of the held-out rows of a memory-map, a chunk at a time:
     the same score as the rows copied into an array."""
     from alphagp.data.streaming import RowSubset
-    from alphagp.estimators.deep_gp import Context
+    from alphagp.estimators.deep_gp_family import DeepGPContext as Context
     rows = np.arange(3, 120, 4)
     for estimator, (X, y) in ((DeepGPClassifier, classes), (DeepGPRegressor, regression)):
         model = estimator(**{**SMALL, "max_iter": 3}).fit(X, y)

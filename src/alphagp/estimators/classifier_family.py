@@ -1,11 +1,14 @@
-"""GPClassifier's family (:class:`~.run.Family`): its build, its held-out score and what it does
-after training, and its predictions from a :class:`~.run.Predictor`, the same mid-fit (early
-stopping, a selection's held-out folds) and on the fitted estimator."""
+"""GPClassifier's family (:class:`~.run.Family`), in one module: its build (:mod:`.build`), its
+held-out score and what it does after training, its fitted values (each assigned by name), its
+model file's content, the model rebuilt from a file and the values a file restores, the checks of
+a loaded file, and its predictions from a :class:`~.run.Predictor`, the same mid-fit (early
+stopping, a selection's held-out folds) and on the fitted estimator. :data:`GP_CLASSIFIER` is the
+record; :data:`GP_ORDINAL_CLASSIFIER` adds the ordinal classifier's check of its method."""
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -13,10 +16,15 @@ import torch
 from ..conformal import conformity_scores
 from ..data.streaming import RowSubset
 from ..kernel_start import KernelStart
+from ..labels import classes_from_plain, classes_to_plain, plain
+from ..methods import method_parameters, n_latent, ordinal_methods
 from ..metrics import negative_log_likelihood
 from ..numerics import rows_per_block
+from ..training.checkpoints import optimizer_from_plain, optimizer_to_plain
 from . import build
-from .run import Family, Predictor
+from .fit_plan import FitPlan
+from .inputs import table_content
+from .run import Family, Predictor, diagnostics_of
 
 #: [C, M, rows] arrays a chunk's prediction holds at once (the kernel features and their products)
 _FEATURE_COPIES = 4
@@ -66,7 +74,7 @@ def latent_moments(predictor: Predictor, X, n_classes: int) -> tuple[np.ndarray,
 
 
 @dataclass(frozen=True)
-class Context:
+class ClassifierContext:
     """What GPClassifier's family functions take beside the plan: the number of classes, the
     user's ``inducing_points`` (the parameter's value, or ``None``), the kernel starts a selection
     fitted already by surrogate (or ``None``) and whether to say the start found (``verbose``)."""
@@ -77,14 +85,14 @@ class Context:
     verbose: bool = False
 
 
-def held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None, context: Context) -> float:
+def held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight: np.ndarray | None, context: ClassifierContext) -> float:
     """The score early stopping minimises: the mean negative log-likelihood of the held-out rows
     ``X_val`` (unstandardised, a lazy view of the training rows) with class indices ``y_val``,
     weighted by ``weight`` ``[N_val]`` where given."""
     return negative_log_likelihood(class_probabilities(predictor, X_val, context.n_classes), y_val, weight)
 
 
-def held_out_calibration(predictor: Predictor, validation, context: Context) -> dict:
+def held_out_calibration(predictor: Predictor, validation, context: ClassifierContext) -> dict:
     """The conformity scores and class indices of the rows the fit held out (``validation``), which
     give prediction sets without more data."""
     y_val = np.asarray(validation.y, dtype=np.int64)
@@ -133,7 +141,111 @@ def record_values(est, plan, made: dict) -> None:
         est.conformity_scores_, est.conformity_classes_ = made["conformity_scores"], made["conformity_classes"]
 
 
+# ---------------------------------------------------------------------- the model file
+def file_content(est, include_training_state: bool = False) -> dict:
+    """The classifier's part of its model file: classes, the method's name, its state (without the
+    per-point training state unless asked), the plan (the method's arguments: files before this
+    one kept a second copy of them, the method's config, now unread) and fitted choices."""
+    state = est.model_.state_dict()
+    if not include_training_state:
+        state = {k: v for k, v in state.items() if k not in est.model_.TRAINING_STATE}
+    return {"classes": classes_to_plain(est.classes_),
+            "method": {"name": est.method_, "training_state": include_training_state},
+            "state": state, "fit_plan": est.fit_plan_.to_plain(),
+            "kernel_start": None if getattr(est, "kernel_start_", None) is None else est.kernel_start_.to_plain(),
+            "selection": ({"candidate": est.candidate_, "scheme": est.selection_scheme_,
+                           "cv_results": plain(est.cv_results_)} if hasattr(est, "cv_results_") else None),
+            **({"conformity_scores": torch.as_tensor(est.conformity_scores_)}
+               if getattr(est, "conformity_scores_", None) is not None else {}),
+            **({"conformity_classes": torch.as_tensor(est.conformity_classes_)}
+               if getattr(est, "conformity_classes_", None) is not None else {}),
+            "table_encoding": table_content(est).get("table_encoding"),
+            "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None)),
+            "stream_seen": plain(getattr(est, "_stream_seen", None))}
+
+
+def file_values(content: dict, model) -> tuple:
+    """``(plan, made, kept)``: what a classifier's model file keeps beside its ``model`` (its state
+    loaded): the plan, the fitted values (classes, kernel start, diagnostics) and what
+    :func:`.fitted.record_file` takes besides (calibration rows, the selection, a stream's optimiser
+    state and its rows and weight so far)."""
+    start = content.get("kernel_start")                # files before the kernel start have none
+    made = {"classes": classes_from_plain(content["classes"]),
+            "kernel_start": None if start is None else KernelStart.from_plain(start), **diagnostics_of(model)}
+    scores, classes = content.get("conformity_scores"), content.get("conformity_classes")
+    seen = content.get("stream_seen")                  # a stream's rows and weight so far (files before: none)
+    kept = {"calibration": (None if scores is None else scores.numpy(), None if classes is None else classes.numpy()),
+            "selection": content.get("selection"),     # method="auto" (files before it have none)
+            "stream": (optimizer_from_plain(content.get("stream_optimizer")),
+                       None if seen is None else (int(seen[0]), float(seen[1])))}
+    return FitPlan.from_plain(content["fit_plan"]), made, kept      # older files' plans upgraded to one
+
+
+def model_from_file(content: dict, _dtype: str):
+    """``(model, state)``: the method rebuilt from a file's plan (the one record of its arguments:
+    method, alpha, damping, epsilon, its own parameters, N, exact or sparse, its dtype; a stream's N
+    is the rows it has seen) and its state's shapes."""
+    state, plan = content["state"], FitPlan.from_plain(content["fit_plan"])
+    unknown = sorted(set(plan.method_params) - set(method_parameters(plan.method)))
+    if unknown:
+        raise ValueError(f"its plan's method_params name {unknown}, which method {plan.method!r} does not take (its "
+                         f"own: {sorted(method_parameters(plan.method))})")
+    Z = state["inducing_points"]
+    C = len(classes_from_plain(content["classes"]))
+    seen = content.get("stream_seen")
+    n_data = int(seen[0]) if plan.n_data_grows and seen is not None else plan.n_data
+    model = build.method_of_plan(plan, Z, C, n_data=n_data, site_storage=content["method"]["training_state"])
+    return model, state
+
+
+def model_features(model) -> int:
+    """The features the model's inputs have: its inducing inputs' width."""
+    return int(model.inducing_points.shape[-1])
+
+
+def model_problems(est, keeps_grade_order: bool = False) -> list[str]:
+    """What in a loaded classifier contradicts its file's header, said in words: classes against
+    the model's latent functions, the plan's inducing points against the model's, classes out of
+    their sorted order (but an ordinal classifier's grades, ``keeps_grade_order``), the method's and
+    the likelihood's own checks of their state, non-finite state (an earlier release's known defect
+    named), and an ordinal model's grades against its classes."""
+    C, M = est.model_.n_classes, int(est.model_.inducing_points.shape[1])
+    latent = n_latent(est.method_, len(est.classes_))
+    wrong = f"{len(est.classes_)} classes over a model of {C} latent functions, not {latent}"
+    problems = [] if C == latent else [wrong]
+    if est.fit_plan_.n_inducing != M:
+        problems.append(f"a plan of {est.fit_plan_.n_inducing} inducing points over a model of {M}")
+    ordinal = est.method_ in ordinal_methods()
+    if not (ordinal and keeps_grade_order) and not np.array_equal(np.unique(est.classes_), est.classes_):
+        problems.append(f"classes {est.classes_.tolist()} out of their sorted order in a {type(est).__name__} "
+                        f"of method {est.method_!r}: only an ordinal classifier's grades keep an order of "
+                        "their own")
+    problems += est.model_.likelihood.state_problems() + est.model_.state_problems()
+    unfinished = [name for name, t in est.model_.state_dict().items()
+                  if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]
+    if unfinished:
+        known = [est.model_.KNOWN_DEFECTS[name] for name in unfinished if name in est.model_.KNOWN_DEFECTS]
+        problems.append(f"NaN or infinity in {', '.join(unfinished)}" + "".join(f" ({why})" for why in known))
+    grades = getattr(est, "grades", None)
+    if ordinal and grades is not None and [str(g) for g in grades] != [str(c) for c in est.classes_]:
+        problems.append(f"classes {est.classes_.tolist()} other than the grades {list(grades)} the file's "
+                        "parameters give")
+    return problems
+
+
+def ordinal_model_problems(est) -> list[str]:
+    """:func:`model_problems` of an ordinal classifier (its grades keep their order), and a method
+    that is not for ordered classes."""
+    problems = model_problems(est, keeps_grade_order=True)
+    if est.method_ not in ordinal_methods():
+        problems.append(f"an ordinal classifier over method {est.method_!r}, which is not for ordered classes")
+    return problems
+
+
 #: GPClassifier's :class:`~.run.Family`: the model of its plan (:func:`.build.classifier_model`), the
-#: held-out NLL, :func:`held_out_calibration` and :func:`record_values`
-CLASSIFIER = Family(build=build.classifier_model, score=held_out_nll, record=record_values,
-                    finish=held_out_calibration)
+#: held-out NLL, :func:`held_out_calibration`, :func:`record_values` and the model file's hooks
+GP_CLASSIFIER = Family(build=build.classifier_model, score=held_out_nll, record=record_values,
+                       file_content=file_content, model_from_file=model_from_file, file_values=file_values,
+                       model_features=model_features, model_problems=model_problems, finish=held_out_calibration)
+#: GPOrdinalClassifier's: the classifier's, with :func:`ordinal_model_problems`
+GP_ORDINAL_CLASSIFIER = replace(GP_CLASSIFIER, model_problems=ordinal_model_problems)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -21,129 +21,25 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..constraints import Interval, StrOptions
 from ..data.streaming import column_mean_std
-from ..labels import classes_from_plain, classes_to_plain, encode_known_labels, encode_labels, plain
-from ..methods.dgp import FIRST_LAYER_KERNELS, DeepGP, initial_layers
-from ..metrics import all_metrics, negative_log_likelihood
-from ..numerics import rows_per_block
-from ..threads import torch_threads
+from ..labels import encode_known_labels, encode_labels, plain
+from ..methods.dgp import FIRST_LAYER_KERNELS
+from ..metrics import all_metrics
 from . import fitted, inputs, model_file
 from .base import GPEstimatorBase
-from .fit_plan import DTYPES, DeepFitPlan, plan_deep_fit
+from .deep_gp_family import (
+    CLASSIFIER_KIND,
+    DEEP_GP_CLASSIFIER,
+    DEEP_GP_REGRESSOR,
+    REGRESSOR_KIND,
+    DeepGPContext,
+    log_density,
+    output_chunks,
+    per_row,
+    probabilities,
+)
+from .fit_plan import plan_deep_fit
 from .inputs import check_rows_match
-from .run import Family, Predictor, run
-
-#: model-file kinds of the two estimators
-REGRESSOR_KIND, CLASSIFIER_KIND = "alphagp.DeepGPRegressor", "alphagp.DeepGPClassifier"
-#: most propagated rows (samples x points) evaluated at once in prediction
-_PREDICT_ROWS = 8192
-#: [S rows, H, M] arrays a layer's prediction holds at once (its kernel features and their products)
-_FEATURE_COPIES = 4
-
-
-def deep_model(plan: DeepFitPlan, _X, Xs, _y, _weight, rng: np.random.Generator, context):
-    """``(model, {})``: the deep GP of ``plan`` (its layers initialised from the standardised rows
-    ``Xs`` and ``rng``, :func:`~alphagp.methods.dgp.initial_layers`) on the plan's device, with the
-    ``context``'s (:class:`Context`) prediction draws and initial output noise."""
-    layers = initial_layers(np.asarray(Xs), plan.n_outputs, plan.n_layers, plan.n_hidden, plan.n_inducing, rng,
-                            output_noise=context.output_noise, first_kernel=plan.first_layer_kernel,
-                            hidden_mean_scale=plan.hidden_mean_scale, dtype=DTYPES[plan.dtype])
-    return DeepGP(layers, plan.likelihood, plan.n_data, alpha=plan.alpha, n_samples=plan.n_samples,
-                  n_predict_samples=context.n_predict_samples).to(torch.device(plan.device)), {}
-
-
-def _seed(model, seed: int) -> None:
-    """The fit's seed (drawn after the build, shared between processes) for the model's Monte Carlo
-    draws; the trainer's batch order takes it too."""
-    model.seed = seed
-
-
-def output_chunks(predictor: Predictor, X, n_samples: int):
-    """The last layer's means and noise-free variances ``[S, rows, H_L]`` for the validated,
-    unstandardised rows ``X`` (a lazy row view or memory-map is read one chunk at a time) under
-    ``predictor``'s model with S = ``n_samples`` draws, with each chunk's row slice: ``(rows, mean,
-    var)``. Chunks hold ``_PREDICT_ROWS`` propagated rows, so what is computed from them
-    (robust-max probabilities cost ``[S rows, C, C, Q]``, computed in blocks) stays within memory,
-    and no more rows than keep a layer's kernel features (``[S rows, H, M]`` and their temporaries)
-    within :data:`~alphagp.numerics.QUADRATURE_BLOCK_BYTES`, whatever the widths."""
-    model = predictor.model
-    widest = max(layer.shape[0] * layer.shape[1] for layer in model.layers)      # H x M
-    chunk = max(1, min(_PREDICT_ROWS // n_samples,
-                       rows_per_block(n_samples * widest * predictor.dtype.itemsize * _FEATURE_COPIES)))
-    for rows, Xc in predictor.chunks(X, chunk):
-        mean, var = model.predict_output(Xc, n_samples)
-        if not (torch.all(torch.isfinite(mean)) and torch.all(torch.isfinite(var))):
-            raise FloatingPointError("non-finite predictions; the fitted model is degenerate")
-        yield rows, mean, var
-
-
-def per_row(predictor: Predictor, X, width: int, compute, n_samples: int) -> np.ndarray:
-    """``[n, width]`` (float64) of ``compute(rows, mean, var)``, a ``[rows, width]`` or ``[rows]``
-    tensor from each chunk's draws (:func:`output_chunks` of the validated rows ``X``), written into
-    one preallocated array: no ``[S, n, H_L]`` array of every row's draws, and no small per-chunk
-    pieces left between freed temporaries (they kept glibc's heap from being reused; BENCHMARKS.md,
-    "Memory")."""
-    out = np.empty((len(X), width))
-    for rows, mean, var in output_chunks(predictor, X, n_samples):
-        with torch_threads(predictor.n_jobs):
-            out[rows] = compute(rows, mean, var).reshape(-1, width).cpu().double().numpy()
-    return out
-
-
-def log_density(predictor: Predictor, ys: np.ndarray, X, n_samples: int) -> np.ndarray:
-    """log p ``[n]`` of standardised targets ``ys`` ``[n]`` at the validated rows ``X`` under the
-    mixture of their ``n_samples`` propagated samples."""
-    if ys.shape != (len(X),):
-        raise ValueError(f"y must have shape [{len(X)}], got {list(ys.shape)}")
-    model = predictor.model
-    noise = model.output_noise.cpu().to(predictor.device)
-    ys = torch.as_tensor(ys, dtype=predictor.dtype, device=predictor.device)
-    return per_row(predictor, X, 1, lambda rows, mean, var: model.likelihood.mixture_log_density(
-        mean, var, noise, ys[rows]), n_samples)[:, 0]
-
-
-def probabilities(predictor: Predictor, X, n_classes: int, n_samples: int) -> np.ndarray:
-    """``[n, C]`` class probabilities of the validated rows ``X``: the mean over ``n_samples``
-    propagated samples."""
-    return per_row(predictor, X, n_classes, lambda _rows, mean, var: predictor.model.output_probabilities(
-        mean, var).mean(0), n_samples)
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the deep GPs' family functions take beside the plan: the draws of a prediction, the
-    last layer's initial noise and, for the classifier, the number of classes."""
-
-    n_predict_samples: int
-    output_noise: float
-    n_classes: int | None = None
-
-
-def _held_out_log_density(predictor: Predictor, X_val, y_val: np.ndarray, weight, context: Context) -> float:
-    """The regressor's held-out score: the mean negative log density of the standardised targets
-    (``X_val`` read a chunk at a time), weighted by ``weight`` where given."""
-    return float(-np.average(log_density(predictor, y_val, X_val, context.n_predict_samples), weights=weight))
-
-
-def _held_out_nll(predictor: Predictor, X_val, y_val: np.ndarray, weight, context: Context) -> float:
-    """The classifier's held-out score: the mean negative log-likelihood of the held-out rows."""
-    return negative_log_likelihood(probabilities(predictor, X_val, context.n_classes, context.n_predict_samples),
-                                   y_val, weight)
-
-
-def _record_target_scale(est, _plan, made: dict) -> None:
-    """The regressor's fitted values: the targets' standardisation ``y_mean_`` and ``y_scale_``."""
-    est.y_mean_, est.y_scale_ = made["y_mean"], made["y_scale"]
-
-
-def _record_classes(est, _plan, made: dict) -> None:
-    """The classifier's fitted values: ``classes_``."""
-    est.classes_ = made["classes"]
-
-
-#: the deep GPs' :class:`~.run.Family` records: the layers and the model of a plan, the fit's seed
-#: for its Monte Carlo draws, the held-out score and the fitted values of each
-REGRESSOR = Family(build=deep_model, score=_held_out_log_density, record=_record_target_scale, seed=_seed)
-CLASSIFIER = Family(build=deep_model, score=_held_out_nll, record=_record_classes, seed=_seed)
+from .run import run
 
 
 class _DeepGPBase(GPEstimatorBase):
@@ -317,7 +213,7 @@ class _DeepGPBase(GPEstimatorBase):
                              n_outputs=n_outputs, stratify=stratify)
         if self.verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
-        context = Context(self.n_predict_samples, self.LIKELIHOOD_NOISE,
+        context = DeepGPContext(self.n_predict_samples, self.LIKELIHOOD_NOISE,
                           len(made["classes"]) if "classes" in made else None)
         result = run(plan, X, targets, weight, self.FAMILY, context, self._settings(plan, callbacks, made),
                      stratify=stratify)
@@ -359,26 +255,6 @@ class _DeepGPBase(GPEstimatorBase):
         file or a damaged one."""
         return model_file.read(cls, path, **({} if device is None else {"device": plain(device)}))
 
-    def _file_content(self) -> dict:
-        return {"model": {"config": self.model_.config(), "state": self.model_.state_dict()},
-                "fit_plan": self.fit_plan_.to_plain(), **inputs.table_content(self), **self._target_content()}
-
-    def _model_from_file(self, content: dict):
-        model = content["model"]
-        return DeepGP.from_config(model["config"], dtype=DTYPES[self.dtype]), model["state"]
-
-    def _file_values(self, content: dict, _model) -> tuple:
-        """``(plan, made, kept)`` of a model file (:func:`.model_file.read`): the plan (older files'
-        upgraded to one) and the targets' fitted values (:meth:`_target_values`)."""
-        return DeepFitPlan.from_plain(content["fit_plan"]), self._target_values(content), {}
-
-    def _model_features(self) -> int:
-        return int(self.model_.layers[0].shape[2])
-
-    def _model_problems(self) -> list[str]:
-        alpha = float(self.model_.alpha)
-        return [] if alpha == float(self.alpha) else [f"alpha={self.alpha} over a model of alpha={alpha}"]
-
 
 class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     """Deep GP regression trained by approximate power EP with alpha-divergences (deep-GP paper).
@@ -393,7 +269,7 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
     """
 
     MODEL_KIND = REGRESSOR_KIND
-    FAMILY = REGRESSOR
+    FAMILY = DEEP_GP_REGRESSOR
 
     def _prepare_targets(self, y, weight=None):
         """Standardised targets (by their weighted mean and spread where the rows are weighted)."""
@@ -403,12 +279,6 @@ class DeepGPRegressor(RegressorMixin, _DeepGPBase):
         mean, scale = column_mean_std(y, weight=weight)
         mean, scale = float(mean), float(scale) if float(scale) > 0 else 1.0
         return (y - mean) / scale, 1, "gaussian", {"y_mean": mean, "y_scale": scale}
-
-    def _target_content(self) -> dict:
-        return {"y_mean": self.y_mean_, "y_scale": self.y_scale_}
-
-    def _target_values(self, content: dict) -> dict:
-        return {"y_mean": float(content["y_mean"]), "y_scale": float(content["y_scale"])}
 
     def predict(self, X, return_std: bool = False):
         """Predictive mean ``[n]`` (and standard deviation with ``return_std``) of y: the moments of the
@@ -461,7 +331,7 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
     """
 
     MODEL_KIND = CLASSIFIER_KIND
-    FAMILY = CLASSIFIER
+    FAMILY = DEEP_GP_CLASSIFIER
     _parameter_constraints: ClassVar[dict] = {**_DeepGPBase._parameter_constraints,
                                               "class_weight": [dict, StrOptions({"balanced"}), None]}
 
@@ -477,17 +347,6 @@ class DeepGPClassifier(ClassifierMixin, _DeepGPBase):
         if C < 2:
             raise ValueError(f"DeepGPClassifier needs at least 2 classes in y; got only one class, {classes.tolist()}")
         return y_idx, (1 if C == 2 else C), ("probit" if C == 2 else "robust_max"), {"classes": classes}
-
-    def _target_content(self) -> dict:
-        return {"classes": classes_to_plain(self.classes_)}
-
-    def _target_values(self, content: dict) -> dict:
-        return {"classes": classes_from_plain(content["classes"])}
-
-    def _model_problems(self) -> list[str]:
-        C, outputs = len(self.classes_), int(self.model_.layers[-1].shape[0])
-        return super()._model_problems() + (
-            [] if outputs == (1 if C == 2 else C) else [f"{C} classes over a model of {outputs} outputs"])
 
     def predict_proba(self, X) -> np.ndarray:
         """``[n, C]`` class probabilities (columns ordered as ``classes_``)."""

@@ -18,15 +18,15 @@ from ..constraints import Interval, StrOptions
 from ..kernel_start import SURROGATES, KernelStart
 from ..kernel_terms import Term
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import METHODS, method_bullets, method_spec, n_latent, ordinal_methods
+from ..methods import METHODS, method_bullets, method_spec
 from ..metrics import all_metrics
 from ..threads import torch_threads
 from . import fitted, inputs, model_file, model_selection, streams
 from .base import GPEstimatorBase
 from .checks import check_fit_size, check_fit_time, check_model_size, check_parameters
 from .classifier_family import (
-    CLASSIFIER,
-    Context,
+    GP_CLASSIFIER,
+    ClassifierContext,
     class_probabilities,
     latent_moments,
     warn_if_no_better_than_the_frequencies,
@@ -319,9 +319,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``ess_log_likelihood``).
     """
 
-    #: whether the classes may keep an order of their own (the ordinal classifier's grades); a
-    #: GPClassifier's are sorted, and a model file that says otherwise is refused
-    KEEPS_GRADE_ORDER: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict] = {
         **GPEstimatorBase.SHARED_CONSTRAINTS,
         "verbose": ["verbose", StrOptions({"auto"})],
@@ -351,7 +348,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
 
     MODEL_KIND = MODEL_KIND
     #: the family of :mod:`.classifier_family`: its build, held-out score, finish and fitted values
-    FAMILY = CLASSIFIER
+    FAMILY = GP_CLASSIFIER
     SCHEDULE_PARAMS = (*GPEstimatorBase.SCHEDULE_PARAMS, "damping", "device", "distributed")
     PARAMS_ADDED: ClassVar[dict] = {"kernel_init": "fixed", "kernel": "auto"}
     #: recorded by checkpoints as the plan resolved them (checkpoints written before their "auto"
@@ -474,7 +471,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         verbose = own and self.verbose is True
         if verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
-        context = Context(len(classes), self.inducing_points, start, verbose)
+        context = ClassifierContext(len(classes), self.inducing_points, start, verbose)
         result = run(plan, X, y_idx, weight, self.FAMILY, context,
                      self._settings(plan, callbacks, {"classes": classes}, own), stratify=True)
         return replace(result, made={"classes": classes, **result.made})
@@ -650,9 +647,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         """
         model_file.write(self, path, include_training_state=bool(include_training_state))
 
-    def _file_content(self, include_training_state: bool = False) -> dict:
-        return model_file.file_content(self, include_training_state)
-
     @classmethod
     def methods_taken(cls) -> list[str]:
         """The ``method`` values this estimator takes: every registered method, and ``"auto"``."""
@@ -667,40 +661,6 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         is not an alphagp model, is damaged or truncated, or comes from a newer format version.
         """
         return model_file.read(cls, path, **({} if device is None else {"device": plain(device)}))
-
-    def _model_from_file(self, content: dict):
-        return model_file.model_from_file(content)
-
-    def _file_values(self, content: dict, model) -> tuple:
-        return model_file.file_values(content, model)
-
-    def _model_features(self) -> int:
-        return int(self.model_.inducing_points.shape[-1])
-
-    def _model_problems(self) -> list[str]:
-        C, M = self.model_.n_classes, int(self.model_.inducing_points.shape[1])
-        plan = self.fit_plan_
-        latent = n_latent(self.method_, len(self.classes_))
-        wrong = f"{len(self.classes_)} classes over a model of {C} latent functions, not {latent}"
-        problems = [] if C == latent else [wrong]
-        if plan.n_inducing != M:
-            problems.append(f"a plan of {plan.n_inducing} inducing points over a model of {M}")
-        ordinal = self.method_ in ordinal_methods()
-        if not (ordinal and self.KEEPS_GRADE_ORDER) and not np.array_equal(np.unique(self.classes_), self.classes_):
-            problems.append(f"classes {self.classes_.tolist()} out of their sorted order in a {type(self).__name__} "
-                            f"of method {self.method_!r}: only an ordinal classifier's grades keep an order of "
-                            "their own")
-        problems += self.model_.likelihood.state_problems() + self.model_.state_problems()
-        unfinished = [name for name, t in self.model_.state_dict().items()
-                      if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]
-        if unfinished:
-            known = [self.model_.KNOWN_DEFECTS[name] for name in unfinished if name in self.model_.KNOWN_DEFECTS]
-            problems.append(f"NaN or infinity in {', '.join(unfinished)}" + "".join(f" ({why})" for why in known))
-        grades = getattr(self, "grades", None)
-        if ordinal and grades is not None and [str(g) for g in grades] != [str(c) for c in self.classes_]:
-            problems.append(f"classes {self.classes_.tolist()} other than the grades {list(grades)} the file's "
-                            "parameters give")
-        return problems
 
 
 GPClassifier.__doc__ = GPClassifier.__doc__.replace("{methods}", method_bullets())

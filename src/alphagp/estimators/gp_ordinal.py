@@ -12,6 +12,7 @@ import numpy as np
 
 from ..labels import check_grades, encode_ordered_labels, grade_order
 from ..methods import ordinal_methods
+from .classifier_family import GP_ORDINAL_CLASSIFIER
 from .gp_classifier import GPClassifier
 
 MODEL_KIND = "alphagp.GPOrdinalClassifier"
@@ -50,7 +51,7 @@ class GPOrdinalClassifier(GPClassifier):
     lists the grades in their order (``grades``, where set, wins).
     """
 
-    KEEPS_GRADE_ORDER: ClassVar[bool] = True
+    FAMILY = GP_ORDINAL_CLASSIFIER
     _parameter_constraints: ClassVar[dict] = {**GPClassifier._parameter_constraints, "grades": ["array-like", None]}
     MODEL_KIND = MODEL_KIND
 
@@ -84,12 +85,6 @@ class GPOrdinalClassifier(GPClassifier):
 
     def _fit_targets(self, y):
         return encode_ordered_labels(y, self._order, declared=self.grades is not None)
-
-    def _model_problems(self) -> list[str]:
-        problems = super()._model_problems()
-        if self.method_ not in ordinal_methods():
-            problems.append(f"an ordinal classifier over method {self.method_!r}, which is not for ordered classes")
-        return problems
 
     def _stream_classes(self, classes) -> np.ndarray:
         self._check_method()

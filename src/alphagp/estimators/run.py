@@ -87,11 +87,24 @@ class Family:
     rows); called only where rows were held out. ``seed(model, seed)``: hands the fit's seed to a
     model that draws with it. ``record(est, plan, made)``: writes the family's fitted values on the
     estimator, each by name (the plan's decisions it shows, and ``made``: what the build, the finish
-    and a model file made; :func:`.fitted.record_fit` writes the rest)."""
+    and a model file made; :func:`.fitted.record_fit` writes the rest).
+
+    The model file's hooks (:mod:`.model_file` reads them here): ``file_content(est, **options) ->
+    dict``, the family's part of a file (``options``: its ``save``'s); ``model_from_file(content,
+    dtype) -> (model, state)``, the model a file's content describes, and its state to load;
+    ``file_values(content, model) -> (plan, made, kept)``, the plan, the fitted values and what
+    :func:`.fitted.record_file` takes besides; ``model_features(model) -> int``, the features the
+    model's inputs have; ``model_problems(est) -> list[str]``, what in a loaded estimator contradicts
+    its file's header, in words."""
 
     build: Callable
     score: Callable
     record: Callable
+    file_content: Callable
+    model_from_file: Callable
+    file_values: Callable
+    model_features: Callable
+    model_problems: Callable
     finish: Callable = lambda *_: {}
     seed: Callable = lambda _model, _seed: None
 

@@ -24,7 +24,7 @@ from ..threads import torch_threads
 from ..training import Trainer
 from . import fitted, inputs, model_selection
 from .checks import check_model_size, check_parameters
-from .classifier_family import CLASSIFIER, Context
+from .classifier_family import ClassifierContext
 from .fit_plan import AUTO_INDUCING, DEFAULT_ADAM_LEARNING_RATE, DTYPES, default_learning_rate, plan_fit
 from .run import FitResult, diagnostics_of, explain_numerical_failure, standardisation
 
@@ -81,8 +81,9 @@ def start(est, X, y, classes, n_rows) -> None:
                       UserWarning, stacklevel=4)
     with torch_threads(est.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
         Xs = standardisation(X, plan.standardize)
-        model, made = CLASSIFIER.build(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state),
-                                       Context(len(classes), est.inducing_points, verbose=est.verbose is True))
+        model, made = type(est).FAMILY.build(plan, X, Xs, y_idx, None, np.random.default_rng(plan.random_state),
+                                             ClassifierContext(len(classes), est.inducing_points,
+                                                               verbose=est.verbose is True))
     fitted.record_fit(est, FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made={"classes": classes, **made}))
     _warn_of_a_narrow_first_call(est, plan, y_idx)
     _warn_if_n_rows_is_unused(est, n_rows)
