@@ -1,8 +1,12 @@
-"""Issue 75: the fitted attributes are written in one place. Every assignment of a public
-trailing-underscore attribute (``model_``, ``classes_``, ``setattr(est, f"{name}_", ...)``) in
-``src/alphagp/estimators/`` is in :mod:`alphagp.estimators.fitted`, by at most four writers; the one
-exception is the table encoding that scikit-learn-style input validation fits with the input
-columns (``inputs.validate_table``). The estimators' base has no mixins for inputs or files."""
+"""Issues 75 and 81: the fitted attributes are written in known places, each by name. Every
+assignment of a public trailing-underscore attribute (``model_``, ``classes_``, ``setattr(est,
+f"{name}_", ...)``) in ``src/alphagp/estimators/`` is in :mod:`alphagp.estimators.fitted`, by at
+most five writers (the four of issue 75 and the diagnostics', which two of them share), or in a
+family's ``record`` in its own module (issue 81: a family is one module, the names of its fitted
+attributes with it); the one exception is the table encoding that scikit-learn-style input
+validation fits with the input columns (``inputs.validate_table``). No write goes through
+``setattr`` with a computed name (a reader's search for ``kernel_start_ =`` finds its writer). The
+estimators' base has no mixins for inputs or files."""
 
 from __future__ import annotations
 
@@ -14,6 +18,9 @@ import alphagp
 ESTIMATORS = Path(alphagp.__file__).resolve().parent / "estimators"
 #: the writes outside fitted.py that scikit-learn's conventions place with the input validation
 ALLOWED = {("inputs.py", "validate_table", "table_encoding_")}
+#: the families' ``record`` functions (their module, their name): each writes its family's values
+FAMILY_RECORDS = {("classifier_family.py", "record_values"), ("deep_gp_family.py", "_record_target_scale"),
+                  ("deep_gp_family.py", "_record_classes")}
 
 
 def _fitted_name(node) -> str | None:
@@ -51,12 +58,17 @@ def writes() -> list[tuple[str, str, str]]:
     return sorted(set(found))
 
 
-def test_fitted_attributes_are_written_by_at_most_four_functions_of_fitted_py():
+def test_fitted_attributes_are_written_by_name_in_fitted_py_and_the_families_records():
+    from alphagp.estimators.classifier_family import GP_CLASSIFIER
+    from alphagp.estimators.deep_gp_family import DEEP_GP_CLASSIFIER, DEEP_GP_REGRESSOR
     found = writes()
-    outside = [w for w in found if w[0] != "fitted.py" and w not in ALLOWED]
-    assert outside == [], f"fitted attributes written outside estimators/fitted.py: {outside}"
+    outside = [w for w in found if w[0] != "fitted.py" and w not in ALLOWED and w[:2] not in FAMILY_RECORDS]
+    assert outside == [], f"fitted attributes written outside estimators/fitted.py and the families' records: {outside}"
+    assert not [w for w in found if w[2] == "<f-string>_"], "a fitted attribute written through a computed name"
     writers = {function for file, function, _ in found if file == "fitted.py"}
-    assert writers and len(writers) <= 4, sorted(writers)
+    assert writers and len(writers) <= 5, sorted(writers)
+    assert {f.record.__name__ for f in (GP_CLASSIFIER, DEEP_GP_CLASSIFIER, DEEP_GP_REGRESSOR)} == {
+        name for _, name in FAMILY_RECORDS}
 
 
 def test_the_base_has_no_mixins_for_inputs_or_files():

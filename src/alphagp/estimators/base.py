@@ -82,6 +82,10 @@ class GPEstimatorBase(BaseEstimator):
     #: whether a checkpoint records the estimator's class (the deep GPs' two share their parameters)
     NAMED_CHECKPOINTS: ClassVar[bool] = False
 
+    def _weights_refusal(self) -> str | None:
+        """Why this estimator takes no row weights (``None``: it takes them, as both deep GPs do)."""
+        return None
+
     def _device(self) -> torch.device:
         """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""
         return device_of(self.device)

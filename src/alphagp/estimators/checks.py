@@ -33,32 +33,33 @@ def _positive_finite(name: str, value, allowed_shapes: list[tuple]) -> np.ndarra
     return arr
 
 
-def check_parameters(est, n_features: int, n_classes: int) -> None:
-    """The checks of ``est``'s parameters that need the registry or the data's shape (the rest is
-    scikit-learn's ``_validate_params``)."""
-    device_of(est.device)
-    if est.method != "auto":
+def check_parameters(params: dict, n_features: int, n_classes: int) -> None:
+    """The checks of an estimator's parameters ``params`` (``get_params()``) that need the registry
+    or the data's shape (the rest is scikit-learn's ``_validate_params``)."""
+    method, method_params, kernel = params["method"], params["method_params"], params["kernel"]
+    device_of(params["device"])
+    if method != "auto":
         try:
-            method_spec(est.method)
+            method_spec(method)
         except ValueError:
             raise InvalidParameterError(f"The 'method' parameter of GPClassifier must be 'auto' or a str among "
-                                        f"{sorted(METHODS)}. Got {est.method!r} instead.") from None
-        check_method_params(est.method, est.method_params, reserved=("alpha", "epsilon", "damping"))
-    elif est.method_params:
+                                        f"{sorted(METHODS)}. Got {method!r} instead.") from None
+        check_method_params(method, method_params, reserved=("alpha", "epsilon", "damping"))
+    elif method_params:
         raise ValueError("method_params belong to a chosen method; with method='auto' there is none to give "
                          "them to: set method as well")
-    if est.n_jobs == 0:
+    if params["n_jobs"] == 0:
         raise ValueError("n_jobs must not be 0; use None (1 thread), a positive count or -1 (all cores)")
-    kp = est.kernel_params or {}
-    if not isinstance(est.kernel, str) and set(kp) - {"noise"}:
+    kp = params["kernel_params"] or {}
+    if not isinstance(kernel, str) and set(kp) - {"noise"}:
         raise ValueError(f"kernel_params {sorted(set(kp) - {'noise'})} are initial values of the default kernel "
-                         f"(kernel='auto'); kernel={est.kernel!r} starts from its own start's values or its fixed "
+                         f"(kernel='auto'); kernel={kernel!r} starts from its own start's values or its fixed "
                          "ones: give only kernel_params={'noise': ...}, or kernel='auto'")
     unknown = set(kp) - set(KERNEL_PARAMS)
     if unknown:
         raise ValueError(f"kernel_params has unknown keys {sorted(unknown)}; allowed are {list(KERNEL_PARAMS)}")
-    groups = {1 if est.shared_hyperparameters is True else n_classes,       # "auto": either, by method
-              1 if est.shared_hyperparameters is not False else n_classes}
+    shared = params["shared_hyperparameters"]
+    groups = {1 if shared is True else n_classes, 1 if shared is not False else n_classes}      # "auto": either
     if "lengthscale" in kp:
         _positive_finite("lengthscale", kp["lengthscale"], [(), (n_features,), *((g, n_features) for g in {1, *groups})])
     for name in ("amplitude", "noise", "linear"):

@@ -18,7 +18,7 @@ from ..constraints import Interval, StrOptions
 from ..kernel_start import SURROGATES, KernelStart
 from ..kernel_terms import Term
 from ..labels import encode_known_labels, encode_labels, plain
-from ..methods import METHODS, method_bullets, method_spec
+from ..methods import METHODS, method_bullets
 from ..metrics import all_metrics
 from ..threads import torch_threads
 from . import fitted, inputs, model_file, model_selection, streams
@@ -33,7 +33,7 @@ from .classifier_family import (
 )
 from .fit_plan import plan_fit
 from .inputs import check_rows_match
-from .run import FitResult, run
+from .run import FitResult, Settings, Stream, run
 
 MODEL_KIND = "alphagp.GPClassifier"
 
@@ -442,7 +442,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         classes, y_idx = self._fit_targets(y)
         if len(classes) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, {classes.tolist()}")
-        check_parameters(self, X.shape[1], len(classes))
+        check_parameters(self.get_params(), X.shape[1], len(classes))
         if self.method == "auto" or self.alpha == "auto":
             result, selection = model_selection.fit_selected(self, X, y, y_idx, classes, callbacks, weight)
             fitted.record_fit(self, result, selection)
@@ -511,25 +511,49 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         does not stream, or an exact posterior (the default's fit of a small table: exact EP or the
         exact Dirichlet GP), is refused with what to do: fit again on all the rows. No early
         stopping. Returns ``self``."""
-        start = not hasattr(self, "model_")
-        if start and classes is None:
+        first = not hasattr(self, "model_")
+        if first and classes is None:
             raise ValueError("the first call of partial_fit needs classes=, every label of the stream "
                              "(scikit-learn's convention)")
-        X, y = inputs.validate(self, X, y, reset=start)
+        X, y = inputs.validate(self, X, y, reset=first)
         given = None if classes is None else self._stream_classes(classes)
-        weight = streams.weights(self, sample_weight, X, y, given if start else self.classes_)
-        if start:
-            streams.start(self, X, y, classes, n_rows)
-        elif given is not None and not np.array_equal(given, self.classes_):
-            raise ValueError(f"classes={given.tolist()} differ from the classes the stream started with, "
-                             f"{self.classes_.tolist()}")
-        streams.step(self, X, y, weight)
+        streams.balanced_refusal(self.class_weight)
+        weight = inputs.fit_weights(sample_weight, X, y, self.class_weight, self._weights_refusal(),
+                                    classes=given if first else self.classes_)
+        if first:
+            y_idx = encode_known_labels(y, given)
+            plan = streams.stream_plan(self.get_params(), model_selection.explicit_parameters(self), y_idx, given,
+                                       n_rows, X.shape[1], inputs.feature_groups(self, X.shape[1]))
+            stream = Stream()
+        else:
+            if given is not None and not np.array_equal(given, self.classes_):
+                raise ValueError(f"classes={given.tolist()} differ from the classes the stream started with, "
+                                 f"{self.classes_.tolist()}")
+            if not self.model_.capabilities.streaming:
+                raise ValueError(streams.refusal(self.fit_plan_, self.method_, self.methods_taken()))
+            y_idx, plan = self._encode(y), self.fit_plan_
+            stream = Stream(FitResult(plan, self.mean_, self.scale_, self.model_, self.history_, self.n_iter_),
+                            getattr(self, "_stream_seen", None) or (0, 0.0), getattr(self, "_stream_optimizer", None))
+        context = ClassifierContext(len(self.classes_ if not first else given), self.inducing_points,
+                                    verbose=self.verbose is True)
+        call = run(plan, X, y_idx, weight, self.FAMILY, context, Settings(n_jobs=self.n_jobs), stratify=False,
+                   stream=stream)
+        if first:
+            fitted.record_fit(self, replace(call, history=[], n_iter=0, made={"classes": given, **call.made}))
+            streams.warn_of_a_narrow_first_call(plan, call.model, y_idx, given, self.n_inducing, self.inducing_points)
+            streams.warn_if_n_rows_is_unused(plan, call.model, n_rows)
+        fitted.record_stream_call(self, call.history[-1], call.stream.seen, call.made, call.stream.optimizer)
         return self
 
-    def _weighted_alternatives(self) -> str | None:
-        if self.method == "auto" or method_spec(self.method).cls.CAPABILITIES.sample_weight:
-            return None         # the portfolio's candidates all take weights (model_selection leaves out any that not)
-        return ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight)
+    def _weights_refusal(self) -> str | None:
+        """Why this estimator's method takes no row weights (``None``: it takes them; the portfolio's
+        candidates all do, and the selection leaves out any that would not; an unknown method is
+        named by the parameters' check)."""
+        if self.method not in METHODS or METHODS[self.method].cls.CAPABILITIES.sample_weight:
+            return None
+        others = ", ".join(name for name, spec in METHODS.items() if spec.cls.CAPABILITIES.sample_weight)
+        return (f"method={self.method!r} takes no sample weights (sample_weight, class_weight); the methods that do: "
+                f"{others}")
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X, chunk_size: int = 2048) -> np.ndarray:

@@ -202,24 +202,22 @@ def evaluation_weights(sample_weight, n_rows: int) -> np.ndarray:
     return weight
 
 
-def fit_weights(est, sample_weight, X, y, classes=None) -> np.ndarray | None:
+def fit_weights(sample_weight, X, y, class_weight=None, refusal: str | None = None,
+                classes=None) -> np.ndarray | None:
     """The weights ``[N]`` of the training rows: ``sample_weight`` (validated: non-negative,
-    finite, not all 0) times the class weights of ``class_weight`` where the estimator has one
-    (scikit-learn's semantics; ``y`` the labels), or ``None`` when neither is given.
-    ``classes``: the labels a ``class_weight`` dict may name (default: those of ``y``; a
-    stream's calls name all of its classes). Raises ``ValueError`` for a method that takes
-    no weights, for a ``class_weight`` naming another class or giving one a weight that is not
-    a finite non-negative number, and for weights summing to more than
-    :data:`MAX_TOTAL_WEIGHT` (named by the largest)."""
-    class_weight = getattr(est, "class_weight", None)
+    finite, not all 0) times the class weights of ``class_weight`` where given (scikit-learn's
+    semantics; ``y`` the labels), or ``None`` when neither is given. ``classes``: the labels a
+    ``class_weight`` dict may name (default: those of ``y``; a stream's calls name all of its
+    classes). ``refusal``: why the method takes no weights (a ``ValueError`` where weights are
+    given; ``None``: it takes them). Raises ``ValueError`` too for a ``class_weight`` naming another
+    class or giving one a weight that is not a finite non-negative number, and for weights summing
+    to more than :data:`MAX_TOTAL_WEIGHT` (named by the largest)."""
     if sample_weight is None and class_weight is None:
         return None
     from sklearn.utils.class_weight import compute_sample_weight
     from sklearn.utils.validation import _check_sample_weight
-    others = est._weighted_alternatives() if hasattr(est, "_weighted_alternatives") else None
-    if others is not None:
-        raise ValueError(f"method={est.method!r} takes no sample weights (sample_weight, class_weight); "
-                         f"the methods that do: {others}")
+    if refusal is not None:
+        raise ValueError(refusal)
     weight = (np.ones(len(y)) if sample_weight is None else
               _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True))
     if isinstance(class_weight, dict):
@@ -243,14 +241,14 @@ def fit_weights(est, sample_weight, X, y, classes=None) -> np.ndarray | None:
                          "weights down (which also lowers how many rows they stand for)")
     return weight
 
-def positive_weight_rows(est, X, y, weight):
+def positive_weight_rows(X, y, weight, classifier: bool):
     """``(X, y, weight)`` without the rows of weight 0 (such a row is left out, exactly: the
     standardisation, the inducing inputs and the held-out splits never see it). Raises
-    ``ValueError`` when a class of a classifier keeps no row."""
+    ``ValueError`` when a class of a ``classifier`` keeps no row."""
     if weight is None or (weight > 0).all():
         return X, y, weight
     kept = weight > 0
-    if is_classifier(est):
+    if classifier:
         lost = np.setdiff1d(np.unique(y), y[kept])
         if len(lost):
             raise ValueError(f"every row of class {lost.tolist()} has weight 0 (sample_weight times class_weight); "
@@ -264,4 +262,5 @@ def prepare(est, X, y, sample_weight, **checks):
     ``[N]`` of ``fit`` (``checks`` go to :func:`validate`), the rows' weights (:func:`fit_weights`,
     or ``None``), rows of weight 0 left out (:func:`positive_weight_rows`)."""
     X, y = validate(est, X, y, reset=True, **checks)
-    return positive_weight_rows(est, X, y, fit_weights(est, sample_weight, X, y))
+    weight = fit_weights(sample_weight, X, y, getattr(est, "class_weight", None), est._weights_refusal())
+    return positive_weight_rows(X, y, weight, is_classifier(est))

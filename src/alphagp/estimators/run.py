@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from ..distributed import broadcast_state, ensure_process_group
 from ..numerics import CholeskyError
 from ..threads import torch_threads
 from ..training import Trainer
-from .fit_plan import DTYPES
+from .fit_plan import DTYPES, default_learning_rate
 
 
 @contextlib.contextmanager
@@ -146,7 +146,9 @@ class FitResult:
     """What a fit made: its ``plan``, the standardisation (``mean``, ``scale`` ``[D]``), the
     ``model``, the training record (``history``, ``n_iter``, ``validation_scores`` and
     ``best_iteration``, ``None`` without held-out rows) and ``made``, the other fitted values by
-    attribute name without the underscore (``classes``, ``kernel_start``, ``diagnostics``, ...)."""
+    attribute name without the underscore (``classes``, ``kernel_start``, ``diagnostics``, ...).
+    A stream's call (:func:`run` with a :class:`Stream`) has its call's history entry alone and
+    the stream's state after it (``stream``)."""
 
     plan: Any
     mean: np.ndarray
@@ -157,11 +159,24 @@ class FitResult:
     validation_scores: list | None = None
     best_iteration: int | None = None
     made: dict = field(default_factory=dict)
+    stream: Stream | None = None
 
     def predictor(self, n_jobs: int | None = None) -> Predictor:
         """The result's :class:`Predictor` on the plan's dtype and device."""
         return Predictor(self.model, self.mean, self.scale, DTYPES[self.plan.dtype], torch.device(self.plan.device),
                          n_jobs)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A stream's state between its calls (``partial_fit``), a value its estimator carries (and its
+    model file): the fit so far (``fitted``: ``None`` before the first call), the rows and the total
+    weight its calls have brought (``seen``) and its optimiser's state (``optimizer``: ``None``
+    before the first step, and for a closed form, which takes none)."""
+
+    fitted: FitResult | None = None
+    seen: tuple[int, float] = (0, 0.0)
+    optimizer: dict | None = None
 
 
 #: the EP counters a model's diagnostics may hold, shown as attributes of their own
@@ -203,15 +218,17 @@ def weight_digest(weight: np.ndarray | None, dtype: torch.dtype) -> dict:
 
 
 def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings: Settings, *,
-        stratify: bool) -> FitResult:
+        stratify: bool, stream: Stream | None = None) -> FitResult:
     """Fit ``plan`` on the validated features ``X`` ``[N, D]`` with targets ``y`` ``[N]`` (class
     indices, or real values) and the rows' ``weight`` ``[N]`` (or ``None``): hold out early
-    stopping's rows (stratified by class where ``stratify``), standardise, build
-    (``family.build`` with the family's ``context``), share the start between processes, train,
-    the model's own finish (``after_fit``), the family's of the held-out rows (``family.finish``),
-    the model's diagnostics. Returns the :class:`FitResult`; nothing is
-    written on an estimator."""
-    from .fit_plan import DTYPES
+    stopping's rows (stratified by class where ``stratify``), standardise and build
+    (:func:`_built`: ``family.build`` with the family's ``context``), share the start between
+    processes, train with the rows' weights (:func:`_weighted`), the model's own finish
+    (``after_fit``), the family's of the held-out rows (``family.finish``), the model's diagnostics.
+    A ``stream``'s call (:func:`_stream_call`) goes through the same stages with the stream's state.
+    Returns the :class:`FitResult`; nothing is written on an estimator."""
+    if stream is not None:
+        return _stream_call(plan, X, y, weight, family, context, settings, stream)
     rows, held = early_stopping_rows(y, plan.early_stopping, plan.validation_fraction, stratify, plan.random_state)
     if held is not None:
         X_fit, y_fit = RowSubset(X, rows), y[rows]
@@ -221,9 +238,7 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
     dtype, device = DTYPES[plan.dtype], torch.device(plan.device)
     started = time.perf_counter()
     with torch_threads(settings.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
-        Xs = standardisation(X_fit, plan.standardize, w_fit)
-        rng = np.random.default_rng(plan.random_state)
-        model, made = family.build(plan, X_fit, Xs, y_fit, w_fit, rng, context)
+        Xs, model, made, rng = _built(plan, X_fit, y_fit, w_fit, family, context)
         seed = int(rng.integers(2**31 - 1))
         if settings.distributed:                  # the first process's random start and batch order for all
             seed = _share_start(model, seed, device)
@@ -233,8 +248,7 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
         predictor = Predictor(model, Xs.mean, Xs.scale, dtype, device, settings.n_jobs)
         validation = None if held is None else HeldOutRows(
             RowSubset(X, held), y[held], w_val, lambda X_val, y_val, w: family.score(predictor, X_val, y_val, w, context))
-        model.set_sample_weight(None if w_fit is None else torch.as_tensor(w_fit, dtype=dtype, device=device))
-        try:
+        with _weighted(model, w_fit, plan):
             trainer = Trainer(model, max_iter=plan.max_iter, batch_size=plan.batch_size, optimizer=plan.optimizer,
                               learning_rate=plan.learning_rate, learning_rate_decay=plan.learning_rate_decay,
                               tol=plan.tol, n_iter_no_change=plan.n_iter_no_change, callbacks=settings.callbacks,
@@ -245,10 +259,81 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
                               validation=validation, max_time=plan.max_time, n_points=model.n_weighted,
                               spent=0.0 if plan.max_time is None else time.perf_counter() - started)
             state = trainer.fit(Xs, y_fit)
-        finally:
-            model.set_sample_weight(None)         # the weights belong to this fit, not to the model
         model.after_fit(Xs, y_fit)
         finished = {} if validation is None else family.finish(predictor, validation, context)
     return FitResult(plan, Xs.mean, Xs.scale, model, state.history, int(state.epoch),
                      None if validation is None else list(state.validation_scores),
                      None if validation is None else state.best_epoch, {**made, **finished, **diagnostics_of(model)})
+
+
+def _built(plan, X, y, weight: np.ndarray | None, family: Family, context):
+    """``(Xs, model, made, rng)``: the standardised rows of ``X`` (:func:`standardisation`, weighted by
+    ``weight``), the family's model of ``plan`` and what its build made, and the random generator
+    of the plan's seed the build drew from (a fit draws its own seed next)."""
+    Xs = standardisation(X, plan.standardize, weight)
+    rng = np.random.default_rng(plan.random_state)
+    model, made = family.build(plan, X, Xs, y, weight, rng, context)
+    return Xs, model, made, rng
+
+
+@contextlib.contextmanager
+def _weighted(model, weight: np.ndarray | None, plan, total: float | None = None):
+    """Inside, the model holds the rows' ``weight`` ``[N]`` (or none) in the plan's dtype and device,
+    their total ``total`` (default: their sum); after, none: the weights belong to a fit or a call,
+    not to the model."""
+    model.set_sample_weight(None if weight is None else torch.as_tensor(
+        weight, dtype=DTYPES[plan.dtype], device=torch.device(plan.device)), total=total)
+    try:
+        yield
+    finally:
+        model.set_sample_weight(None)
+
+
+def _stream_call(plan, X, y, weight: np.ndarray | None, family: Family, context, settings: Settings,
+                 stream: Stream) -> FitResult:
+    """One call of a stream (``partial_fit``) on rows ``X`` ``[B, D]`` with targets ``y`` ``[B]`` and
+    weights ``weight`` ``[B]`` (or ``None``): its first call standardises and builds from its rows
+    (:func:`_built`); then a closed form (``Capabilities.closed_form``) takes the rows into its sums
+    (``model.absorb``), and any other method takes one Adam step per batch of the plan's size (the
+    whole call as one batch without one; :meth:`~alphagp.training.Trainer.partial_fit`), from the
+    plan's rate where the plan stepped with Adam (else Adam's default), its optimiser's state
+    carried over from the stream's, the data terms scaled to N (``plan.n_data``, or the rows the
+    calls have brought where the stream has no ``n_rows``) and the tied factors counting the
+    stream's total weight (its mean per row times N where N is given). Returns the
+    :class:`FitResult` of the call (its history entry alone; ``made`` the build's on a first call)
+    with the stream's state after it."""
+    rows, total = stream.seen[0] + len(y), stream.seen[1] + (len(y) if weight is None else float(weight.sum()))
+    dtype, device = DTYPES[plan.dtype], torch.device(plan.device)
+    with torch_threads(settings.n_jobs), explain_numerical_failure(plan.dtype, plan.standardize):
+        if stream.fitted is None:
+            Xs, model, made, _ = _built(plan, X, y, None, family, context)
+            fitted = FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made=made)
+            if not model.capabilities.streaming:
+                raise ValueError(f"method {plan.method!r} as planned for this stream's first call cannot take a "
+                                 "stream's rows (an exact posterior of its rows): fit on all the rows instead")
+        else:
+            fitted, made = stream.fitted, {}
+        model = fitted.model
+        Xs = StandardizedRows(X, fitted.mean, fitted.scale)
+        if plan.n_data_grows:
+            model.n_data = rows
+        if model.capabilities.closed_form:
+            model.absorb(torch.as_tensor(Xs[np.arange(len(y))], dtype=dtype, device=device),
+                         torch.as_tensor(y, device=device),
+                         None if weight is None else torch.as_tensor(weight, dtype=dtype, device=device))
+            entry, optimizer = {"rows": len(y), "train_seconds": 0.0}, None
+        else:
+            points = model.n_data
+            if weight is None and total != rows:          # unweighted rows of a stream that has seen weights
+                weight = np.ones(len(y))
+            rate = plan.learning_rate if plan.optimizer == "adam" else default_learning_rate("adam")
+            with _weighted(model, weight, plan, None if weight is None else
+                           total if plan.n_data_grows else points * total / rows):
+                trainer = Trainer(model, batch_size=plan.batch_size, optimizer="adam", learning_rate=rate,
+                                  n_points=model.n_weighted)
+                if stream.optimizer is not None:
+                    trainer.optimizer.load_state_dict(stream.optimizer)
+                entry = trainer.partial_fit(Xs, y, points).history[-1]
+            optimizer = trainer.optimizer.state_dict()
+    return replace(fitted, history=[entry], n_iter=1, made={**made, **diagnostics_of(model)},
+                   stream=Stream(None, (rows, total), optimizer))
