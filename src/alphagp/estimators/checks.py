@@ -125,15 +125,15 @@ def check_fit_time(plan: FitPlan, n: int, n_classes: int) -> None:
                          "or 'ep')")
 
 
-def check_fit_size(est, n_rows: int, n_features: int, y) -> None:
-    """:func:`check_model_size` for a fit of ``est``'s parameters (a selection: its first
-    candidate for ``n_rows``) on ``n_rows`` rows of ``n_features`` features with labels ``y``,
-    before the rows are read whole."""
+def check_fit_size(selector, n_rows: int, n_features: int, y) -> None:
+    """:func:`check_model_size` for a fit of an estimator's parameters (its
+    :class:`~.model_selection.Selector`, ``selector``; a selection: its first candidate for
+    ``n_rows``) on ``n_rows`` rows of ``n_features`` features with labels ``y``, before the rows are
+    read whole."""
     classes, y_idx = encode_labels(np.asarray(y))
-    params = est.get_params()
-    if est.method == "auto" or est.alpha == "auto":      # a selection: its first candidate
-        params.update(model_selection.candidates_for(model_selection.selector_of(est, n_features), n_rows,
-                                                     n_classes=len(classes))[0][1])
+    params = dict(selector.params)
+    if params["method"] == "auto" or params["alpha"] == "auto":      # a selection: its first candidate
+        params.update(model_selection.candidates_for(selector, n_rows, n_classes=len(classes))[0][1])
     params["early_stopping"] = False                   # the held-out share does not change the size
     plan = plan_fit(params, y_idx, alpha=params["alpha"], feature_groups=np.arange(n_features))
     check_model_size(plan, n_rows, n_features, len(classes))

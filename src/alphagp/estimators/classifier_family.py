@@ -159,7 +159,7 @@ def file_content(est, include_training_state: bool = False) -> dict:
                if getattr(est, "conformity_scores_", None) is not None else {}),
             **({"conformity_classes": torch.as_tensor(est.conformity_classes_)}
                if getattr(est, "conformity_classes_", None) is not None else {}),
-            "table_encoding": table_content(est).get("table_encoding"),
+            "table_encoding": table_content(getattr(est, "table_encoding_", None)).get("table_encoding"),
             "stream_optimizer": optimizer_to_plain(getattr(est, "_stream_optimizer", None)),
             "stream_seen": plain(getattr(est, "_stream_seen", None))}
 
@@ -203,42 +203,42 @@ def model_features(model) -> int:
     return int(model.inducing_points.shape[-1])
 
 
-def model_problems(est, keeps_grade_order: bool = False) -> list[str]:
-    """What in a loaded classifier contradicts its file's header, said in words: classes against
-    the model's latent functions, the plan's inducing points against the model's, classes out of
-    their sorted order (but an ordinal classifier's grades, ``keeps_grade_order``), the method's and
-    the likelihood's own checks of their state, non-finite state (an earlier release's known defect
-    named), and an ordinal model's grades against its classes."""
-    C, M = est.model_.n_classes, int(est.model_.inducing_points.shape[1])
-    latent = n_latent(est.method_, len(est.classes_))
-    wrong = f"{len(est.classes_)} classes over a model of {C} latent functions, not {latent}"
+def model_problems(model, plan, classes: np.ndarray, params: dict, keeps_grade_order: bool = False) -> list[str]:
+    """What in a loaded classifier (its ``model``, ``plan``, ``classes`` and parameters ``params``)
+    contradicts its file's header, said in words: classes against the model's latent functions, the
+    plan's inducing points against the model's, classes out of their sorted order (but an ordinal
+    classifier's grades, ``keeps_grade_order``), the method's and the likelihood's own checks of
+    their state, non-finite state (an earlier release's known defect named), and an ordinal model's
+    grades against its classes."""
+    C, M = model.n_classes, int(model.inducing_points.shape[1])
+    latent = n_latent(plan.method, len(classes))
+    wrong = f"{len(classes)} classes over a model of {C} latent functions, not {latent}"
     problems = [] if C == latent else [wrong]
-    if est.fit_plan_.n_inducing != M:
-        problems.append(f"a plan of {est.fit_plan_.n_inducing} inducing points over a model of {M}")
-    ordinal = est.method_ in ordinal_methods()
-    if not (ordinal and keeps_grade_order) and not np.array_equal(np.unique(est.classes_), est.classes_):
-        problems.append(f"classes {est.classes_.tolist()} out of their sorted order in a {type(est).__name__} "
-                        f"of method {est.method_!r}: only an ordinal classifier's grades keep an order of "
-                        "their own")
-    problems += est.model_.likelihood.state_problems() + est.model_.state_problems()
-    unfinished = [name for name, t in est.model_.state_dict().items()
+    if plan.n_inducing != M:
+        problems.append(f"a plan of {plan.n_inducing} inducing points over a model of {M}")
+    ordinal = plan.method in ordinal_methods()
+    if not (ordinal and keeps_grade_order) and not np.array_equal(np.unique(classes), classes):
+        problems.append(f"classes {classes.tolist()} out of their sorted order in a classifier of method "
+                        f"{plan.method!r}: only an ordinal classifier's grades keep an order of their own")
+    problems += model.likelihood.state_problems() + model.state_problems()
+    unfinished = [name for name, t in model.state_dict().items()
                   if t.is_floating_point() and not bool(torch.all(torch.isfinite(t)))]
     if unfinished:
-        known = [est.model_.KNOWN_DEFECTS[name] for name in unfinished if name in est.model_.KNOWN_DEFECTS]
+        known = [model.KNOWN_DEFECTS[name] for name in unfinished if name in model.KNOWN_DEFECTS]
         problems.append(f"NaN or infinity in {', '.join(unfinished)}" + "".join(f" ({why})" for why in known))
-    grades = getattr(est, "grades", None)
-    if ordinal and grades is not None and [str(g) for g in grades] != [str(c) for c in est.classes_]:
-        problems.append(f"classes {est.classes_.tolist()} other than the grades {list(grades)} the file's "
+    grades = params.get("grades")
+    if ordinal and grades is not None and [str(g) for g in grades] != [str(c) for c in classes]:
+        problems.append(f"classes {classes.tolist()} other than the grades {list(grades)} the file's "
                         "parameters give")
     return problems
 
 
-def ordinal_model_problems(est) -> list[str]:
+def ordinal_model_problems(model, plan, classes: np.ndarray, params: dict) -> list[str]:
     """:func:`model_problems` of an ordinal classifier (its grades keep their order), and a method
     that is not for ordered classes."""
-    problems = model_problems(est, keeps_grade_order=True)
-    if est.method_ not in ordinal_methods():
-        problems.append(f"an ordinal classifier over method {est.method_!r}, which is not for ordered classes")
+    problems = model_problems(model, plan, classes, params, keeps_grade_order=True)
+    if plan.method not in ordinal_methods():
+        problems.append(f"an ordinal classifier over method {plan.method!r}, which is not for ordered classes")
     return problems
 
 

@@ -133,17 +133,12 @@ def _record_classes(est, _plan, made: dict) -> None:
 
 # ---------------------------------------------------------------------- the model file
 def _model_content(est) -> dict:
-    """What both deep GPs' files hold: the model's config and state, the plan and the table's encoding."""
+    """A deep GP's model file content: the model's config and state, the plan, the table's encoding,
+    and the targets' fitted values (the classes, or the targets' standardisation)."""
+    targets = ({"classes": classes_to_plain(est.classes_)} if hasattr(est, "classes_") else
+               {"y_mean": est.y_mean_, "y_scale": est.y_scale_})
     return {"model": {"config": est.model_.config(), "state": est.model_.state_dict()},
-            "fit_plan": est.fit_plan_.to_plain(), **table_content(est)}
-
-
-def _regressor_content(est) -> dict:
-    return {**_model_content(est), "y_mean": est.y_mean_, "y_scale": est.y_scale_}
-
-
-def _classifier_content(est) -> dict:
-    return {**_model_content(est), "classes": classes_to_plain(est.classes_)}
+            "fit_plan": est.fit_plan_.to_plain(), **table_content(getattr(est, "table_encoding_", None)), **targets}
 
 
 def model_from_file(content: dict, dtype: str):
@@ -169,26 +164,26 @@ def model_features(model) -> int:
     return int(model.layers[0].shape[2])
 
 
-def _regressor_problems(est) -> list[str]:
-    """A loaded deep GP's alpha against its model's."""
-    alpha = float(est.model_.alpha)
-    return [] if alpha == float(est.alpha) else [f"alpha={est.alpha} over a model of alpha={alpha}"]
-
-
-def _classifier_problems(est) -> list[str]:
-    """The regressor's checks, and the classes against the model's output units."""
-    C, outputs = len(est.classes_), int(est.model_.layers[-1].shape[0])
-    return _regressor_problems(est) + ([] if outputs == (1 if C == 2 else C) else
-                                       [f"{C} classes over a model of {outputs} outputs"])
+def _model_problems(model, _plan, classes, params: dict) -> list[str]:
+    """What in a loaded deep GP contradicts its file's header: its ``alpha`` parameter against its
+    model's, and a classifier's ``classes`` (``None`` for the regressor) against the model's
+    output units."""
+    alpha = float(model.alpha)
+    problems = [] if alpha == float(params["alpha"]) else [f"alpha={params['alpha']} over a model of alpha={alpha}"]
+    if classes is not None:
+        C, outputs = len(classes), int(model.layers[-1].shape[0])
+        if outputs != (1 if C == 2 else C):
+            problems.append(f"{C} classes over a model of {outputs} outputs")
+    return problems
 
 
 #: the deep GPs' :class:`~.run.Family` records: the layers and the model of a plan, the fit's seed
 #: for its Monte Carlo draws, the held-out score, the fitted values and the model file's hooks of each
 DEEP_GP_REGRESSOR = Family(build=deep_model, score=_held_out_log_density, record=_record_target_scale,
-                           file_content=_regressor_content, model_from_file=model_from_file,
+                           file_content=_model_content, model_from_file=model_from_file,
                            file_values=_regressor_values, model_features=model_features,
-                           model_problems=_regressor_problems, seed=_seed)
+                           model_problems=_model_problems, seed=_seed)
 DEEP_GP_CLASSIFIER = Family(build=deep_model, score=_held_out_nll, record=_record_classes,
-                            file_content=_classifier_content, model_from_file=model_from_file,
+                            file_content=_model_content, model_from_file=model_from_file,
                             file_values=_classifier_values, model_features=model_features,
-                            model_problems=_classifier_problems, seed=_seed)
+                            model_problems=_model_problems, seed=_seed)

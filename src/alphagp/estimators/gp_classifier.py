@@ -38,16 +38,16 @@ from .run import FitResult, Settings, Stream, run
 MODEL_KIND = "alphagp.GPClassifier"
 
 
-def _streams(est) -> bool:
-    """Whether ``partial_fit`` is offered (scikit-learn's ``available_if``): the estimator's method
-    streams (:func:`.streams.streams_with`); otherwise the ``AttributeError`` (so ``hasattr`` is
-    false) says which methods do."""
-    if streams.streams_with(est.method):
+def _streams(method: str, taken: list[str], name: str) -> bool:
+    """Whether ``partial_fit`` is offered (scikit-learn's ``available_if``) for an estimator (its
+    class ``name``, which takes the methods ``taken``) of ``method``: the method streams
+    (:func:`.streams.streams_with`); otherwise the ``AttributeError`` (so ``hasattr`` is false) says
+    which methods do."""
+    if streams.streams_with(method):
         return True
-    taken = est.methods_taken()
-    names = [name for name in streams.streaming_methods() if name in taken]
-    raise AttributeError(f"partial_fit is not available for method={est.method!r}, which fits in batch and cannot "
-                         f"continue on a stream; the methods of {type(est).__name__} that stream: {', '.join(names)}"
+    names = [m for m in streams.streaming_methods() if m in taken]
+    raise AttributeError(f"partial_fit is not available for method={method!r}, which fits in batch and cannot "
+                         f"continue on a stream; the methods of {name} that stream: {', '.join(names)}"
                          + (" (fit one of them, or method='auto')" if "auto" in taken else ""))
 
 
@@ -62,7 +62,7 @@ class _when_streaming:
     def __get__(self, obj, owner=None):
         if obj is None:
             return self.fn
-        _streams(obj)
+        _streams(obj.method, obj.methods_taken(), type(obj).__name__)
         return types.MethodType(self.fn, obj)
 
 
@@ -444,7 +444,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, {classes.tolist()}")
         check_parameters(self.get_params(), X.shape[1], len(classes))
         if self.method == "auto" or self.alpha == "auto":
-            result, selection = model_selection.fit_selected(self, X, y, y_idx, classes, callbacks, weight)
+            result, selection = model_selection.fit_selected(model_selection.selector_of(self, X.shape[1]), X, y,
+                                                             y_idx, classes, callbacks, weight)
             fitted.record_fit(self, result, selection)
             return self
         result = self._fit_result(self.get_params(), X, y_idx, classes, weight, callbacks)
@@ -464,8 +465,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         estimator's checkpoint, progress and callbacks) and of its final fit. ``start``: kernel starts
         fitted already by surrogate (the selection's), used where the plan starts from one of them;
         ``max_time``: the budget left (default ``params["max_time"]``)."""
-        plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time,
-                        feature_groups=inputs.feature_groups(self, X.shape[1]))
+        groups = inputs.feature_groups(getattr(self, "table_encoding_", None), X.shape[1])
+        plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time, feature_groups=groups)
         check_model_size(plan, len(y_idx), X.shape[1], len(classes))
         check_fit_time(plan, len(y_idx), len(classes))
         verbose = own and self.verbose is True
@@ -481,7 +482,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         ``n_features`` features with labels ``y`` would pass half of this machine's memory
         (``method="auto"``: its first candidate for those rows), before the rows are read whole (the
         command line asks it of a sparse LIBSVM file before making it dense)."""
-        check_fit_size(self, n_rows, n_features, y)
+        check_fit_size(model_selection.selector_of(self, n_features), n_rows, n_features, y)
 
     # ------------------------------------------------------------------ streams
     @_when_streaming
@@ -522,8 +523,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                                     classes=given if first else self.classes_)
         if first:
             y_idx = encode_known_labels(y, given)
-            plan = streams.stream_plan(self.get_params(), model_selection.explicit_parameters(self), y_idx, given,
-                                       n_rows, X.shape[1], inputs.feature_groups(self, X.shape[1]))
+            params = self.get_params()
+            plan = streams.stream_plan(params, model_selection.explicit_parameters(params, type(self)().get_params()),
+                                       y_idx, given, n_rows, X.shape[1],
+                                       inputs.feature_groups(getattr(self, "table_encoding_", None), X.shape[1]))
             stream = Stream()
         else:
             if given is not None and not np.array_equal(given, self.classes_):

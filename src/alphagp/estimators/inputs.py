@@ -75,18 +75,18 @@ def check_rows_match(X, y) -> None:
         raise ValueError(f"X has {len(X)} rows but y has {len(y)} values; give one target per row")
 
 
-def encodes_table(est, X, reset: bool) -> bool:
+def encodes_table(X, reset: bool, categorical_features, encoding) -> bool:
     """Whether ``X`` goes through the table encoding (:func:`validate_table`): at ``fit``
     (``reset``), a pandas DataFrame with a column that is not a finite number (text, ``category``,
     boolean, datetime, or a missing value) under ``categorical_features="from_dtype"`` (the
     default; scikit-learn's ``HistGradientBoostingClassifier`` reads a DataFrame's dtypes the
-    same way); after it, whenever the fit encoded its table (``table_encoding_``). Arrays and
-    numeric DataFrames without missing values are validated as numbers, exactly as with
+    same way); after it, whenever the fit encoded its table (its ``encoding``, or ``None``). Arrays
+    and numeric DataFrames without missing values are validated as numbers, exactly as with
     ``categorical_features=None``."""
     if not reset:
-        return getattr(est, "table_encoding_", None) is not None
+        return encoding is not None
     import pandas as pd
-    if getattr(est, "categorical_features", None) is None or not isinstance(X, pd.DataFrame):
+    if categorical_features is None or not isinstance(X, pd.DataFrame):
         return False
     numeric = all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in X.dtypes)
     return not numeric or bool(X.isna().to_numpy().any())
@@ -104,7 +104,7 @@ def validate(est, X, y="no_validation", reset=False, **checks):
         if len(missing):
             raise ValueError(f"{name} needs a label for every row: y is missing {len(missing)} "
                              f"({describe_rows(missing)}, counted from 0); drop those rows or give them a label")
-    if encodes_table(est, X, reset):
+    if encodes_table(X, reset, getattr(est, "categorical_features", None), getattr(est, "table_encoding_", None)):
         return validate_table(est, X, y, reset)
     if reset:
         est.__dict__.pop("table_encoding_", None)           # an earlier fit's encoding
@@ -161,9 +161,8 @@ def validate_table(est, X, y="no_validation", reset=False):
     check_consistent_length(features, y)
     return features, y
 
-def table_content(est) -> dict:
-    """The table encoding's part of a model file (``{}`` without one)."""
-    encoding = getattr(est, "table_encoding_", None)
+def table_content(encoding) -> dict:
+    """The table ``encoding``'s part of a model file (``{}`` without one: ``None``)."""
     return {} if encoding is None else {"table_encoding": encoding.to_plain()}
 
 def table_encoding_of_file(content: dict, feature_names):
@@ -178,18 +177,17 @@ def table_encoding_of_file(content: dict, feature_names):
     return encoding
 
 
-def feature_groups(est, width: int) -> np.ndarray:
-    """``[width]`` the table column of each feature the model sees (the table encoding's
-    :meth:`~alphagp.data.tables.TableEncoding.feature_columns`; every feature its own without one):
-    what ``RBF("columns")`` ties its lengthscales by."""
-    encoding = getattr(est, "table_encoding_", None)
+def feature_groups(encoding, width: int) -> np.ndarray:
+    """``[width]`` the table column of each feature the model sees (the table ``encoding``'s
+    :meth:`~alphagp.data.tables.TableEncoding.feature_columns`; every feature its own without one,
+    ``None``): what ``RBF("columns")`` ties its lengthscales by."""
     return np.arange(width) if encoding is None else np.asarray(encoding.feature_columns())
 
 
-def input_width(est) -> int:
-    """The number of features the model sees: the table encoding's where there is one."""
-    encoding = getattr(est, "table_encoding_", None)
-    return est.n_features_in_ if encoding is None else encoding.width
+def input_width(n_features_in: int, encoding) -> int:
+    """The number of features the model sees: the table ``encoding``'s where there is one, else the
+    input columns ``n_features_in``."""
+    return n_features_in if encoding is None else encoding.width
 
 # ------------------------------------------------------------------ sample weights
 def evaluation_weights(sample_weight, n_rows: int) -> np.ndarray:

@@ -93,9 +93,10 @@ def file_problems(est) -> list[str]:
     dtypes = {str(t.dtype).removeprefix("torch.") for t in est.model_.state_dict().values()
               if t.is_floating_point()}
     problems = [f"dtype {est.dtype!r} over tensors of {sorted(dtypes)}"] if dtypes != {est.dtype} else []
-    sizes = {"n_features_in": input_width(est), "the standardisation's mean": len(est.mean_),
+    sizes = {"n_features_in": input_width(est.n_features_in_, getattr(est, "table_encoding_", None)), "the standardisation's mean": len(est.mean_),
              "the standardisation's scale": len(est.scale_),
              "the model's inputs": type(est).FAMILY.model_features(est.model_)}
     if len(set(sizes.values())) > 1:
         problems.append("feature counts differ: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
-    return problems + type(est).FAMILY.model_problems(est)
+    return problems + type(est).FAMILY.model_problems(est.model_, est.fit_plan_, getattr(est, "classes_", None),
+                                                      est.get_params())

@@ -189,10 +189,10 @@ _METHOD_ARGUMENTS = ("alpha", "epsilon", "damping")
 DEFAULT_ALPHA_GRID = (0.001, 0.25, 0.5, 0.75, 1.0)
 
 
-def explicit_parameters(estimator) -> dict:
-    """The parameters of ``estimator`` the user set to other values than the defaults."""
-    defaults = type(estimator)().get_params()
-    return {k: v for k, v in estimator.get_params().items() if not _same(v, defaults.get(k))}
+def explicit_parameters(params: dict, defaults: dict) -> dict:
+    """The parameters ``params`` (an estimator's ``get_params()``) the user set to other values than
+    the ``defaults`` (its class's)."""
+    return {k: v for k, v in params.items() if not _same(v, defaults.get(k))}
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,9 @@ def selector_of(estimator, n_features: int) -> Selector:
     def fit(params, X, y_idx, classes, weight, callbacks, start, max_time, own):
         return estimator._fit_result(params, X, y_idx, classes, weight, callbacks, start=start, max_time=max_time,
                                      own=own)
-    return Selector(estimator.get_params(), explicit_parameters(estimator), feature_groups(estimator, n_features), fit)
+    params = estimator.get_params()
+    return Selector(params, explicit_parameters(params, type(estimator)().get_params()),
+                    feature_groups(getattr(estimator, "table_encoding_", None), n_features), fit)
 
 
 def candidates_for(selector: Selector, n_rows: int, portfolio=None, weighted: bool = False,
@@ -568,8 +570,9 @@ def _warn_if_no_better_than_frequencies(name: str, choices, results: dict, best:
                   f"cv_results_ has every candidate's); {kept}", UserWarning, stacklevel=5)
 
 
-def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=None):
-    """The fit of an ``estimator`` that selects (``method="auto"``, ``alpha="auto"``): the candidate
+def fit_selected(selector: Selector, X, y, y_idx, classes, callbacks, weight=None, clock=None):
+    """The fit of an estimator that selects (``method="auto"``, ``alpha="auto"``; its
+    :class:`Selector`, :func:`selector_of`): the candidate
     with the best held-out NLL (:func:`select`), fitted on all of ``X`` ``[N, D]``, ``y`` (class
     indices ``y_idx`` of ``classes``; rows weighted by ``weight`` ``[N]``, class weights included,
     where given): the winner's parameters over the user's become the final fit's plan (the user's
@@ -584,7 +587,6 @@ def fit_selected(estimator, X, y, y_idx, classes, callbacks, weight=None, clock=
     :func:`.fitted.record_fit` (the candidate's name, the scheme, ``cv_results_``)."""
     clock = clock or time.perf_counter
     start = clock()
-    selector = selector_of(estimator, X.shape[1])
     given, name = selector.params, selector.name
     reuse = not callbacks and not given["checkpoint"]
     selection = select(selector, X, y, y_idx, keep_split_fit=reuse, weight=weight, clock=clock)

@@ -94,8 +94,9 @@ class Family:
     dtype) -> (model, state)``, the model a file's content describes, and its state to load;
     ``file_values(content, model) -> (plan, made, kept)``, the plan, the fitted values and what
     :func:`.fitted.record_file` takes besides; ``model_features(model) -> int``, the features the
-    model's inputs have; ``model_problems(est) -> list[str]``, what in a loaded estimator contradicts
-    its file's header, in words."""
+    model's inputs have; ``model_problems(model, plan, classes, params) -> list[str]``, what in a
+    loaded estimator (its model, plan, classes or ``None``, and parameters) contradicts its file's
+    header, in words."""
 
     build: Callable
     score: Callable
