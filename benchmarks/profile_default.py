@@ -3,7 +3,8 @@
 ``GPClassifier(random_state=0)`` is fitted on each table's training rows (70/30 stratified split,
 seed 0, one thread) under ``cProfile``; each row keeps the fit's seconds and the cumulative seconds
 of the stages a selection spends them in: exact EP's kernel searches (``pair_ep.search_kernel``),
-the closed form's and the regression's kernel starts (``kernel_start._closed_form_search``), the
+the closed form's and the regression's kernel starts (``kernel_start._dirichlet_search`` and
+``_regression_search``; one function, ``_closed_form_search``, before issue 81), the
 trainer's fits (``Trainer.fit``: every candidate's steps, the final fit's included) and the held-out
 predictions (``class_probabilities``), with the number of calls of each. The stages do not nest:
 the kernel searches run in each fit's build, before its trainer. Profiling slows the fit; the
@@ -27,11 +28,12 @@ from alphagp import GPClassifier
 
 from common import append_row, base_row, benchmark_parser, parse_benchmark_args
 
-#: stage -> (module path suffix, function name) whose cumulative time the row keeps
-STAGES = {"exact EP's kernel searches": ("alphagp/pair_ep.py", "search_kernel"),
-          "closed-form kernel starts": ("alphagp/kernel_start.py", "_closed_form_search"),
-          "trainer fits": ("alphagp/training/loop.py", "fit"),
-          "held-out predictions": ("alphagp/estimators/classifier_family.py", "class_probabilities")}
+#: stage -> (module path suffix, the function names) whose cumulative time the row keeps
+STAGES = {"exact EP's kernel searches": ("alphagp/pair_ep.py", ("search_kernel",)),
+          "closed-form kernel starts": ("alphagp/kernel_start.py",
+                                        ("_dirichlet_search", "_regression_search", "_closed_form_search")),
+          "trainer fits": ("alphagp/training/loop.py", ("fit",)),
+          "held-out predictions": ("alphagp/estimators/classifier_family.py", ("class_probabilities",))}
 TABLES = ["penguins", "infert", "mroz", "modechoice", "somerville", "titanic", "yogurt", "hi"]
 
 
@@ -48,9 +50,9 @@ def profile(name: str, threads: int) -> dict:
     seconds = time.perf_counter() - started
     stats = pstats.Stats(profiler).stats
     stages = {}
-    for stage, (path, function) in STAGES.items():
+    for stage, (path, functions) in STAGES.items():
         found = [(calls, cumulative) for (file, _, func), (_, calls, _, cumulative, _) in stats.items()
-                 if file.replace("\\", "/").endswith(path) and func == function]
+                 if file.replace("\\", "/").endswith(path) and func in functions]
         stages[stage] = {"calls": sum(c for c, _ in found), "seconds": sum(s for _, s in found)}
     return {"dataset": name, "n_train": len(y_train), "fit_seconds": seconds, "stages": stages,
             "candidate": model.candidate_}

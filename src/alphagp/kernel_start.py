@@ -232,77 +232,20 @@ def _weights_dtype(weight: np.ndarray, noise_scale: float, alpha_eps: float, sea
     return torch.float64 if smallest < limit.tiny or largest_noise / smallest > limit.max / 1e3 else search_dtype
 
 
-def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,
-                        weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
-                        rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
-                        max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
-                        alpha_eps: float = 0.01, noise_scale: float = 1.0, tolerance: float = TOLERANCE,
-                        search_dtype: torch.dtype = torch.float64, linear: bool = False,
-                        term: Term | None = None) -> KernelStart:
-    """The regression's and the Dirichlet GP's search (``surrogate``; module docstring) on at most
-    ``max_rows`` rows of ``X``, drawn by ``rng`` without replacement, with positive row weights
-    ``weight`` ``[N]`` or ``None``. Starts from lengthscale ``initial_lengthscale`` (default sqrt(D),
-    the fixed start of the classifiers) and, for the regression, the columns' mean variance as
-    amplitude and a tenth of it as noise; for the Dirichlet surrogate (``alpha_eps``,
-    ``noise_scale``; one kernel for all classes) the transformed labels' mean variance per column
-    as amplitude. L-BFGS-B stops when an iteration changes the objective by at most ``tolerance``
-    of its size or after ``max_iterations``; with ``max_seconds`` it stops at the first iteration
-    that ends past it (``converged`` then says ``False``), keeping the best point so far.
-    ``search_dtype``: the float type of the evaluations (float32 halves the time of the Dirichlet
-    surrogate's and ends at the same point on the study's sets; BENCHMARKS.md). ``linear``: the
-    Dirichlet surrogate's kernel has a linear term, its variance searched from a tenth of the
-    amplitude per feature. ``term``: the Dirichlet surrogate's kernel is the user's composition
-    (:mod:`alphagp.kernel_terms`, every variance from the amplitude above) instead of the RBF with a
-    lengthscale per feature (and ``linear``)."""
-    dirichlet = surrogate in ("dirichlet", "dirichlet_linear")
-    started = time.perf_counter()
+def _subsample(n: int, max_rows: int, rng: np.random.Generator | None) -> np.ndarray:
+    """At most ``max_rows`` of the ``n`` rows, drawn by ``rng`` (default seed 0) without
+    replacement, in increasing order."""
     rng = np.random.default_rng(0) if rng is None else rng
-    n, d = X.shape
-    rows = np.sort(rng.choice(n, size=max_rows, replace=False)) if n > max_rows else np.arange(n)
-    labels = np.asarray(y_idx)[rows]
-    if dirichlet:                           # the Woodbury layout: rows sorted by class
-        rows = rows[np.argsort(labels, kind="stable")]
-        labels = np.asarray(y_idx)[rows]
-    if weight is not None and search_dtype != torch.float64 and dirichlet:
-        search_dtype = _weights_dtype(np.asarray(weight, dtype=np.float64)[rows], noise_scale, alpha_eps, search_dtype)
-    Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64), dtype=search_dtype)
-    Y = torch.as_tensor(centred_one_hot(labels, n_classes), dtype=search_dtype)
-    w = None
-    if weight is not None:
-        w = np.asarray(weight, dtype=np.float64)[rows]
-        # the regression learns its noise, which takes the weights' scale; the Dirichlet noise is known
-        w = torch.as_tensor(w if dirichlet else w / w.mean(), dtype=search_dtype)
-    groups = 1 if shared else n_classes
-    lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
-    if dirichlet:
-        gap = transformed_labels(alpha_eps)
-        share = np.bincount(labels, weights=None if weight is None else np.asarray(weight, dtype=np.float64)[rows],
-                            minlength=n_classes)
-        share = share / share.sum()
-        variance = (gap["t_own"] - gap["t_other"]) ** 2 * float((share * (1 - share)).mean())   # the targets'
-        variance = variance or 1.0
-        kernel = term if term is not None else RBF("ard") + Linear() if linear else RBF("ard")
-        start = kernel.initial(d, variance, lengthscale)
-        bounds = kernel.bounds(d, AMPLITUDE_BOUNDS)
-        y_t = torch.as_tensor(labels, dtype=torch.long)
-    else:
-        variance = float(Y.var(0).mean()) or 1.0
-        start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)), [math.log(0.1 * variance)]])
-        bounds = _bounds(d)
-    width = len(bounds)
-    start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
-    # the objective per row (per unit of weight: an integer weight is the row repeated) and class
-    scale = float((len(rows) if weight is None else np.asarray(weight, dtype=np.float64)[rows].sum()) * n_classes)
+    return np.sort(rng.choice(n, size=max_rows, replace=False)) if n > max_rows else np.arange(n)
 
-    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        theta = torch.as_tensor(flat.reshape(groups, width), dtype=search_dtype).requires_grad_(True)
-        if dirichlet:
-            value = -dirichlet_log_marginal_likelihood(theta, Xs, y_t, n_classes, alpha_eps, noise_scale, w,
-                                                       kernel) / scale
-        else:
-            value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
-        (grad,) = torch.autograd.grad(value, theta)
-        return float(value.detach()), grad.double().numpy().ravel()
+
+def _lbfgsb(objective, start: np.ndarray, bounds: list, groups: int, *, max_iterations: int, tolerance: float,
+            max_seconds: float | None, started: float, surrogate: str):
+    """scipy's L-BFGS-B from ``start`` (clipped to ``bounds``, one copy per of ``groups`` kernels) on
+    ``objective`` (its value and gradient), stopping at a relative change of ``tolerance``, after
+    ``max_iterations`` or at the first iteration past ``max_seconds`` since ``started``; a non-finite
+    end is a ``FloatingPointError`` naming the ``surrogate``."""
+    start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
 
     def out_of_time(_point) -> None:
         if max_seconds is not None and time.perf_counter() - started > max_seconds:
@@ -313,21 +256,121 @@ def _closed_form_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str,
     if not np.isfinite(result.fun):
         raise FloatingPointError(f"the kernel start's {surrogate} surrogate ended at a non-finite marginal "
                                  "likelihood; use kernel_init='fixed'")
+    return result
+
+
+def _weight_total(weight: np.ndarray | None, rows: np.ndarray) -> float:
+    """The rows' count, or their total weight: the objective is taken per row (an integer weight is
+    the row repeated) and class."""
+    return float(len(rows) if weight is None else np.asarray(weight, dtype=np.float64)[rows].sum())
+
+
+def _regression_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,
+                       weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
+                       rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
+                       max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
+                       tolerance: float = TOLERANCE) -> KernelStart:
+    """The regression's search (module docstring) on at most ``max_rows`` rows of ``X``, drawn by
+    ``rng`` without replacement, with positive row weights ``weight`` ``[N]`` or ``None`` (their
+    scale is its noise's: divided by their mean), one kernel per class unless ``shared``. Starts
+    from lengthscale ``initial_lengthscale`` (default sqrt(D), the fixed start of the classifiers),
+    the columns' mean variance as amplitude and a tenth of it as noise; L-BFGS-B as
+    :func:`_lbfgsb`, keeping the best point so far."""
+    started = time.perf_counter()
+    n, d = X.shape
+    rows = _subsample(n, max_rows, rng)
+    labels = np.asarray(y_idx)[rows]
+    Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64), dtype=torch.float64)
+    Y = torch.as_tensor(centred_one_hot(labels, n_classes), dtype=torch.float64)
+    w = None
+    if weight is not None:
+        w = np.asarray(weight, dtype=np.float64)[rows]
+        w = torch.as_tensor(w / w.mean(), dtype=torch.float64)   # its noise is learnt, and takes the weights' scale
+    groups = 1 if shared else n_classes
+    lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
+    variance = float(Y.var(0).mean()) or 1.0
+    start = np.concatenate([[math.log(variance)], np.full(d, math.log(lengthscale)), [math.log(0.1 * variance)]])
+    bounds = _bounds(d)
+    width = len(bounds)
+    scale = _weight_total(weight, rows) * n_classes
+
+    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        theta = torch.as_tensor(flat.reshape(groups, width), dtype=torch.float64).requires_grad_(True)
+        value = -log_marginal_likelihood(theta, Xs, Y, w) / scale
+        (grad,) = torch.autograd.grad(value, theta)
+        return float(value.detach()), grad.double().numpy().ravel()
+
+    result = _lbfgsb(objective, start, bounds, groups, max_iterations=max_iterations, tolerance=tolerance,
+                     max_seconds=max_seconds, started=started, surrogate=surrogate)
     theta = result.x.reshape(groups, width)
-    if dirichlet:
-        found = _term_values(kernel, theta, d)
-        found["noise"] = DIRICHLET_JITTER * found["amplitude"]
-        if term is None:                          # the start's own RBF: the ARD kernel's parameters
-            found.update(amplitude=np.exp(theta[:, 0]), noise=DIRICHLET_JITTER * np.exp(theta[:, 0]), term=None,
-                         theta=None, linear=np.exp(theta[:, -1]) if linear else None)
-    else:
-        found = {"lengthscale": np.exp(theta[:, 1:1 + d]), "amplitude": np.exp(theta[:, 0]),
-                 "noise": np.exp(theta[:, -1])}
-    return KernelStart(**found,
-                       log_marginal_likelihood=-float(result.fun) * n_classes, rows=len(rows),
+    return KernelStart(lengthscale=np.exp(theta[:, 1:1 + d]), amplitude=np.exp(theta[:, 0]),
+                       noise=np.exp(theta[:, -1]), log_marginal_likelihood=-float(result.fun) * n_classes,
+                       rows=len(rows), evaluations=int(result.nfev), converged=bool(result.success),
+                       seconds=time.perf_counter() - started, surrogate=surrogate)
+
+
+def _dirichlet_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,
+                      weight: np.ndarray | None = None, max_rows: int = MAX_ROWS,
+                      rng: np.random.Generator | None = None, initial_lengthscale: float | None = None,
+                      max_iterations: int = MAX_ITERATIONS, max_seconds: float | None = None,
+                      alpha_eps: float = 0.01, noise_scale: float = 1.0, tolerance: float = TOLERANCE,
+                      search_dtype: torch.dtype = torch.float64, linear: bool = False,
+                      term: Term | None = None) -> KernelStart:
+    """The Dirichlet GP's search (module docstring; one kernel for all classes: ``shared`` must
+    hold) on at most ``max_rows`` rows of ``X``, drawn by ``rng`` without replacement and sorted by
+    class (the Woodbury layout), with positive row weights ``weight`` ``[N]`` or ``None`` (the
+    label noise is known: they divide it). Starts from lengthscale ``initial_lengthscale`` (default
+    sqrt(D)) and the transformed labels' mean variance per column (``alpha_eps``,
+    ``noise_scale``) as amplitude; L-BFGS-B as :func:`_lbfgsb`. ``search_dtype``: the float type
+    of the evaluations (float32 halves the time and ends at the same point on the study's sets;
+    BENCHMARKS.md), float64 where the weights would pass float32's range (:func:`_weights_dtype`).
+    ``linear``: the kernel has a linear term, its variance searched from a tenth of the amplitude
+    per feature. ``term``: the kernel is the user's composition (:mod:`alphagp.kernel_terms`, every
+    variance from the amplitude above) instead of the RBF with a lengthscale per feature (and
+    ``linear``)."""
+    started = time.perf_counter()
+    n, d = X.shape
+    rows = _subsample(n, max_rows, rng)
+    labels = np.asarray(y_idx)[rows]
+    rows = rows[np.argsort(labels, kind="stable")]               # the Woodbury layout: rows sorted by class
+    labels = np.asarray(y_idx)[rows]
+    if weight is not None and search_dtype != torch.float64:
+        search_dtype = _weights_dtype(np.asarray(weight, dtype=np.float64)[rows], noise_scale, alpha_eps, search_dtype)
+    Xs = torch.as_tensor(np.asarray(X[rows], dtype=np.float64), dtype=search_dtype)
+    w = None if weight is None else torch.as_tensor(np.asarray(weight, dtype=np.float64)[rows], dtype=search_dtype)
+    groups = 1 if shared else n_classes
+    lengthscale = math.sqrt(d) if initial_lengthscale is None else float(initial_lengthscale)
+    gap = transformed_labels(alpha_eps)
+    share = np.bincount(labels, weights=None if weight is None else np.asarray(weight, dtype=np.float64)[rows],
+                        minlength=n_classes)
+    share = share / share.sum()
+    variance = (gap["t_own"] - gap["t_other"]) ** 2 * float((share * (1 - share)).mean())   # the targets'
+    variance = variance or 1.0
+    kernel = term if term is not None else RBF("ard") + Linear() if linear else RBF("ard")
+    start = kernel.initial(d, variance, lengthscale)
+    bounds = kernel.bounds(d, AMPLITUDE_BOUNDS)
+    y_t = torch.as_tensor(labels, dtype=torch.long)
+    width = len(bounds)
+    scale = _weight_total(weight, rows) * n_classes
+
+    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        theta = torch.as_tensor(flat.reshape(groups, width), dtype=search_dtype).requires_grad_(True)
+        value = -dirichlet_log_marginal_likelihood(theta, Xs, y_t, n_classes, alpha_eps, noise_scale, w, kernel) / scale
+        (grad,) = torch.autograd.grad(value, theta)
+        return float(value.detach()), grad.double().numpy().ravel()
+
+    result = _lbfgsb(objective, start, bounds, groups, max_iterations=max_iterations, tolerance=tolerance,
+                     max_seconds=max_seconds, started=started, surrogate=surrogate)
+    theta = result.x.reshape(groups, width)
+    found = _term_values(kernel, theta, d)
+    found["noise"] = DIRICHLET_JITTER * found["amplitude"]
+    if term is None:                          # the start's own RBF: the ARD kernel's parameters
+        found.update(amplitude=np.exp(theta[:, 0]), noise=DIRICHLET_JITTER * np.exp(theta[:, 0]), term=None,
+                     theta=None, linear=np.exp(theta[:, -1]) if linear else None)
+    return KernelStart(**found, log_marginal_likelihood=-float(result.fun) * n_classes, rows=len(rows),
                        evaluations=int(result.nfev), converged=bool(result.success),
-                       seconds=time.perf_counter() - started, surrogate=surrogate,
-                       alpha_eps=alpha_eps if dirichlet else None, noise_scale=noise_scale if dirichlet else None)
+                       seconds=time.perf_counter() - started, surrogate=surrogate, alpha_eps=alpha_eps,
+                       noise_scale=noise_scale)
 
 
 def _exact_ep_search(X, y_idx: np.ndarray, n_classes: int, *, surrogate: str, shared: bool = True,  # noqa: ARG001
@@ -424,11 +467,11 @@ class StartSpec:
 
 #: the kernel starts by name (``kernel_init``): a new start is its search and one line here
 STARTS: dict[str, StartSpec] = {
-    "regression": StartSpec("regression of the labels", _closed_form_search, _no_settings, shared=True,
+    "regression": StartSpec("regression of the labels", _regression_search, _no_settings, shared=True,
                             per_class=True, carries=("lengthscale",)),
-    "dirichlet": StartSpec("Dirichlet GP", _closed_form_search, _dirichlet_settings, shared=True, per_class=False,
+    "dirichlet": StartSpec("Dirichlet GP", _dirichlet_search, _dirichlet_settings, shared=True, per_class=False,
                            carries=("lengthscale", "amplitude", "noise"), kernels=True),
-    "dirichlet_linear": StartSpec("Dirichlet GP, RBF and linear", _closed_form_search, _dirichlet_linear_settings,
+    "dirichlet_linear": StartSpec("Dirichlet GP, RBF and linear", _dirichlet_search, _dirichlet_linear_settings,
                                   shared=True, per_class=False, carries=("lengthscale", "amplitude", "noise", "linear"),
                                   variant_of="dirichlet"),
     "exact_ep": StartSpec("exact EP", _exact_ep_search, _exact_ep_settings, shared=False, per_class=False,
