@@ -82,6 +82,27 @@ class GPEstimatorBase(BaseEstimator):
     #: whether a checkpoint records the estimator's class (the deep GPs' two share their parameters)
     NAMED_CHECKPOINTS: ClassVar[bool] = False
 
+    def _set_training_params(self, *, max_iter, max_time, learning_rate_decay, early_stopping, validation_fraction,
+                             tol, n_iter_no_change, checkpoint, dtype, n_jobs, device, distributed, verbose,
+                             random_state, categorical_features) -> None:
+        """Keep the parameters both families take, as given (scikit-learn's ``__init__`` convention: no
+        logic; each estimator's ``__init__`` names them in its signature and hands them here)."""
+        self.max_iter = max_iter
+        self.max_time = max_time
+        self.learning_rate_decay = learning_rate_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.checkpoint = checkpoint
+        self.dtype = dtype
+        self.n_jobs = n_jobs
+        self.device = device
+        self.distributed = distributed
+        self.verbose = verbose
+        self.random_state = random_state
+        self.categorical_features = categorical_features
+
     def _weights_refusal(self) -> str | None:
         """Why this estimator takes no row weights (``None``: it takes them, as both deep GPs do)."""
         return None

@@ -160,6 +160,11 @@ class _DeepGPBase(GPEstimatorBase):
                  tol: float | None = None, n_iter_no_change: int = 10, checkpoint: str | None = None,
                  dtype: str = "float64", n_jobs: int | None = None, device=None, distributed: bool = False,
                  verbose: bool = False, random_state=None, categorical_features="from_dtype"):
+        self._set_training_params(max_iter=max_iter, max_time=max_time, learning_rate_decay=learning_rate_decay,
+                                  early_stopping=early_stopping, validation_fraction=validation_fraction, tol=tol,
+                                  n_iter_no_change=n_iter_no_change, checkpoint=checkpoint, dtype=dtype,
+                                  n_jobs=n_jobs, device=device, distributed=distributed, verbose=verbose,
+                                  random_state=random_state, categorical_features=categorical_features)
         self.n_layers = n_layers
         self.n_hidden = n_hidden
         self.n_inducing = n_inducing
@@ -170,22 +175,7 @@ class _DeepGPBase(GPEstimatorBase):
         self.n_samples = n_samples
         self.n_predict_samples = n_predict_samples
         self.batch_size = batch_size
-        self.max_iter = max_iter
-        self.max_time = max_time
         self.learning_rate = learning_rate
-        self.learning_rate_decay = learning_rate_decay
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.checkpoint = checkpoint
-        self.dtype = dtype
-        self.n_jobs = n_jobs
-        self.device = device
-        self.distributed = distributed
-        self.verbose = verbose
-        self.random_state = random_state
-        self.categorical_features = categorical_features
 
     # ------------------------------------------------------------------ subclass hooks
     def _prepare_targets(self, y, weight: np.ndarray | None = None) -> tuple[np.ndarray, int, str, dict]:

@@ -364,6 +364,11 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
                  tol=None, n_iter_no_change=10, checkpoint=None, dtype="float64", n_jobs=None,
                  device=None, distributed=False, verbose="auto", random_state=None, class_weight=None,
                  categorical_features="from_dtype"):
+        self._set_training_params(max_iter=max_iter, max_time=max_time, learning_rate_decay=learning_rate_decay,
+                                  early_stopping=early_stopping, validation_fraction=validation_fraction, tol=tol,
+                                  n_iter_no_change=n_iter_no_change, checkpoint=checkpoint, dtype=dtype,
+                                  n_jobs=n_jobs, device=device, distributed=distributed, verbose=verbose,
+                                  random_state=random_state, categorical_features=categorical_features)
         self.method = method
         self.n_inducing = n_inducing
         self.alpha = alpha
@@ -372,11 +377,8 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.cv = cv
         self.method_params = method_params
         self.batch_size = batch_size
-        self.max_iter = max_iter
-        self.max_time = max_time
         self.damping = damping
         self.learning_rate = learning_rate
-        self.learning_rate_decay = learning_rate_decay
         self.shared_hyperparameters = shared_hyperparameters
         self.inducing_init = inducing_init
         self.inducing_points = inducing_points
@@ -386,19 +388,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         self.optimize_hyperparameters = optimize_hyperparameters
         self.optimize_inducing = optimize_inducing
         self.standardize = standardize
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.checkpoint = checkpoint
-        self.dtype = dtype
-        self.n_jobs = n_jobs
-        self.device = device
-        self.distributed = distributed
-        self.verbose = verbose
-        self.random_state = random_state
         self.class_weight = class_weight
-        self.categorical_features = categorical_features
 
     def _encode(self, y) -> np.ndarray:
         """Class indices of ``y``; raises ``ValueError`` naming labels not seen in ``fit``."""

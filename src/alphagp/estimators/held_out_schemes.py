@@ -49,14 +49,16 @@ class Fold:
 
 
 @dataclass(frozen=True)
-class KFold:
-    """Stratified k-fold cross-validation (module docstring): its ``folds``."""
+class HeldOutScheme:
+    """What every held-out scheme is (the selection reads nothing else of it): its ``folds``, its
+    ``name`` (``cv_results_``'s and the progress lines'), whether candidates may race on it
+    (``races``: :func:`~.model_selection.behind`, where the held-out folds are large enough) and
+    whether a scored fit of the winner is its final fit (``keeps_fit``). A candidate fits a fold's
+    training rows with its parameters as given; a scheme that differs says so."""
 
-    folds: tuple[Fold, ...]
-    name = "cv"
-    #: the candidates may race (:func:`~.model_selection.behind`) where the held-out folds are large enough
-    races = True
-    #: the winner's scored fit saw a fold's rows only: the final fit is a fit of its own
+    folds: tuple[Fold, ...] = ()
+    name = "none"
+    races = False
     keeps_fit = False
 
     def fit_rows(self, fold: Fold, weight):  # noqa: ARG002 -- the scheme interface
@@ -64,7 +66,17 @@ class KFold:
         return fold.train, fold.train_weight
 
     def fit_params(self, params: dict) -> dict:
+        """A candidate's parameters on this scheme: as given."""
         return params
+
+
+@dataclass(frozen=True)
+class KFold(HeldOutScheme):
+    """Stratified k-fold cross-validation (module docstring): its ``folds``; candidates race, and the
+    winner's scored fit saw a fold's rows only, so the final fit is a fit of its own."""
+
+    name = "cv"
+    races = True
 
     def score(self, result, fold: Fold, X, y_idx: np.ndarray, n_classes: int, n_jobs) -> float:
         """The weighted NLL of ``result``'s predictions of ``fold``'s held-out rows."""
@@ -77,12 +89,11 @@ class KFold:
 
 
 @dataclass(frozen=True)
-class OneSplit:
-    """One stratified validation share (module docstring): its one :class:`Fold`."""
+class OneSplit(HeldOutScheme):
+    """One stratified validation share (module docstring): its one :class:`Fold`; the winner's scored
+    fit, early-stopped on the share, is kept as the final fit."""
 
-    folds: tuple[Fold, ...]
     name = "split"
-    races = False
     keeps_fit = True
 
     def fit_rows(self, fold: Fold, weight):  # noqa: ARG002 -- the scheme interface
@@ -102,16 +113,8 @@ class OneSplit:
 
 
 @dataclass(frozen=True)
-class NoHeldOut:
+class NoHeldOut(HeldOutScheme):
     """No stratified held-out share exists: no candidate can be scored."""
-
-    folds: tuple[Fold, ...] = ()
-    name = "none"
-    races = False
-    keeps_fit = False
-
-    def fit_params(self, params: dict) -> dict:
-        return params
 
 
 def _copies(weight: np.ndarray | None) -> np.ndarray | None:

@@ -43,10 +43,9 @@ class PowerEP(EPStep):
 
     Parameters
     ----------
-    inducing_points
-        ``[C, M, D]`` initial inducing inputs.
-    kernel
-        a :class:`~alphagp.kernels.Kernel` for the C latent functions.
+    inducing_points, kernel
+        as :class:`~alphagp.methods.ep.EP` takes them: ``[C, M, D]`` initial inducing inputs, and
+        the kernel of the C latent functions.
     likelihood
         any deterministic :class:`~alphagp.likelihoods.base.Likelihood` (the registry
         gives the robust-max one): the site updates use its ``tilted_derivatives``.
