@@ -487,3 +487,44 @@ def test_evaluate_takes_the_weight_column_a_model_was_fitted_with_and_weights_th
                  "--json"]) == 0
     reference = json.loads(capsys.readouterr().out)
     assert ours == pytest.approx(reference, rel=1e-10, abs=1e-12)
+
+
+def test_a_new_option_of_the_classifier_is_a_flag_without_an_edit_of_the_command_line(monkeypatch, capsys):
+    """Issue 81 item 5: a toy option added to GPClassifier as DESIGN.md's "Adding an option" says (its
+    __init__, its constraint, its docstring entry) gets its flag: the values its constraint allows
+    (here an integer in [1, 10], or none), a one-line refusal of others, its help from the
+    docstring with the estimator's default, and its value on the estimator; the deep GPs refuse it."""
+    import inspect
+    from numbers import Integral
+
+    from alphagp import GPClassifier, cli
+    from alphagp.constraints import Interval
+    original = GPClassifier.__init__
+    signature = inspect.signature(original)
+
+    def init(self, *, toy_level=3, **params):
+        original(self, **params)
+        self.toy_level = toy_level
+
+    init.__signature__ = signature.replace(parameters=[*signature.parameters.values(), inspect.Parameter(
+        "toy_level", inspect.Parameter.KEYWORD_ONLY, default=3)])
+    monkeypatch.setattr(GPClassifier, "__init__", init)
+    monkeypatch.setitem(GPClassifier._parameter_constraints, "toy_level",
+                        [Interval(Integral, 1, 10, closed="both"), None])
+    monkeypatch.setattr(GPClassifier, "__doc__", GPClassifier.__doc__.replace(
+        "    Parameters\n    ----------\n", "    Parameters\n    ----------\n    toy_level : int or None\n"
+        "        How toy the fit is. Nothing reads it.\n", 1))
+    parser = cli.build_parser()
+    base = ["fit", "--data", "d.csv", "--model", "m.agp"]
+    assert cli._make_estimator(parser.parse_args([*base, "--toy-level", "5"])).get_params()["toy_level"] == 5
+    assert cli._make_estimator(parser.parse_args([*base, "--toy-level", "none"])).get_params()["toy_level"] is None
+    assert cli._make_estimator(parser.parse_args(base)).get_params()["toy_level"] == 3
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--toy-level", "11"])
+    assert "--toy-level takes an int in the range [1, 10]; or none; got '11'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["fit", "--help"])
+    assert "--toy-level TOY_LEVEL How toy the fit is (default: 3; not with --layers)" in " ".join(
+        capsys.readouterr().out.split())
+    with pytest.raises(ValueError, match="--toy-level does not apply to a deep GP"):
+        cli._make_estimator(parser.parse_args([*base, "--layers", "2", "--toy-level", "5"]))

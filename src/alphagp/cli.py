@@ -177,6 +177,84 @@ def _flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
+def _generated() -> dict[str, str]:
+    """flag destination -> GPClassifier parameter, for the parameters without a flag of their own
+    above: each gets ``--<parameter-name>``, its values and their check from the parameter's
+    ``_parameter_constraints`` and its help from the class docstring (:func:`_generated_flags`), so a
+    new option of the estimator is a flag without an edit of this module."""
+    from . import GPClassifier
+    covered = {*_COMMON.values(), *(param for param, _ in _GP_ONLY.values()), "n_jobs", "random_state", "verbose"}
+    return {name: name for name in GPClassifier().get_params() if name not in covered}
+
+
+def _constrained(flag: str, constraints: list):
+    """argparse's ``type`` for a flag of a parameter with scikit-learn's ``constraints``: the first
+    constraint the text satisfies gives its value (``none``: ``None``; ``true``/``false``: a boolean;
+    a number in an ``Interval``; one of ``StrOptions``; a JSON object for ``dict``; the text for
+    ``str``); otherwise one line that says what the flag takes."""
+    from numbers import Integral
+
+    from .constraints import Interval, StrOptions
+
+    def parse(text: str):
+        lowered = text.strip().lower()
+        for constraint in constraints:
+            if constraint is None and lowered == "none":
+                return None
+            if constraint == "boolean" and lowered in ("true", "false"):
+                return lowered == "true"
+            if isinstance(constraint, StrOptions) and text in constraint.options:
+                return text
+            if isinstance(constraint, Interval):
+                try:
+                    value = (int if issubclass(constraint.type, Integral) else float)(text)
+                except ValueError:
+                    continue
+                if constraint.is_satisfied_by(value):
+                    return value
+            if constraint is dict:
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    return value
+            if constraint is str:
+                return text
+        said = "; or ".join("none" if c is None else "true or false" if c == "boolean" else "a JSON object"
+                            if c is dict else str(c) for c in constraints)
+        raise argparse.ArgumentTypeError(f"{flag} takes {said}; got {text!r}")
+    return parse
+
+
+def _parameter_help(cls, name: str) -> str:
+    """The first sentence of parameter ``name``'s entry in ``cls``'s docstring (numpydoc's
+    ``name : type`` line and its indented text)."""
+    lines = (cls.__doc__ or "").splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith(f"{name} :"):
+            indent = len(line) - len(line.lstrip())
+            text = []
+            for follow in lines[i + 1:]:
+                if follow.strip() and len(follow) - len(follow.lstrip()) <= indent:
+                    break
+                text.append(follow.strip())
+            sentence = " ".join(text).split(". ")[0].rstrip(".")
+            return sentence or name.replace("_", " ")
+    return name.replace("_", " ")
+
+
+def _generated_flags(group, defaults: dict) -> None:
+    """The flags of :func:`_generated` in ``group``, each help with the estimator's default; a flag
+    not given is absent from the arguments (so ``none`` given is told from a flag left out)."""
+    from . import GPClassifier
+    for dest, param in _generated().items():
+        flag = _flag(dest)
+        group.add_argument(flag, dest=dest, type=_constrained(flag, GPClassifier._parameter_constraints[param]),
+                           default=argparse.SUPPRESS, help=f"{_parameter_help(GPClassifier, param)} (default: {defaults[param]!r}; "
+                                              "not with --layers)")
+
+
 def _defaults() -> tuple[dict, dict]:
     from . import DeepGPClassifier, GPClassifier
     return GPClassifier().get_params(), DeepGPClassifier().get_params()
@@ -250,6 +328,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "numbers ascending; text in its characters' order, with a warning)")
     g.add_argument("--dtype", choices=["float64", "float32"], default=None,
                    help=f"floating-point type of the model {both('dtype')}")
+    _generated_flags(g, gp)
     d = p.add_argument_group("deep GP (DeepGPClassifier / DeepGPRegressor)")
     d.add_argument("--layers", type=_POSITIVE_INT, default=None,
                    help="fit a deep GP with this many layers by approximate power EP "
@@ -352,6 +431,7 @@ def _make_estimator(args):
     if regression and given("class_weight"):
         raise ValueError("--class-weight applies to classifiers, not to --regression")
     wrong = [_flag(dest) for dest in (_GP_ONLY if deep else _DEEP_ONLY) if given(dest)]
+    wrong += [_flag(dest) for dest in _generated() if deep and hasattr(args, dest)]
     if wrong:
         raise ValueError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to a deep GP "
                          "(--layers/--regression)" if deep else
@@ -369,6 +449,7 @@ def _make_estimator(args):
     for dest, (param, value) in _GP_ONLY.items():
         if given(dest):
             params[param] = getattr(args, dest) if value is None else value
+    params.update({param: getattr(args, dest) for dest, param in _generated().items() if hasattr(args, dest)})
     ordinal = params.pop("ordinal", False)
     if "grades" in params and not ordinal:
         raise ValueError("--grades gives the order of ordered classes; add --ordinal")
