@@ -19,7 +19,6 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from alphagp import GPClassifier
 from alphagp.estimators import model_selection
@@ -28,7 +27,7 @@ from alphagp.estimators.run import standardisation
 from alphagp.kernel_start import STARTS, fit_kernel_start
 from alphagp.metrics import negative_log_likelihood
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import benchmark_parser, parse_benchmark_args, run_study
 
 TABLES = ["mroz", "infert", "fishing", "yogurt", "catsup", "titanic", "somerville"]
 SEARCHED_AT = (1e-3, 1e-2, 1e-1)
@@ -36,8 +35,7 @@ SEARCHED_AT = (1e-3, 1e-2, 1e-1)
 
 def study(name: str) -> list[dict]:
     import real_tables
-    frame, labels = real_tables.load(name)
-    X_train, X_test, y_train, y_test = train_test_split(frame, labels, test_size=0.3, stratify=labels, random_state=0)
+    X_train, X_test, y_train, y_test = real_tables.split(name)
     encoder = GPClassifier(method="class_frequencies").fit(X_train, y_train)
     encode = encoder.table_encoding_.transform if hasattr(encoder, "table_encoding_") else np.asarray
     A, B = np.asarray(encode(X_train), dtype=float), np.asarray(encode(X_test), dtype=float)
@@ -71,11 +69,8 @@ def main() -> None:
     parser.add_argument("--tables", nargs="+", default=TABLES)
     args = parse_benchmark_args(parser)
     warnings.simplefilter("ignore")
-    for name in args.tables:
-        for row in study(name):
-            append_row(args.output, base_row("closed_form_starts", threads=args.threads, **row))
-            print(f"{name:12s} {row['start']:17s} at {row['searched_at']:g}: test {row['test_nll']:.4f} "
-                  f"(leave-one-out {row['loo_nll']:.4f}, {row['point']})", flush=True)
+    run_study(args, study, lambda name, row: f"{name:12s} {row['start']:17s} at {row['searched_at']:g}: test "
+                                             f"{row['test_nll']:.4f} (leave-one-out {row['loo_nll']:.4f}, {row['point']})")
 
 
 if __name__ == "__main__":

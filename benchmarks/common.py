@@ -186,3 +186,12 @@ def fresh_process(saved: list[tuple[str, str, str]]) -> list[str]:
             "    if not same: bad.append(model)\nprint(json.dumps(bad))\n")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(saved)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
+
+
+def run_study(args, study, describe) -> None:
+    """A study's loop over its tables (``args.tables``): each row of ``study(name)`` appended to
+    ``args.output`` with the thread count, and said on one line (``describe(name, row)``)."""
+    for name in args.tables:
+        for row in study(name):
+            append_row(args.output, base_row(Path(args.output).stem, threads=args.threads, **row))
+            print(describe(name, row), flush=True)

@@ -22,14 +22,13 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from alphagp import GPClassifier
 from alphagp.estimators.model_selection import EXACT_EP_FACTORS
 from alphagp.kernel_terms import RBF, Linear
 from alphagp.metrics import negative_log_likelihood
 
-from common import append_row, base_row, benchmark_parser, parse_benchmark_args
+from common import benchmark_parser, parse_benchmark_args, run_study
 
 #: name -> the kernel (``"auto"``: the default's, the RBF with one lengthscale of exact EP's start)
 KERNELS = {"rbf(one)": "auto", "rbf(columns)": RBF("columns"), "rbf(one) + linear": RBF("one") + Linear(),
@@ -38,8 +37,7 @@ KERNELS = {"rbf(one)": "auto", "rbf(columns)": RBF("columns"), "rbf(one) + linea
 
 def study(name: str) -> list[dict]:
     import real_tables
-    frame, labels = real_tables.load(name)
-    X_train, X_test, y_train, y_test = train_test_split(frame, labels, test_size=0.3, stratify=labels, random_state=0)
+    X_train, X_test, y_train, y_test = real_tables.split(name)
     classes = np.unique(y_train)
     if len(y_train) * (len(classes) - 1) > EXACT_EP_FACTORS:
         return []
@@ -64,11 +62,9 @@ def main() -> None:
     parser.add_argument("--tables", nargs="+", default=list(real_tables.TABLES), choices=list(real_tables.TABLES))
     args = parse_benchmark_args(parser)
     warnings.simplefilter("ignore")
-    for name in args.tables:
-        for row in study(name):
-            append_row(args.output, base_row("kernel_terms_study", threads=args.threads, **row))
-            print(f"{name:12s} {row['kernel']:22s} test {row['test_nll']:.4f} evidence/row "
-                  f"{row['log_evidence_per_row']:.4f} loo {row['loo_nll']:.4f} {row['train_seconds']:.1f}s", flush=True)
+    run_study(args, study, lambda name, row: f"{name:12s} {row['kernel']:22s} test {row['test_nll']:.4f} evidence/row "
+                                             f"{row['log_evidence_per_row']:.4f} loo {row['loo_nll']:.4f} "
+                                             f"{row['train_seconds']:.1f}s")
 
 
 if __name__ == "__main__":

@@ -120,6 +120,13 @@ def load(name: str) -> tuple[pd.DataFrame, np.ndarray]:
     return frame.drop(columns=[table.target, *table.drops]), frame[table.target].to_numpy()
 
 
+def split(name: str):
+    """``(X_train, X_test, y_train, y_test)``: table ``name`` (:func:`load`) split 70/30, stratified,
+    seed 0: the panel's split, which every study of the development tables uses."""
+    X, y = load(name)
+    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+
+
 def text_columns(X: pd.DataFrame) -> list[str]:
     """The columns that are not numbers: text, ``category`` and booleans."""
     return [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]

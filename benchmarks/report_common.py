@@ -178,6 +178,12 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
+def phase_table(rows: list[dict], phase: str, header: list[str], cells) -> None:
+    """:func:`markdown_table` of the ``rows`` of one ``phase`` (their ``"phase"`` field), a line of
+    ``cells(row)`` each under ``header``: the reports whose results file holds several phases."""
+    markdown_table(header, [cells(r) for r in rows if r["phase"] == phase])
+
+
 def panel_table(rows: dict, sets: list[str], names: list[str]) -> None:
     """The panels' table: a line per data set of ``sets`` (with its training rows), a column per
     estimator of ``names``, each cell ``rows[(set, estimator)]``'s test NLL (training seconds)."""

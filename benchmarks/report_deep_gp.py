@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from report_common import _optional, _ranks, deep_gp_paper, load, mean_se
+from report_common import _optional, _ranks, deep_gp_paper, load, mean_se, phase_table
 
 from common import RESULTS, ran_whole_budget, row_threads
 
@@ -98,29 +98,22 @@ def dgp_mnist_screen_report(results: str = "dgp_mnist_screen") -> None:
     kernel and pixel scaling (``phase="curve"``), the 10 % of images of largest norm against the
     rest (``"by-norm"``), and the code before issue 26 (``"ablation"``)."""
     rows = load(results)
-    print("| run | first-layer kernel | pixels | iterations | train seconds | validation error | validation NLL "
-          "| commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        if r["phase"] == "curve":
-            print(f"| {r['label']} | {r['kernel']} | {r['pixels']} | {r['iterations']} | {r['train_seconds']:.0f} "
-                  f"| {100 * r['val_error']:.2f} % | {r['val_nll']:.4f} | {r['commit']} ({r['dirty']}) |")
-    print("\n| model | first-layer kernel | pixels | largest-norm 10 %: error | NLL | other 90 %: error | NLL "
-          "| commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        if r["phase"] == "by-norm":
-            print(f"| {Path(r['model']).stem} | {r['kernel']} | {r['pixels']} | {100 * r['largest_error']:.2f} % "
-                  f"| {r['largest_nll']:.4f} | {100 * r['rest_error']:.2f} % | {r['rest_nll']:.4f} "
-                  f"| {r['commit']} ({r['dirty']}) |")
-    print("\n| code | iterations | train seconds | energy after each 500 iterations | validation error "
-          "| validation NLL | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        if r["phase"] == "ablation":
-            energy = ", ".join(f"{e:.3g}" for e in r["epoch_energy"])
-            print(f"| {r['label']} | {r['iterations']} | {r['train_seconds']:.0f} | {energy} "
-                  f"| {100 * r['val_error']:.2f} % | {r['val_nll']:.4f} | {r['commit']} ({r['dirty']}) |")
+    phase_table(rows, "curve", ["run", "first-layer kernel", "pixels", "iterations", "train seconds",
+                                "validation error", "validation NLL", "commit (dirty)"],
+                lambda r: [r["label"], r["kernel"], r["pixels"], str(r["iterations"]), f"{r['train_seconds']:.0f}",
+                           f"{100 * r['val_error']:.2f} %", f"{r['val_nll']:.4f}", f"{r['commit']} ({r['dirty']})"])
+    print()
+    phase_table(rows, "by-norm", ["model", "first-layer kernel", "pixels", "largest-norm 10 %: error", "NLL",
+                                  "other 90 %: error", "NLL", "commit (dirty)"],
+                lambda r: [Path(r["model"]).stem, r["kernel"], r["pixels"], f"{100 * r['largest_error']:.2f} %",
+                           f"{r['largest_nll']:.4f}", f"{100 * r['rest_error']:.2f} %", f"{r['rest_nll']:.4f}",
+                           f"{r['commit']} ({r['dirty']})"])
+    print()
+    phase_table(rows, "ablation", ["code", "iterations", "train seconds", "energy after each 500 iterations",
+                                   "validation error", "validation NLL", "commit (dirty)"],
+                lambda r: [r["label"], str(r["iterations"]), f"{r['train_seconds']:.0f}",
+                           ", ".join(f"{e:.3g}" for e in r["epoch_energy"]), f"{100 * r['val_error']:.2f} %",
+                           f"{r['val_nll']:.4f}", f"{r['commit']} ({r['dirty']})"])
 
 
 def _paper_cell(table: dict, layers: int, name: str, alpha: float) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from report_common import load, mean_se, provenance
+from report_common import load, markdown_table, mean_se, provenance
 
 from common import RESULTS, results_rows
 
@@ -54,13 +54,12 @@ def class_weights_table(results: str = "class_weights") -> None:
     rows = results_rows(results)
     groups = _by_set_and_estimator(rows)
     print(f"<!-- {provenance(rows)} -->")
-    print("| set (train rows, minority) | estimator | minority recall | balanced accuracy | balanced NLL | NLL |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for (dataset, name), group in groups.items():
-        size = f"{dataset} ({group[0]['n_train']}, {group[0]['n_train_minority']})"
-        print(f"| {size} | {name} | {mean_se([r['test_minority_recall'] for r in group], 3)} | "
-              f"{mean_se([r['test_balanced_accuracy'] for r in group], 3)} | "
-              f"{mean_se([r['test_balanced_nll'] for r in group], 3)} | {mean_se([r['test_nll'] for r in group], 3)} |")
+    markdown_table(["set (train rows, minority)", "estimator", "minority recall", "balanced accuracy", "balanced NLL",
+                    "NLL"],
+                   [[f"{dataset} ({group[0]['n_train']}, {group[0]['n_train_minority']})", name,
+                     *(mean_se([r[key] for r in group], 3) for key in ("test_minority_recall", "test_balanced_accuracy",
+                                                                       "test_balanced_nll", "test_nll"))]
+                    for (dataset, name), group in groups.items()])
     minority = [r["n_test_minority"] for r in rows]
     print(f"\ntest splits' minority rows: {min(minority)} to {max(minority)}")
 
@@ -68,12 +67,13 @@ def class_weights_table(results: str = "class_weights") -> None:
 def conformal_table(results: str = "conformal") -> None:
     rows = results_rows(results)
     print(f"<!-- {provenance(rows)} -->")
-    print("| set | calibration rows | level | coverage | mean set size | lowest class coverage (rows) |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for r in rows:
+
+    def cells(r):
         low = int(np.argmin(r["class_coverage"]))
-        print(f"| {r['dataset']} | {r['n_calibration']} ({r['route']}) | {r['level']:.2f} | {r['coverage']:.3f} | "
-              f"{r['mean_set_size']:.2f} | {r['class_coverage'][low]:.3f} ({r['class_rows'][low]}) |")
+        return [r["dataset"], f"{r['n_calibration']} ({r['route']})", f"{r['level']:.2f}", f"{r['coverage']:.3f}",
+                f"{r['mean_set_size']:.2f}", f"{r['class_coverage'][low]:.3f} ({r['class_rows'][low]})"]
+    markdown_table(["set", "calibration rows", "level", "coverage", "mean set size", "lowest class coverage (rows)"],
+                   [cells(r) for r in rows])
     for level in sorted({r["level"] for r in rows}):
         for route in ("fresh calibration rows", "fresh calibration rows, per class"):
             fresh = [r for r in rows if r["level"] == level and r["route"] == route]
@@ -89,22 +89,18 @@ def tables_table(results: str = "tables") -> None:
     rows = results_rows(results)
     groups = _by_set_and_estimator(rows)
     print(f"<!-- {provenance(rows)} -->")
-    print("| table | estimator | test error | test NLL | ECE | seconds |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for (dataset, name), group in groups.items():
-        print(f"| {dataset} | {name} | {mean_se([r['test_error'] for r in group], 3)} | "
-              f"{mean_se([r['test_nll'] for r in group], 3)} | {mean_se([r['test_ece'] for r in group], 3)} | "
-              f"{np.mean([r['train_seconds'] for r in group]):.1f} |")
+    markdown_table(["table", "estimator", "test error", "test NLL", "ECE", "seconds"],
+                   [[dataset, name, *(mean_se([r[key] for r in group], 3) for key in ("test_error", "test_nll",
+                                                                                     "test_ece")),
+                     f"{np.mean([r['train_seconds'] for r in group]):.1f}"] for (dataset, name), group in groups.items()])
 
 
 def ood_report(results: str = "ood") -> None:
     rows = results_rows(results)
     print(f"<!-- {provenance(rows)} -->")
-    print("| estimator (MNIST test error, NLL) | score | AUROC, MNIST against Fashion-MNIST |")
-    print("| --- | --- | --- |")
-    for r in rows:
-        print(f"| {r['estimator']} ({r['mnist_test_error']:.4f}, {r['mnist_test_nll']:.4f}) | {r['score']} | "
-              f"{r['auroc']:.4f} |")
+    markdown_table(["estimator (MNIST test error, NLL)", "score", "AUROC, MNIST against Fashion-MNIST"],
+                   [[f"{r['estimator']} ({r['mnist_test_error']:.4f}, {r['mnist_test_nll']:.4f})", str(r["score"]),
+                     f"{r['auroc']:.4f}"] for r in rows])
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -19,6 +19,7 @@ from report_common import (
     mean_curve,
     mean_se,
     paper_table,
+    phase_table,
     provenance,
     provenance_threads,
 )
@@ -370,23 +371,22 @@ def satellite_timing_table() -> None:
 
 
 def mnist_validated_table(results: str = "mnist_validated") -> None:
+    """MNIST validated runs: the evaluations along each run, then each run's epoch of lowest validation
+    NLL with its test metrics."""
     rows = load(results)
-    print("| commit (dirty) | epoch | training time (s) | validation error | validation NLL | test error | test NLL |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        if r["phase"] == "eval":
-            print(f"| {r['commit']} ({r['dirty']}) | {r['epoch']} | {r['train_seconds']:.0f} "
-                  f"| {100 * r['val_error']:.2f}% | {r['val_nll']:.4f} | {100 * r['test_error']:.2f}% "
-                  f"| {r['test_nll']:.4f} |")
-    print("\n| commit (dirty) | selected epoch (lowest validation NLL) | training time (s) | test error | test NLL "
-          "| test ECE | mean test error, last evaluations | mean test NLL, last evaluations |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        if r["phase"] == "selected":
-            print(f"| {r['commit']} ({r['dirty']}) | {r['epoch']} of {r['epochs_run']} | {r['train_seconds']:.0f} "
-                  f"| {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} | {r['test_ece']:.4f} "
-                  f"| {100 * r['last_mean_test_error']:.2f}% (last {r['n_last']}) "
-                  f"| {r['last_mean_test_nll']:.4f} (last {r['n_last']}) |")
+    phase_table(rows, "eval", ["commit (dirty)", "epoch", "training time (s)", "validation error", "validation NLL",
+                               "test error", "test NLL"],
+                lambda r: [f"{r['commit']} ({r['dirty']})", str(r["epoch"]), f"{r['train_seconds']:.0f}",
+                           f"{100 * r['val_error']:.2f}%", f"{r['val_nll']:.4f}", f"{100 * r['test_error']:.2f}%",
+                           f"{r['test_nll']:.4f}"])
+    print()
+    phase_table(rows, "selected", ["commit (dirty)", "selected epoch (lowest validation NLL)", "training time (s)",
+                                   "test error", "test NLL", "test ECE", "mean test error, last evaluations",
+                                   "mean test NLL, last evaluations"],
+                lambda r: [f"{r['commit']} ({r['dirty']})", f"{r['epoch']} of {r['epochs_run']}",
+                           f"{r['train_seconds']:.0f}", f"{100 * r['test_error']:.2f}%", f"{r['test_nll']:.4f}",
+                           f"{r['test_ece']:.4f}", f"{100 * r['last_mean_test_error']:.2f}% (last {r['n_last']})",
+                           f"{r['last_mean_test_nll']:.4f} (last {r['n_last']})"])
 
 
 def ep_hyper_table(dataset: str = "vehicle", results: str = "ep_hyper_updates") -> None:

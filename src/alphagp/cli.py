@@ -366,8 +366,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                         "annealed to 0 over the share of --max-iter or --max-time done "
                         f"{both('learning_rate_decay')}")
     t.add_argument("--max-time", type=_POSITIVE, default=None,
-                   help="seconds of training (with --method auto, of the whole model selection); stops after the "
-                        "step that reaches them (default: no limit)")
+                   help="seconds of training (with --method auto, of the whole model selection); stops where "
+                        "another step as long as the last would pass them (default: no limit)")
     t.add_argument("--early-stopping", type=_early_stopping, default=None, metavar="{auto,true,false}",
                    help="hold out --validation-fraction of the rows, stop when their NLL stops "
                                         f"improving and keep the best state {both('early_stopping')}")

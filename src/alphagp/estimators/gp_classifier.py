@@ -136,9 +136,12 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         Epochs (passes over the data; one epoch is one iteration in batch training).
     max_time : float or None
         Seconds this call of ``fit`` may spend (``None``: no limit): the kernel start (at most a
-        tenth of it) and the training, which stops after the step that reaches the budget (exact
-        EP after the sweep that does). With early stopping, the best validated state within the
-        budget is returned.
+        tenth of it) and the training, which stops where the budget has passed or another step as
+        long as the last would pass it (exact EP's sweeps and kernel search likewise; a model its
+        search fitted takes no step where less than the search took is left). A budget that
+        cannot hold the method's least work (exact EP's sweep over its pair factors) is refused
+        before the fit. With early stopping, the best validated state within the budget is
+        returned.
     damping : float in (0, 1] or None
         EP damping rho; ``None`` means 0.5 in batch training and 1.0 with mini-batches. Only
         for the EP-type methods.
