@@ -103,10 +103,6 @@ class GPEstimatorBase(BaseEstimator):
         self.random_state = random_state
         self.categorical_features = categorical_features
 
-    def _weights_refusal(self) -> str | None:
-        """Why this estimator takes no row weights (``None``: it takes them, as both deep GPs do)."""
-        return None
-
     def _device(self) -> torch.device:
         """``device`` as a ``torch.device`` (``None``: the CPU); a clear error if it is not usable."""
         return device_of(self.device)

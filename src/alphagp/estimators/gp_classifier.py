@@ -431,7 +431,7 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         -------
         self
         """
-        X, y, weight = inputs.prepare(self, X, y, sample_weight)
+        X, y, weight = inputs.prepare(self, X, y, sample_weight, self._weights_refusal())
         classes, y_idx = self._fit_targets(y)
         if len(classes) < 2:
             raise ValueError(f"GPClassifier needs at least 2 classes in y; got only one class, {classes.tolist()}")

@@ -255,10 +255,11 @@ def positive_weight_rows(X, y, weight, classifier: bool):
     return np.asarray(X[rows]), y[rows], weight[rows]
 
 
-def prepare(est, X, y, sample_weight, **checks):
+def prepare(est, X, y, sample_weight, refusal: str | None = None, **checks):
     """``(X, y, weight)``: the validated features ``[N, D]`` (float64; a table encoded) and targets
     ``[N]`` of ``fit`` (``checks`` go to :func:`validate`), the rows' weights (:func:`fit_weights`,
-    or ``None``), rows of weight 0 left out (:func:`positive_weight_rows`)."""
+    or ``None``; ``refusal``: why the estimator's method takes none, or ``None``), rows of weight 0
+    left out (:func:`positive_weight_rows`)."""
     X, y = validate(est, X, y, reset=True, **checks)
-    weight = fit_weights(sample_weight, X, y, getattr(est, "class_weight", None), est._weights_refusal())
+    weight = fit_weights(sample_weight, X, y, getattr(est, "class_weight", None), refusal)
     return positive_weight_rows(X, y, weight, is_classifier(est))
