@@ -11,8 +11,8 @@ number (issue 80, item 3, Table 2, eq. 25, section 3.2, the alpha paper 3.1, App
 1 and 4). A number is
 *quoted* where a printed block of the same document holds it: a decimal, a number with a
 thousands comma or a percent sign, or one of 100 or more, as it stands; a smaller whole number
-followed by the same two words ("6 of 18", "18 tables (aim"), since a bare small number is in
-every block. A
+followed by the same two words ("6 of 18", "18 tables (aim"; one word where the block's line ends
+after it), since a bare small number is in every block. A
 "met" or "missed" is quoted where a block of the same document holds it after the same three
 words ("at most 0.90, met"). A unit with a number or such a word that is not quoted is *untraced*,
 and must be a line of the ledger::
@@ -54,7 +54,7 @@ _FENCE = re.compile(r"```.*?```", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _CODE = re.compile(r"`[^`]*`")
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
-_NAMES = re.compile(r"\b(issues?|items?|Tables?|Figures?|Fig\.|eqs?\.|equations?|[Ss]ections?|Appendix|Alg\.|"
+_NAMES = re.compile(r"\b([Ii]ssues?|[Ii]tems?|Tables?|Figures?|Fig\.|eqs?\.|equations?|[Ss]ections?|Appendix|Alg\.|"
                     r"Algorithm|stops?|sessions?|paper|thesis|Williams)\s+(\d[\w.]*|[A-Z]\b)"
                     r"((,|, and| and| or| to|-|/)\s*(\d[\w.]*|[A-Z]\b))*")
 #: a year after an author or a venue (a citation)
@@ -120,7 +120,8 @@ class Quotes:
         missing = []
         for i, token in enumerate(tokens):
             if _is_number(token):
-                quoted = token in self.numbers if _specific(token) else tuple(tokens[i:i + 3]) in self.pairs
+                quoted = token in self.numbers if _specific(token) else any(
+                    tuple(tokens[i:i + k]) in self.pairs for k in (3, 2))     # two: at a block line's end
                 if not quoted:
                     missing.append(token)
             elif _VERDICT.match(token) and tuple(tokens[max(i - 3, 0):i + 1]) not in self.verdicts:
