@@ -1,7 +1,8 @@
 """The checks of a fit before anything is allocated: the parameters that need the registry or the
 data's shape (:func:`check_parameters`; the rest is scikit-learn's ``_validate_params``), and the
 memory a plan would take (:func:`check_model_size`, :func:`check_fit_size`), each a one-line
-``ValueError``, and the time a plan's budget must hold (:func:`check_fit_time`). The estimators
+``ValueError``, and the time a plan's budget must hold (:func:`check_fit_time`; :func:`check_plan`
+asks both). The estimators
 call them; :mod:`.fit_plan` only plans, and nothing it or the
 selection imports reads this module.
 """
@@ -109,6 +110,14 @@ def check_model_size(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
                             "fewer features" if d > 100 * max(n, 1) else
                             "use fewer features, mini-batches (batch_size), fewer inducing points, or "
                             "shared_hyperparameters=True"))
+
+
+def check_plan(plan: FitPlan, n: int, d: int, n_classes: int) -> None:
+    """What a plan for ``n`` rows of ``d`` features and ``n_classes`` classes needs of this machine:
+    its memory (:func:`check_model_size`) and its time (:func:`check_fit_time`), each a one-line
+    ``ValueError``."""
+    check_model_size(plan, n, d, n_classes)
+    check_fit_time(plan, n, n_classes)
 
 
 def check_fit_time(plan: FitPlan, n: int, n_classes: int) -> None:

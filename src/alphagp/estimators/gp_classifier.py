@@ -23,7 +23,7 @@ from ..metrics import all_metrics
 from ..threads import torch_threads
 from . import fitted, inputs, model_file, model_selection, streams
 from .base import GPEstimatorBase
-from .checks import check_fit_size, check_fit_time, check_model_size, check_parameters
+from .checks import check_fit_size, check_parameters, check_plan
 from .classifier_family import (
     GP_CLASSIFIER,
     ClassifierContext,
@@ -458,10 +458,10 @@ class GPClassifier(ClassifierMixin, GPEstimatorBase):
         estimator's checkpoint, progress and callbacks) and of its final fit. ``start``: kernel starts
         fitted already by surrogate (the selection's), used where the plan starts from one of them;
         ``max_time``: the budget left (default ``params["max_time"]``)."""
-        groups = inputs.feature_groups(getattr(self, "table_encoding_", None), X.shape[1])
+        groups = None if isinstance(params["kernel"], str) else inputs.feature_groups(      # a term binds to them
+            getattr(self, "table_encoding_", None), X.shape[1])
         plan = plan_fit(params, y_idx, alpha=params["alpha"], max_time=max_time, feature_groups=groups)
-        check_model_size(plan, len(y_idx), X.shape[1], len(classes))
-        check_fit_time(plan, len(y_idx), len(classes))
+        check_plan(plan, len(y_idx), X.shape[1], len(classes))
         verbose = own and self.verbose is True
         if verbose:
             print(f"{type(self).__name__} plan: {plan.describe()}", flush=True)
