@@ -185,7 +185,8 @@ def test_a_pandas_index_column_is_dropped_with_a_warning_not_used_as_a_feature(c
     (["--layers", "2", "--learning-rate", "0"], "--learning-rate: must be positive, got 0"),
     (["--layers", "2", "--batch-size", "0"], "--batch-size: must be a positive integer, got 0"),
     (["--alpha", "1.5"], "--alpha: must be in (0, 1], got 1.5"),
-    (["--method-params", "[1]"], "expected a JSON object"),
+    (["--method-params", "[1]"], "--method-params takes a JSON object; or none; got '[1]'"),
+    (["--cv", "1"], "--cv takes an int in the range [2, inf); got '1'"),
 ])
 def test_out_of_range_flags_are_refused_not_replaced(csv_file, tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as stop:

@@ -12,6 +12,7 @@ import contextlib
 import inspect
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -160,13 +161,11 @@ _COMMON = {"alpha": "alpha", "n_inducing": "n_inducing", "batch_size": "batch_si
            "device": "device", "distributed": "distributed", "class_weight": "class_weight",
            "categorical_features": "categorical_features"}
 #: flag destination -> (estimator parameter, value it gives), for GPClassifier's flags
-_GP_ONLY = {"method": ("method", None), "epsilon": ("epsilon", None), "method_params": ("method_params", None),
-            "damping": ("damping", None), "shared_hyperparameters": ("shared_hyperparameters", True),
-            "inducing_init": ("inducing_init", None), "kernel_init": ("kernel_init", None),
+#: (the parameters without a flag here get one from their constraints: :func:`_generated`)
+_GP_ONLY = {"method": ("method", None), "shared_hyperparameters": ("shared_hyperparameters", True),
             "fixed_hyperparameters": ("optimize_hyperparameters", False),
             "fixed_inducing": ("optimize_inducing", False), "no_standardize": ("standardize", False),
-            "alpha_grid": ("alpha_grid", None), "cv": ("cv", None), "kernel_params": ("kernel_params", None),
-            "kernel": ("kernel", None),
+            "alpha_grid": ("alpha_grid", None), "kernel": ("kernel", None),
             "inducing_points": ("inducing_points", None), "ordinal": ("ordinal", None), "grades": ("grades", None)}
 #: flag destination -> deep-GP parameter
 _DEEP_ONLY = {"hidden": "n_hidden", "samples": "n_samples", "predict_samples": "n_predict_samples",
@@ -229,7 +228,7 @@ def _constrained(flag: str, constraints: list):
 
 def _parameter_help(cls, name: str) -> str:
     """The first sentence of parameter ``name``'s entry in ``cls``'s docstring (numpydoc's
-    ``name : type`` line and its indented text)."""
+    ``name : type`` line and its indented text), its literals' backquotes dropped."""
     lines = (cls.__doc__ or "").splitlines()
     for i, line in enumerate(lines):
         if line.strip().startswith(f"{name} :"):
@@ -239,18 +238,25 @@ def _parameter_help(cls, name: str) -> str:
                 if follow.strip() and len(follow) - len(follow.lstrip()) <= indent:
                     break
                 text.append(follow.strip())
-            sentence = " ".join(text).split(". ")[0].rstrip(".")
+            plain = " ".join(text).replace("``", "")
+            sentence = re.split(r"(?<!e\.g)(?<!i\.e)\. ", plain)[0].rstrip(".")
             return sentence or name.replace("_", " ")
     return name.replace("_", " ")
 
 
 def _generated_flags(group, defaults: dict) -> None:
-    """The flags of :func:`_generated` in ``group``, each help with the estimator's default; a flag
-    not given is absent from the arguments (so ``none`` given is told from a flag left out)."""
+    """The flags of :func:`_generated` in ``group``, each help with the estimator's default (and the
+    choices of a parameter of options alone); a flag not given is absent from the arguments (so
+    ``none`` given is told from a flag left out)."""
     from . import GPClassifier
+    from .constraints import StrOptions
     for dest, param in _generated().items():
         flag = _flag(dest)
-        group.add_argument(flag, dest=dest, type=_constrained(flag, GPClassifier._parameter_constraints[param]),
+        constraints = GPClassifier._parameter_constraints[param]
+        options = [o for c in constraints if isinstance(c, StrOptions) for o in sorted(c.options)]
+        metavar = "{" + ",".join(options) + "}" if options and all(
+            isinstance(c, StrOptions) or c is None for c in constraints) else None
+        group.add_argument(flag, dest=dest, type=_constrained(flag, constraints), metavar=metavar,
                            default=argparse.SUPPRESS, help=f"{_parameter_help(GPClassifier, param)} (default: {defaults[param]!r}; "
                                               "not with --layers)")
 
@@ -262,10 +268,8 @@ def _defaults() -> tuple[dict, dict]:
 
 def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     """The model and training flags; each help names the default the estimator uses."""
-    from .estimators.fit_plan import BATCH_DAMPING, HIDDEN_WIDTH, MINI_BATCH_DAMPING
+    from .estimators.fit_plan import HIDDEN_WIDTH
     from .estimators.model_selection import DEFAULT_ALPHA_GRID
-    from .kernel_start import SURROGATES
-    from .likelihoods.robust_max import DEFAULT_EPSILON
     from .methods import METHODS
     gp, deep = _defaults()
 
@@ -283,37 +287,18 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     g.add_argument("--alpha-grid", type=_alpha_grid, default=None, metavar="A,B,...",
                    help="candidates of --alpha auto, comma-separated (default: "
                         f"{','.join(f'{a:g}' for a in DEFAULT_ALPHA_GRID)}; not with --layers)")
-    g.add_argument("--cv", type=_number(int, 2, what="an integer of at least 2"), default=None,
-                   help=f"folds of the cross-validation of --method auto and --alpha auto (default: {gp['cv']}; "
-                        "not with --layers)")
     g.add_argument("--kernel", type=_kernel, default=None, metavar="TERMS",
                    help="the covariance, terms rbf(one), rbf(ard), rbf(columns) (a lengthscale per table column) "
                         "and linear joined by + and *, e.g. 'rbf(columns) + linear' (default: "
                         f"{gp['kernel']}, the RBF with a lengthscale per feature; not with --layers)")
-    g.add_argument("--kernel-params", type=_json_object, default=None,
-                   help='initial kernel hyper-parameters as a JSON object, e.g. \'{"lengthscale": 2.0, "noise": 0.01}\' '
-                        "(default: the kernel start's, --kernel-init; not with --layers)")
     g.add_argument("--inducing-points", type=_inducing_points, default=None, metavar="FILE.npy",
                    help="initial inducing inputs, an [M, D] or [C, M, D] array in a .npy file, in the units of "
                         "the features (default: chosen by --inducing-init; not with --layers)")
-    g.add_argument("--epsilon", type=_PROBABILITY, default=None,
-                   help=f"labelling-error probability of the robust-max likelihood (default: {DEFAULT_EPSILON:g}; "
-                        "not with --layers)")
-    g.add_argument("--method-params", type=_json_object, default=None,
-                   help='further method arguments as a JSON object, e.g. \'{"n_samples": 2000}\' for gibbs '
-                        "(see 'alphagp methods'; default: none)")
     g.add_argument("--n-inducing", type=_POSITIVE_INT, default=None,
                    help=f"inducing points per class (default: {gp['n_inducing']}; with --layers: "
                         f"{deep['n_inducing']} per unit)")
     g.add_argument("--shared-hyperparameters", action="store_true", default=None,
                    help="one kernel and one set of inducing points for all classes (not with --layers)")
-    g.add_argument("--inducing-init", choices=["auto", "random", "kmeans", "kmeans++"], default=None,
-                   help="initial inducing points: random training rows, k-means centres or k-means++ seeding "
-                        f"(default: {gp['inducing_init']}; not with --layers)")
-    g.add_argument("--kernel-init", choices=["auto", "fixed", *SURROGATES], default=None,
-                   help="initial kernel: sqrt(D) lengthscales, the type-II maximum likelihood of an exact GP "
-                        "regression of the labels or of the Dirichlet GP classifier on a subsample, or of exact EP "
-                        f"on every row, or the method's own (default: {gp['kernel_init']}; not with --layers)")
     g.add_argument("--fixed-hyperparameters", action="store_true", default=None,
                    help="do not learn the kernel hyper-parameters (not with --layers)")
     g.add_argument("--fixed-inducing", action="store_true", default=None,
@@ -355,9 +340,6 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                                                             "sign-adaptive rate"))
     t.add_argument("--max-iter", type=_POSITIVE_INT, default=None,
                    help=f"epochs (batch training: iterations) {both('max_iter')}")
-    t.add_argument("--damping", type=_UNIT, default=None,
-                   help=f"EP damping in (0, 1] (default: {BATCH_DAMPING:g} in batch training, {MINI_BATCH_DAMPING:g} "
-                        "with mini-batches; EP-type methods only)")
     t.add_argument("--learning-rate", type=_POSITIVE, default=None,
                    help="initial learning rate " + both("learning_rate", "1.0 for batch training of the EP "
                                                         "methods, 0.01 for Adam"))
@@ -431,7 +413,7 @@ def _make_estimator(args):
     if regression and given("class_weight"):
         raise ValueError("--class-weight applies to classifiers, not to --regression")
     wrong = [_flag(dest) for dest in (_GP_ONLY if deep else _DEEP_ONLY) if given(dest)]
-    wrong += [_flag(dest) for dest in _generated() if deep and hasattr(args, dest)]
+    wrong = sorted(wrong + [_flag(dest) for dest in _generated() if deep and hasattr(args, dest)])
     if wrong:
         raise ValueError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to a deep GP "
                          "(--layers/--regression)" if deep else
