@@ -375,3 +375,20 @@ def exact_ep_cost_report(results: str = "exact_ep_cost") -> None:
 
 
 REPORTS["exactepcost"] = exact_ep_cost_report
+
+
+def demo_split_report(results: str = "demo_split") -> None:
+    """``demo_split.py``'s rows: per seed of the demo's split, each estimator's test NLL, error and
+    seconds (the default's choice named), and the mean test NLL of each over the seeds."""
+    rows = load(results)
+    print(f"{provenance(rows)}; Vehicle, 90/10 stratified splits\n")
+    markdown_table(["seed", "estimator", "test NLL", "test error", "seconds", "the default chose"],
+                   [[str(r["seed"]), r["estimator"], f"{r['test_nll']:.4f}", f"{r['test_error']:.4f}",
+                     f"{r['train_seconds']:.1f}", r["chose"] or "-"] for r in rows])
+    print()
+    for name in dict.fromkeys(r["estimator"] for r in rows):
+        nll = [r["test_nll"] for r in rows if r["estimator"] == name]
+        print(f"- {name}: mean test NLL {np.mean(nll):.4f} over {len(nll)} splits")
+
+
+REPORTS["demosplit"] = demo_split_report
