@@ -9,15 +9,15 @@ from collections import defaultdict
 import numpy as np
 from report_common import (
     NAMES,
+    MarkdownTable,
     _epoch_curve,
     curves_report,
     load,
-    mean_se,
     paper_table,
     provenance,
     provenance_threads,
 )
-from report_ep_paper import uci_groups
+from report_ep_paper import ours_over_paper_table, uci_groups
 
 from common import RESULTS, read_rows, results_rows
 
@@ -42,29 +42,17 @@ def baselines_tables(results: str = "uci_baselines") -> None:
     for metric, title, paper in (("test_nll", "negative test log-likelihood: ours / paper (Table C.4)", PAPER_C_NLL),
                                  ("test_error", "test error: ours / paper (Table C.3)", PAPER_C_ERROR)):
         print(f"\n#### {title}\n")
-        print(f"| M | data set | splits | {' | '.join(BASELINES)} |")
-        print("| --- " * (len(BASELINES) + 3) + "|")
-        for frac in sorted(PAPER_C_NLL):
-            for ds, name in NAMES.items():
-                runs = [groups.get((frac, ds, m), []) for m in BASELINES]
-                if not any(runs):
-                    continue
-                cells = []
-                for rows, p in zip(runs, paper[frac][ds]):
-                    cell = mean_se([r[metric] for r in rows]) if rows else "–"
-                    cells.append(f"{cell} / {p:.2f}")
-                print(f"| {int(frac * 100)}% | {name} | {max(len(r) for r in runs)} | {' | '.join(cells)} |")
+        ours_over_paper_table(groups, BASELINES, metric, paper)
     print("\n#### seconds per fit (whole fit: for gibbs and laplace the EP fit of the hyper-parameters "
           "included), averaged over the data sets run; paper beside\n")
-    print(f"| M | data sets | {' | '.join(BASELINES)} |")
-    print("| --- " * (len(BASELINES) + 2) + "|")
+    table = MarkdownTable(["M", "data sets", *BASELINES])
     for frac in sorted(PAPER_C_TIME):
         done = [ds for ds in NAMES if all(groups.get((frac, ds, m)) for m in BASELINES)]
         if not done:
             continue
         cells = [f"{np.mean([np.mean([r['train_seconds'] for r in groups[(frac, ds, m)]]) for ds in done]):.3g}"
                  f" / {t:g}" for m, t in zip(BASELINES, PAPER_C_TIME[frac])]
-        print(f"| {int(frac * 100)}% | {len(done)} | {' | '.join(cells)} |")
+        table.row(f"{int(frac * 100)}%", len(done), *cells)
 
 
 def _alpha_rank_cases(results: str, fraction: str | None):
@@ -114,16 +102,14 @@ def alpha_ranks(results: str = "uci_alpha", fraction: str | None = None) -> None
         for title, ranks in ((f"rank of each alpha within its method, by {name} (1 to {len(alphas)})", over_alpha),
                              (f"rank of each method at a fixed alpha, by {name} (1 to {len(methods)})", over_method)):
             print(f"\n#### average {title}; lower is better\n")
-            print(f"| method | {' | '.join(f'alpha={a}' for a in alphas)} |")
-            print("| --- " * (len(alphas) + 1) + "|")
+            table = MarkdownTable(["method", *(f'alpha={a}' for a in alphas)])
             for m in methods:
-                print(f"| {m} | {' | '.join(f'{np.mean(ranks[(m, a)]):.2f}' for a in alphas)} |")
+                table.row(m, *(f'{np.mean(ranks[m, a]):.2f}' for a in alphas))
         means = {(m, a): np.mean([case[f"{m}:{a}"][metric] for case in complete]) for m in methods for a in alphas}
         print(f"\n#### mean {name} over the cases\n")
-        print(f"| method | {' | '.join(f'alpha={a}' for a in alphas)} |")
-        print("| --- " * (len(alphas) + 1) + "|")
+        table = MarkdownTable(["method", *(f'alpha={a}' for a in alphas)])
         for m in methods:
-            print(f"| {m} | {' | '.join(f'{means[(m, a)]:.3f}' for a in alphas)} |")
+            table.row(m, *(f'{means[m, a]:.3f}' for a in alphas))
 
 
 def alpha_figure(results: str = "uci_alpha", fraction: str | None = None) -> None:
@@ -184,13 +170,12 @@ def method_gap_table(results: str = "satellite_alpha_time", method: str = "RPAPE
         final[(r["method"], r["alpha"], r["M"])].append(r["final_test_nll"])
     keys = sorted({(a, m) for (name, a, m) in final if name == method and (other, a, m) in final})
     print(f"<!-- {len(rows)} rows, commit {', '.join(sorted({r['commit'] for r in rows}))} -->")
-    print(f"| alpha | M | {method} | {other} | difference |")
-    print("| --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["alpha", "M", method, other, "difference"])
     gaps = []
     for a, m in keys:
         mine, theirs = np.mean(final[(method, a, m)]), np.mean(final[(other, a, m)])
         gaps.append(mine - theirs)
-        print(f"| {a:g} | {m} | {mine:.4f} | {theirs:.4f} | {mine - theirs:+.4f} |")
+        table.row(f"{a:g}", m, f"{mine:.4f}", f"{theirs:.4f}", f"{mine - theirs:+.4f}")
     print(f"\n{method} minus {other}: from {min(gaps):+.4f} to {max(gaps):+.4f} over {len(gaps)} (alpha, M); "
           f"within 0.004 on {sum(abs(g) <= 0.004 for g in gaps)} of them")
 
@@ -208,13 +193,13 @@ def mnist_alpha_figure(results: str = "mnist_alpha") -> None:
              "curve": _epoch_curve(rs)}
             for m, rs in evals.items() for family in (families if m == "VI" else [m.partition(":")[0]])]
     curves_report(rows, "alpha_line", "panel", f"{results}.png", "MNIST")
-    print("\n| commit (dirty) | method | alpha | epochs run | selected epoch | its training s | validation NLL "
-          "| test error (%) | test NLL | refused site updates |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print()
+    table = MarkdownTable(["commit (dirty)", "method", "alpha", "epochs run", "selected epoch", "its training s",
+                           "validation NLL", "test error (%)", "test NLL", "refused site updates"])
     for r in sorted(selected, key=lambda r: (r["method"].partition(":")[0], r["alpha"] or 0)):
-        print(f"| {r['commit']} ({r['dirty']}) | {r['method'].partition(':')[0]} | {r['alpha']} | {r['epochs_run']} "
-              f"| {r['epoch']} | {r['train_seconds']:.0f} | {r['val_nll']:.4f} | {100 * r['test_error']:.2f} "
-              f"| {r['test_nll']:.4f} | {r.get('diagnostics', {}).get('n_skipped_updates', '-')} |")
+        table.row(f"{r['commit']} ({r['dirty']})", r["method"].partition(":")[0], r["alpha"], r["epochs_run"],
+                  r["epoch"], f"{r['train_seconds']:.0f}", f"{r['val_nll']:.4f}", f"{100 * r['test_error']:.2f}",
+                  f"{r['test_nll']:.4f}", r.get("diagnostics", {}).get("n_skipped_updates", "-"))
 
 
 def satellite_first_table(part: str = "all", results: str = "satellite_alpha_time") -> None:
@@ -227,12 +212,11 @@ def satellite_first_table(part: str = "all", results: str = "satellite_alpha_tim
     for r in rows:
         first[r["method"], r["alpha"], r["M"]].append(r["curve"][0])
     if part == "all":
-        print("| method | alpha | M | splits | first evaluation: iteration | seconds | test NLL |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        table = MarkdownTable(["method", "alpha", "M", "splits", "first evaluation: iteration", "seconds", "test NLL"])
         for (method, alpha, M), points in sorted(first.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[0][2])):
-            print(f"| {method} | {'-' if alpha is None else format(alpha, 'g')} | {M} | {len(points)} "
-                  f"| {points[0]['iteration']} | {np.mean([p['train_seconds'] for p in points]):.2f} "
-                  f"| {np.mean([p['test_nll'] for p in points]):.3f} |")
+            table.row(method, "-" if alpha is None else format(alpha, "g"), M, len(points), points[0]["iteration"],
+                      f"{np.mean([p['train_seconds'] for p in points]):.2f}",
+                      f"{np.mean([p['test_nll'] for p in points]):.3f}")
         print()
     for M in sorted({k[2] for k in first}):
         for label, methods in (("PEP", {"PEP"}), ("APEP, ARPEP, RPAPEP", {"APEP", "ARPEP", "RPAPEP"})):
@@ -249,8 +233,8 @@ def quasi_newton_table(*methods: str) -> None:
     step ends with the higher energy and the lower validation NLL than the library's last row."""
     rows = [r for r in read_rows("quasi_newton.jsonl") if not methods or r.get("method", "pep") in methods]
     print(f"<!-- {provenance(rows)} -->")
-    print("| set | method | scheme | step | evaluations | seconds | energy / N (higher is better) | validation NLL |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["set", "method", "scheme", "step", "evaluations", "seconds", "energy / N (higher is better)",
+                           "validation NLL"])
 
     def method(r) -> str:
         return f"{r.get('method', 'pep')} {r.get('alpha', 0.5):g}"
@@ -268,8 +252,8 @@ def quasi_newton_table(*methods: str) -> None:
             label = "L-BFGS" if scheme == "lbfgs" else own[0].get("optimizer", "sign-adaptive")
             for r in dict.fromkeys(id(p) for p in picks):
                 r = next(p for p in picks if id(p) == r)
-                print(f"| {dataset} | {name} | {label} | {r['step']} | {r['evaluations']} | {r['seconds']:.1f} | "
-                      f"{r['energy_per_row']:.4f} | {r['validation_nll']:.4f} |")
+                table.row(dataset, name, label, r["step"], r["evaluations"], f"{r['seconds']:.1f}",
+                          f"{r['energy_per_row']:.4f}", f"{r['validation_nll']:.4f}")
         if len(ends) == 2:
             pairs += 1
             higher += int(ends["lbfgs"]["energy_per_row"] > ends["sign-adaptive"]["energy_per_row"])
@@ -294,9 +278,8 @@ def active_learning_table(results: str = "active_learning") -> None:
     counts over the runs."""
     rows, groups = _active_curves(results)
     print(f"<!-- {provenance(rows)} -->")
-    print("| method | alpha | repetitions | start error | end, by entropy | end, at random | "
-          "reduction by entropy | reduction at random | points where entropy is below random |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["method", "alpha", "repetitions", "start error", "end, by entropy", "end, at random",
+                           "reduction by entropy", "reduction at random", "points where entropy is below random"])
     lower_at_end, most, runs = 0, 0, 0
     for method in sorted({k[0] for k in groups}):
         for alpha in sorted({k[1] for k in groups if k[0] == method}):
@@ -308,8 +291,8 @@ def active_learning_table(results: str = "active_learning") -> None:
             runs += 1
             lower_at_end += int(e[-1] < r[-1])
             most += int(below > len(e) / 2)
-            print(f"| {method} | {alpha:g} | {len(entropy)} | {e[0]:.3f} | {e[-1]:.3f} | {r[-1]:.3f} "
-                  f"| {e[0] - e[-1]:.3f} | {r[0] - r[-1]:.3f} | {below} of {len(e)} |")
+            table.row(method, f"{alpha:g}", len(entropy), f"{e[0]:.3f}", f"{e[-1]:.3f}", f"{r[-1]:.3f}",
+                      f"{e[0] - e[-1]:.3f}", f"{r[0] - r[-1]:.3f}", f"{below} of {len(e)}")
     print(f"\nBy entropy below at random at the end on {lower_at_end} of {runs} (method, alpha) runs, and on more "
           f"than half of the curve's points on {most} of {runs}.")
 

@@ -4,7 +4,7 @@ behind the default rebuilt around the Dirichlet GP (validation rows only)."""
 from __future__ import annotations
 
 import numpy as np
-from report_common import panel_figure, panel_table
+from report_common import MarkdownTable, panel_figure, panel_table
 from report_defaults import replay_racing
 
 from common import RESULTS, results_rows
@@ -66,16 +66,14 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
     sets = _sets(rows)
     groups = {"closed form (grid)": grid(), "EP family from its kernel": FROM_DIRICHLET, "today's portfolio": TODAY}
-    print("| data set (training rows) | " + " | ".join(groups) + " | Dirichlet start (s) | lowest |\n|---|"
-          + "---|" * (len(groups) + 2))
+    table = MarkdownTable(["data set (training rows)", *groups, "Dirichlet start (s)", "lowest"])
     lowest = dict.fromkeys(groups, 0)
     for name, info in sets.items():
         picks = {g: _choose(info, members, None) for g, members in groups.items()}
         best = min((g for g in groups if picks[g]), key=lambda g: picks[g][1])
         lowest[best] += 1
         cells = ["-" if picks[g] is None else f"{picks[g][1]:.4f} ({picks[g][0]})" for g in groups]
-        print(f"| {name} ({info['n']}) | " + " | ".join(cells)
-              + f" | {info['starts'].get('dirichlet', float('nan')):.1f} | {best} |")
+        table.row(f"{name} ({info['n']})", *cells, f"{info['starts'].get('dirichlet', float('nan')):.1f}", best)
     print()
     for g in groups:
         print(f"{g}: lowest held-out NLL on {lowest[g]} of {len(sets)} sets")
@@ -96,8 +94,8 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
         "(below 1,000)": cf6 + (("sep_regression", 0, 1000), ("sep_regression", 2000, None), ("pep_regression", 0, 1000)),
         "every candidate": cf + FROM_DIRICHLET + TODAY,
     }
-    print("| grid point (alpha_eps, noise scale) | NLL over the set's best grid point (geometric mean) | best on |\n"
-          "|---|---|---|")
+    table = MarkdownTable(["grid point (alpha_eps, noise scale)", "NLL over the set's best grid point (geometric mean)",
+                           "best on"])
     points = grid()
     ratios = {p: [] for p in points}
     for info in sets.values():
@@ -106,12 +104,12 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
             ratios[p].append(info["candidates"][p][2] / best)
     for p in sorted(points, key=lambda p: np.mean(np.log(ratios[p]))):
         eps, scale = p.split("_")[1:]
-        print(f"| {eps}, {scale} | {np.exp(np.mean(np.log(ratios[p]))):.4f} | "
-              f"{sum(r == 1.0 for r in ratios[p])} of {len(sets)} |")
+        table.row(f"{eps}, {scale}", f"{np.exp(np.mean(np.log(ratios[p]))):.4f}",
+                  f"{sum(r == 1.0 for r in ratios[p])} of {len(sets)}")
     print()
     margin = float(margin)
-    print("| portfolio | NLL over the best (geometric mean) | best on | seconds, every fit | seconds, racing "
-          f"({margin:.0%}) |\n|---|---|---|---|---|")
+    table = MarkdownTable(["portfolio", "NLL over the best (geometric mean)", "best on", "seconds, every fit",
+                           f"seconds, racing ({margin:.0%})"])
     for label, members in portfolios.items():
         ratios, hits, every, raced = [], 0, 0.0, 0.0
         for info in sets.values():
@@ -123,7 +121,8 @@ def closed_form_study(results: str = "defaults_closed_form", margin: str = "0.1"
             hits += full[1] == best
             every += full[2]
             raced += (_choose(info, members, margin) or _choose(info, cf, margin))[2]
-        print(f"| {label} | {np.exp(np.mean(np.log(ratios))):.4f} | {hits} of {len(sets)} | {every:.0f} | {raced:.0f} |")
+        table.row(label, f"{np.exp(np.mean(np.log(ratios))):.4f}", f"{hits} of {len(sets)}", f"{every:.0f}",
+                  f"{raced:.0f}")
 
 
 #: the panel's estimators (``defaults_panel.py``) as issue 67's aims name them
@@ -159,9 +158,9 @@ def closed_form_panel(results: str = "defaults_panel_67") -> None:
     panel_table(rows, sets, names)
     counts = {k: [0, 0] for k in ("gp_small", "gp_larger", "all", "time", "peer", "alone_time", "alone_nll")}
     wins: dict[str, list[str]] = {"speed": [], "quality": []}
-    print("| data set | default | lowest GP peer | lowest other classifier | default's seconds / GPflow's "
-          "| dirichlet: NLL (s) | GPyTorch Dirichlet: s to that NLL (final NLL) | default chose |\n"
-          "|---|---|---|---|---|---|---|---|")
+    table = MarkdownTable(["data set", "default", "lowest GP peer", "lowest other classifier",
+                           "default's seconds / GPflow's", "dirichlet: NLL (s)",
+                           "GPyTorch Dirichlet: s to that NLL (final NLL)", "default chose"])
     for d in sets:
         mine = rows.get((d, DEFAULT))
         if mine is None:
@@ -197,10 +196,10 @@ def closed_form_panel(results: str = "defaults_panel_67") -> None:
                 wins["speed" if np.isfinite(reach) else "quality"].append(d)
             peer_cell = f"{reach:.1f} ({peer['test_nll']:.4f})" if np.isfinite(reach) else f"never ({peer['test_nll']:.4f})"
         ours_cell = f"{ours['test_nll']:.4f} ({ours['train_seconds']:.1f})" if ours else "-"
-        print(f"| {d} | {mine['test_nll']:.4f} | "
-              + (f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})" if best_peer else "-")
-              + " | " + (f"{best_other['test_nll']:.4f} ({best_other['estimator']})" if best_other else "-")
-              + f" | {ratio:.2f} | {ours_cell} | {peer_cell} | {mine.get('candidate', '-')} |")
+        table.row(d, f"{mine['test_nll']:.4f}",
+                  f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})" if best_peer else "-",
+                  f"{best_other['test_nll']:.4f} ({best_other['estimator']})" if best_other else "-",
+                  f"{ratio:.2f}", ours_cell, peer_cell, mine.get("candidate", "-"))
     print()
     print(f"the default: lowest test NLL of the GP peers on {counts['gp_small'][0]} of {counts['gp_small'][1]} small "
           f"sets (aim: 14 of 16) and on {counts['gp_larger'][0]} of {counts['gp_larger'][1]} larger ones (aim: every); "
@@ -238,15 +237,15 @@ def ep_exact_study(results: str = "defaults_ep_exact") -> None:
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
           f"{sorted({r['machine'] for r in rows})}\n")
     names = list(dict.fromkeys(c for r in rows for c in r["cv_results"]["candidate"]))
-    print("| data set (training rows) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    table = MarkdownTable(["data set (training rows)", *names])
     exact = [n for n in names if "_exact_" in n]
     beats = {"dirichlet_0.001_1": 0, "pep_regression": 0}
     for r in sorted(rows, key=lambda r: r["n_train"]):
         cv = r["cv_results"]
         nll = dict(zip(cv["candidate"], cv["mean_test_nll"]))
         fit = dict(zip(cv["candidate"], cv["mean_fit_time"]))
-        print(f"| {r['dataset']} ({r['n_train']}) | " + " | ".join(
-            f"{nll[n]:.4f} ({fit[n]:.1f} s)" if n in nll else "-" for n in names) + " |")
+        table.row(f"{r['dataset']} ({r['n_train']})",
+                  *(f"{nll[n]:.4f} ({fit[n]:.1f} s)" if n in nll else "-" for n in names))
         best_exact = min(nll[n] for n in exact if n in nll)
         for other in beats:
             beats[other] += best_exact < nll[other]
@@ -262,17 +261,19 @@ def closed_form_levers(results: str = "closed_form_levers") -> None:
     rows = results_rows(results)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}; "
           f"{sorted({r['machine'] for r in rows})}\n")
-    print("| rows | float | C factors (s) | Woodbury (s) | C factors / Woodbury | relative difference of the values |\n"
-          "|---|---|---|---|---|---|")
+    table = MarkdownTable(["rows", "float", "C factors (s)", "Woodbury (s)", "C factors / Woodbury",
+                           "relative difference of the values"])
     for r in (r for r in rows if r["part"] == "evidence"):
-        print(f"| {r['n']} | {r['dtype']} | {r['c_factors_seconds']:.3f} | {r['woodbury_seconds']:.3f} | "
-              f"{r['c_factors_seconds'] / r['woodbury_seconds']:.1f} | {r['relative_difference']:.1e} |")
-    print("\n| start rows | float | validation NLL | error | fit seconds | start: evaluations, seconds | "
-          "fit seconds / HistGradientBoosting's | HistGradientBoosting's NLL |\n|---|---|---|---|---|---|---|---|")
+        table.row(r["n"], r["dtype"], f"{r['c_factors_seconds']:.3f}", f"{r['woodbury_seconds']:.3f}",
+                  f"{r['c_factors_seconds'] / r['woodbury_seconds']:.1f}", f"{r['relative_difference']:.1e}")
+    print()
+    table = MarkdownTable(["start rows", "float", "validation NLL", "error", "fit seconds",
+                           "start: evaluations, seconds", "fit seconds / HistGradientBoosting's",
+                           "HistGradientBoosting's NLL"])
     for r in (r for r in rows if r["part"] == "start"):
-        print(f"| {r['start_rows']} of {r['fit_rows']} | {r['dtype']} | {r['val_nll']:.4f} | {r['val_error']:.3f} | "
-              f"{r['seconds']:.1f} | {r['start_evaluations']}, {r['start_seconds']:.1f} | "
-              f"{r['seconds'] / r['hgb_seconds']:.2f} | {r['hgb_val_nll']:.4f} |")
+        table.row(f"{r['start_rows']} of {r['fit_rows']}", r["dtype"], f"{r['val_nll']:.4f}", f"{r['val_error']:.3f}",
+                  f"{r['seconds']:.1f}", f"{r['start_evaluations']}, {r['start_seconds']:.1f}",
+                  f"{r['seconds'] / r['hgb_seconds']:.2f}", f"{r['hgb_val_nll']:.4f}")
 
 
 #: the reports by name (merged into ``report.REPORTS``)

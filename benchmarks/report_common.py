@@ -62,8 +62,8 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str,
     curves = {key: mean_curve(rs) for key, rs in groups.items()}
     panels = sorted({k[0] for k in groups})
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
-    print(f"| {panel} | {line} | splits | iterations | training seconds | final test NLL | final test error |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable([panel, line, "splits", "iterations", "training seconds", "final test NLL",
+                           "final test error"])
     ncols = min(4, len(panels))
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
@@ -74,8 +74,8 @@ def curves_report(rows: list[dict], line: str, panel: str, png: str, title: str,
             curve = curves[(p, name)]
             ax.plot([c["train_seconds"] for c in curve], [c[metric] for c in curve], label=str(name))
             last = curve[-1]
-            print(f"| {p} | {name} | {len(groups[(p, name)])} | {last['iteration']} | {last['train_seconds']:.1f} "
-                  f"| {last['test_nll']:.3f} | {last['test_error']:.3f} |")
+            table.row(p, name, len(groups[p, name]), last["iteration"], f"{last['train_seconds']:.1f}",
+                      f"{last['test_nll']:.3f}", f"{last['test_error']:.3f}")
         ax.set(xscale="log", xlabel="training seconds", ylabel="test NLL" if metric == "test_nll" else "test error",
                title=f"{title}, {panel} = {p}")
         ax.legend(fontsize=8)
@@ -170,12 +170,27 @@ def panel_figure(rows: dict, sets: list[str], names: list[str], path, *, log_nll
     plt.close(fig)
 
 
+class MarkdownTable:
+    """The reports' one table printer: the ``header``'s cells and the separator line when made, then
+    a line per :meth:`row` as it comes (a report's other lines may sit between its rows). A row of
+    another width than the header's is an error (a cell holding ``" | "`` would shift the columns)."""
+
+    def __init__(self, header: list):
+        self.width = len(header)
+        print("| " + " | ".join(map(str, header)) + " |\n|" + "---|" * self.width)
+
+    def row(self, *cells) -> None:
+        """Print one line of ``cells`` (each as ``str`` gives it)."""
+        if len(cells) != self.width:
+            raise ValueError(f"a row of {len(cells)} cells in a table of {self.width} columns: {cells}")
+        print("| " + " | ".join(map(str, cells)) + " |")
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> None:
-    """Print a Markdown table: ``header``'s cells, the separator line, then a line per row of cells
-    (the reports' one table printer)."""
-    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    """A :class:`MarkdownTable` of ``header`` with a line per row of cells in ``rows``."""
+    table = MarkdownTable(header)
     for cells in rows:
-        print("| " + " | ".join(cells) + " |")
+        table.row(*cells)
 
 
 def phase_table(rows: list[dict], phase: str, header: list[str], cells) -> None:

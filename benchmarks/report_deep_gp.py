@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from report_common import _optional, _ranks, deep_gp_paper, load, mean_se, phase_table
+from report_common import MarkdownTable, _optional, _ranks, deep_gp_paper, load, mean_se, phase_table
 
 from common import RESULTS, ran_whole_budget, row_threads
 
@@ -15,14 +15,14 @@ from common import RESULTS, ran_whole_budget, row_threads
 def dgp_synthetic_table(results: str = "dgp_synthetic") -> None:
     """Table C.6 of the deep-GP paper: test RMSE and log-likelihood per problem and alpha, beside the paper's."""
     paper = deep_gp_paper()["C.6_synthetic"]
-    print("| problem | alpha | RMSE | paper | test log-likelihood | paper | epochs | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["problem", "alpha", "RMSE", "paper", "test log-likelihood", "paper", "epochs",
+                           "commit (dirty)"])
     for r in sorted(load(results), key=lambda r: (r["problem"], r["alpha"])):
         ref = paper[r["problem"]]
         i = ref["alpha"].index(r["alpha"]) if r["alpha"] in ref["alpha"] else None
         rmse, ll = (("-", "-") if i is None else (f"{ref['rmse'][i]:.3f}", f"{ref['test_loglik'][i]:.3f}"))
-        print(f"| {r['problem']} | {r['alpha']:g} | {r['rmse']:.3f} | {rmse} | {r['test_loglik']:.3f} | {ll} "
-              f"| {r['epochs']} | {r['commit']} ({r['dirty']}) |")
+        table.row(r["problem"], f"{r['alpha']:g}", f"{r['rmse']:.3f}", rmse, f"{r['test_loglik']:.3f}", ll, r["epochs"],
+                  f"{r['commit']} ({r['dirty']})")
 
 
 def dgp_synthetic_seeds_table(results: str = "dgp_synthetic_seeds") -> None:
@@ -35,17 +35,16 @@ def dgp_synthetic_seeds_table(results: str = "dgp_synthetic_seeds") -> None:
     for r in load(results):
         groups[r["problem"], r["alpha"], r.get("hidden_mean_scale", 0.0), r.get("hidden_inducing", "carried"),
                r["epochs"]].append(r)
-    print("| problem | alpha | hidden mean scale | later layers' Z | seeds | RMSE | paper | test log-likelihood | paper "
-          "| seeds above -2.5 | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["problem", "alpha", "hidden mean scale", "later layers' Z", "seeds", "RMSE", "paper",
+                           "test log-likelihood", "paper", "seeds above -2.5", "commit (dirty)"])
     for (problem, alpha, scale, inducing, _), rows in sorted(groups.items()):
         ref = paper[problem]
         i = ref["alpha"].index(alpha) if alpha in ref["alpha"] else None
         rmse, ll = (("-", "-") if i is None else (f"{ref['rmse'][i]:.3f}", f"{ref['test_loglik'][i]:.3f}"))
         found = sum(r["test_loglik"] > -2.5 for r in rows) if problem == "bimodal" else "-"
         commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in rows}))
-        print(f"| {problem} | {alpha:g} | {scale:g} | {inducing} | {len(rows)} | {mean_se([r['rmse'] for r in rows], 3)} | {rmse} "
-              f"| {mean_se([r['test_loglik'] for r in rows], 3)} | {ll} | {found} | {commits} |")
+        table.row(problem, f"{alpha:g}", f"{scale:g}", inducing, len(rows), mean_se([r["rmse"] for r in rows], 3), rmse,
+                  mean_se([r["test_loglik"] for r in rows], 3), ll, found, commits)
 
 
 def dgp_mnist_curve_report(results: str = "dgp_mnist_curve") -> None:
@@ -59,14 +58,13 @@ def dgp_mnist_curve_report(results: str = "dgp_mnist_curve") -> None:
     for r in rows:
         if r["phase"] == "curve":
             curves[r["label"]].append(r)
-    print("| run | first-layer kernel | pixels | alpha | iterations | train seconds | validation error "
-          "| validation NLL | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["run", "first-layer kernel", "pixels", "alpha", "iterations", "train seconds",
+                           "validation error", "validation NLL", "commit (dirty)"])
     for label, points in curves.items():
         last = max(points, key=lambda r: r["iterations"])
         commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in points}))
-        print(f"| {label} | {last['kernel']} | {last['pixels']} | {last['alpha']:g} | {last['iterations']} "
-              f"| {last['train_seconds']:.0f} | {100 * last['val_error']:.2f} % | {last['val_nll']:.4f} | {commits} |")
+        table.row(label, last["kernel"], last["pixels"], f"{last['alpha']:g}", last["iterations"],
+                  f"{last['train_seconds']:.0f}", f"{100 * last['val_error']:.2f} %", f"{last['val_nll']:.4f}", commits)
     for r in rows:
         if r["phase"] == "test":
             print(f"\ntest split, once, for {r['model']} ({r['iterations']} iterations): error "
@@ -135,9 +133,9 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
     groups = defaultdict(list)
     for r in load(results):     # a fit stopped before its budget (early stopping once did) is its own row
         groups[r["dataset"], r["layers"], r["alpha"], r["iterations"], not ran_whole_budget(r)].append(r)
-    print("| data set | L | alpha | iterations | splits | RMSE / error | paper | test log-likelihood | paper "
-          "| seconds per fit | clamped variances (most in a fit) | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "L", "alpha", "iterations", "splits", "RMSE / error", "paper",
+                           "test log-likelihood", "paper", "seconds per fit", "clamped variances (most in a fit)",
+                           "commit (dirty)"])
     for (name, layers, alpha, iterations, stopped), rows in sorted(groups.items()):
         if stopped:
             iterations = f"{iterations} (stopped at epoch {', '.join(str(r['epochs_run']) for r in rows)} of {rows[0]['epochs']})"
@@ -147,11 +145,12 @@ def dgp_uci_table(results: str = "dgp_uci") -> None:
                 "binary": ("C.10_binary_test_error", "C.9_binary_test_loglik"),
                 "multiclass": ("C.12_multiclass_test_error", "C.11_multiclass_test_loglik")}[task]
         commits = sorted({f"{r['commit']} ({r['dirty']})" for r in rows})
-        print(f"| {rows[0]['paper_name']} | {layers} | {alpha:g} | {iterations} | {len(rows)} "
-              f"| {mean_se([r[metric] for r in rows], 3)} | {_paper_cell(paper[keys[0]], layers, rows[0]['paper_name'], alpha)} "
-              f"| {mean_se([r['test_loglik'] for r in rows], 3)} "
-              f"| {_paper_cell(paper[keys[1]], layers, rows[0]['paper_name'], alpha)} "
-              f"| {np.mean([r['train_seconds'] for r in rows]):.0f} | {_most_clamped(rows)} | {', '.join(commits)} |")
+        table.row(rows[0]["paper_name"], layers, f"{alpha:g}", iterations, len(rows),
+                  mean_se([r[metric] for r in rows], 3),
+                  _paper_cell(paper[keys[0]], layers, rows[0]["paper_name"], alpha),
+                  mean_se([r["test_loglik"] for r in rows], 3),
+                  _paper_cell(paper[keys[1]], layers, rows[0]["paper_name"], alpha),
+                  f"{np.mean([r['train_seconds'] for r in rows]):.0f}", _most_clamped(rows), ", ".join(commits))
 
 
 RANK_ALPHAS = (0.001, 0.5, 1.0)
@@ -218,9 +217,9 @@ def dgp_ranks_table(*results: str) -> None:
     used = [r for cell in cells.values() for r in cell["rows"]]
     commits = sorted({f"{r['commit']} ({r['dirty']})" for r in used})
     print(f"<!-- {len(used)} rows, commit (dirty) {', '.join(commits)}, threads {', '.join(sorted({row_threads(r) for r in used}))} -->")
-    print("| figure | task | results file | iterations | L | cells (sets x splits) | RMSE / error rank "
-          "(alpha 0.001 / 0.5 / 1) | NLL rank | paper tables' means: error rank (sets) | NLL rank (sets) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["figure", "task", "results file", "iterations", "L", "cells (sets x splits)",
+                           "RMSE / error rank (alpha 0.001 / 0.5 / 1)", "NLL rank",
+                           "paper tables' means: error rank (sets)", "NLL rank (sets)"])
 
     def ranks(values) -> str:
         return " / ".join(f"{v:.2f}" for v in np.mean(values, axis=0))
@@ -232,9 +231,8 @@ def dgp_ranks_table(*results: str) -> None:
         sets = sorted({d for d, _ in cell["cells"]})
         paper = dgp_paper_ranks(task, layers, sorted({r["paper_name"] for r in load(name) if r["dataset"] in sets}))
         described = ", ".join(f"{d} {sum(c[0] == d for c in cell['cells'])}" for d in sets)
-        print(f"| {RANK_FIGURES[task][0]} | {task} | {name} | {iterations} | {layers} | {len(cell['cells'])} "
-              f"({described}) | {ranks(cell['error'])} | {ranks(cell['nll'])} | {paper_cell(*paper['error'])} "
-              f"| {paper_cell(*paper['nll'])} |")
+        table.row(RANK_FIGURES[task][0], task, name, iterations, layers, f"{len(cell['cells'])} ({described})",
+                  ranks(cell["error"]), ranks(cell["nll"]), paper_cell(*paper["error"]), paper_cell(*paper["nll"]))
 
 
 def dgp_ranks_figure(*results: str) -> None:
@@ -272,17 +270,16 @@ def dgp_alpha_sweep_table(dataset: str = "wine_quality_red", split: str = "0", l
     rows = sorted((r for name in (results or ("dgp_uci_paper", "dgp_uci_winered")) for r in load(name)
                    if r["dataset"] == dataset and r["split"] == int(split) and r["layers"] == int(layers)
                    and ran_whole_budget(r)), key=lambda r: (r["alpha"], r["commit"]))
-    print("| alpha | RMSE | paper RMSE | test log-likelihood | paper | without repeated test rows | median "
-          "| energy at the end | seconds | threads | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["alpha", "RMSE", "paper RMSE", "test log-likelihood", "paper", "without repeated test rows",
+                           "median", "energy at the end", "seconds", "threads", "commit (dirty)"])
     for r in rows:
         name = r["paper_name"]
-        print(f"| {r['alpha']:g} | {r['rmse']:.3f} "
-              f"| {_paper_cell(paper['C.8_regression_rmse'], r['layers'], name, r['alpha'])} "
-              f"| {r['test_loglik']:.3f} | {_paper_cell(paper['C.7_regression_test_loglik'], r['layers'], name, r['alpha'])} "
-              f"| {_optional(r.get('test_loglik_without_duplicates'))} | {_optional(r.get('test_loglik_median'))} "
-              f"| {r['energy_by_epoch'][-1][1]:.0f} | {r['train_seconds']:.0f} | {row_threads(r)} "
-              f"| {r['commit']} ({r['dirty']}) |")
+        table.row(f"{r['alpha']:g}", f"{r['rmse']:.3f}",
+                  _paper_cell(paper["C.8_regression_rmse"], r["layers"], name, r["alpha"]), f"{r['test_loglik']:.3f}",
+                  _paper_cell(paper["C.7_regression_test_loglik"], r["layers"], name, r["alpha"]),
+                  _optional(r.get("test_loglik_without_duplicates")), _optional(r.get("test_loglik_median")),
+                  f"{r['energy_by_epoch'][-1][1]:.0f}", f"{r['train_seconds']:.0f}", row_threads(r),
+                  f"{r['commit']} ({r['dirty']})")
 
 
 def _energy_change_at_end(row: dict) -> float:
@@ -303,43 +300,41 @@ def dgp_depth_table(split: str = "0", alpha: str = "0.5", results: str = "dgp_uc
     fits = {(r["dataset"], r["layers"]): r for r in load(results)
             if r["task"] == "regression" and r["split"] == int(split) and r["alpha"] == float(alpha)
             and r["iterations"] == 20000 and ran_whole_budget(r)}
-    print("| data set | RMSE L=2 | L=3 | paper L=2 | paper L=3 | test log-likelihood L=2 | L=3 | paper L=2 "
-          "| paper L=3 | L=3 seconds (x L=2) | energy at the end L=2 / L=3 | its change over the last 10 % "
-          "of the epochs L=2 / L=3 | L=3 commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "RMSE L=2", "L=3", "paper L=2", "paper L=3", "test log-likelihood L=2", "L=3",
+                           "paper L=2", "paper L=3", "L=3 seconds (x L=2)", "energy at the end L=2 / L=3",
+                           "its change over the last 10 % of the epochs L=2 / L=3", "L=3 commit (dirty)"])
 
-    def paper_cells(key: str, paper_name: str) -> str:
-        return " | ".join(_paper_cell(paper[key], layers, paper_name, float(alpha)) for layers in (2, 3))
+    def paper_cells(key: str, paper_name: str) -> list[str]:
+        return [_paper_cell(paper[key], layers, paper_name, float(alpha)) for layers in (2, 3)]
 
     for name in sorted({dataset for dataset, layers in fits if layers == 3 and (dataset, 2) in fits}):
         two, three = fits[name, 2], fits[name, 3]
         rmse_cells = paper_cells("C.8_regression_rmse", two["paper_name"])
         loglik_cells = paper_cells("C.7_regression_test_loglik", two["paper_name"])
-        print(f"| {two['paper_name']} | {two['rmse']:.3f} | {three['rmse']:.3f} | {rmse_cells} "
-              f"| {two['test_loglik']:.3f} | {three['test_loglik']:.3f} | {loglik_cells} "
-              f"| {three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f}) "
-              f"| {two['energy_by_epoch'][-1][1]:.0f} / {three['energy_by_epoch'][-1][1]:.0f} "
-              f"| {_energy_change_at_end(two):+.1f} % / {_energy_change_at_end(three):+.1f} % "
-              f"| {three['commit']} ({three['dirty']}) |")
+        table.row(two["paper_name"], f"{two['rmse']:.3f}", f"{three['rmse']:.3f}", *rmse_cells,
+                  f"{two['test_loglik']:.3f}", f"{three['test_loglik']:.3f}", *loglik_cells,
+                  f"{three['train_seconds']:.0f} ({three['train_seconds'] / two['train_seconds']:.1f})",
+                  f"{two['energy_by_epoch'][-1][1]:.0f} / {three['energy_by_epoch'][-1][1]:.0f}",
+                  f"{_energy_change_at_end(two):+.1f} % / {_energy_change_at_end(three):+.1f} %",
+                  f"{three['commit']} ({three['dirty']})")
 
 
 def winered_duplicates_table(results: str = "dgp_uci_winered", exact: str = "winered_duplicates") -> None:
     """Wine-red's test log-likelihood with and without the test rows that repeat a training row:
     each deep-GP fit of ``results`` (rows of ``dgp_uci.py`` that record ``n_test_duplicates``),
     then the exact GP of ``winered_duplicates.py`` on the same splits."""
-    print("| model | split | L | alpha | RMSE | test log-likelihood | repeated test rows "
-          "| log-likelihood without them | median | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["model", "split", "L", "alpha", "RMSE", "test log-likelihood", "repeated test rows",
+                           "log-likelihood without them", "median", "commit (dirty)"])
     for r in load(results):
         if "n_test_duplicates" in r:
-            print(f"| deep GP ({r['iterations']} iterations) | {r['split']} | {r['layers']} | {r['alpha']:g} "
-                  f"| {r['rmse']:.3f} | {r['test_loglik']:.3f} | {r['n_test_duplicates']} of {r['n_test']} "
-                  f"| {_optional(r['test_loglik_without_duplicates'])} | {r['test_loglik_median']:.3f} "
-                  f"| {r['commit']} ({r['dirty']}) |")
+            table.row(f"deep GP ({r['iterations']} iterations)", r["split"], r["layers"], f"{r['alpha']:g}",
+                      f"{r['rmse']:.3f}", f"{r['test_loglik']:.3f}", f"{r['n_test_duplicates']} of {r['n_test']}",
+                      _optional(r["test_loglik_without_duplicates"]), f"{r['test_loglik_median']:.3f}",
+                      f"{r['commit']} ({r['dirty']})")
     for r in load(exact):
-        print(f"| {r['model']} | {r['split']} | - | - | {r['test_rmse']:.3f} | {r['test_ll_mean']:.3f} "
-              f"| {r['n_test_duplicates']} of {r['n_test']} | {r['test_ll_mean_without_duplicates']:.3f} "
-              f"| {r['test_ll_median']:.3f} | {r['commit']} ({r['dirty']}) |")
+        table.row(r["model"], r["split"], "-", "-", f"{r['test_rmse']:.3f}", f"{r['test_ll_mean']:.3f}",
+                  f"{r['n_test_duplicates']} of {r['n_test']}", f"{r['test_ll_mean_without_duplicates']:.3f}",
+                  f"{r['test_ll_median']:.3f}", f"{r['commit']} ({r['dirty']})")
 
 
 def authors_dgp_table(results: str = "authors_dgp", *ours: str) -> None:
@@ -352,9 +347,8 @@ def authors_dgp_table(results: str = "authors_dgp", *ours: str) -> None:
         key = (r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"])
         if r["dirty"] is False and (key not in mine or "lowest_test_points" in r):
             mine[key] = r
-    print("| data set | split | L | alpha | code | RMSE | test log-likelihood | median | lowest point: y, mean ± sd "
-          "| energy at the end | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "split", "L", "alpha", "code", "RMSE", "test log-likelihood", "median",
+                           "lowest point: y, mean ± sd", "energy at the end", "commit (dirty)"])
     for r in load(results):
         peer = mine.get((r["dataset"], r["split"], r["layers"], r["alpha"], r["iterations"]))
         for code, row in (("authors' " + r["authors_commit"], r), ("alphagp", peer)):
@@ -363,9 +357,9 @@ def authors_dgp_table(results: str = "authors_dgp", *ours: str) -> None:
             low = row.get("lowest_test_points", [None])[0]
             low_cell = f"{low['y']:.2f}, {low['mean']:.2f} ± {low['std']:.3f} (LL {low['loglik']:.1f})" if low else "-"
             median = f"{row['test_loglik_median']:.3f}" if "test_loglik_median" in row else "-"
-            print(f"| {r['paper_name']} | {r['split']} | {r['layers']} | {r['alpha']:g} | {code} | {row['rmse']:.3f} "
-                  f"| {row['test_loglik']:.3f} | {median} | {low_cell} | {row['energy_by_epoch'][-1][1]:.0f} "
-                  f"| {row['commit']} ({row['dirty']}) |")
+            table.row(r["paper_name"], r["split"], r["layers"], f"{r['alpha']:g}", code, f"{row['rmse']:.3f}",
+                      f"{row['test_loglik']:.3f}", median, low_cell, f"{row['energy_by_epoch'][-1][1]:.0f}",
+                      f"{row['commit']} ({row['dirty']})")
 
 
 def _most_clamped(rows: list[dict]) -> str:
@@ -378,28 +372,27 @@ def dgp_gpytorch_table(results: str = "dgp_gpytorch") -> None:
     """alphagp's deep GP at each alpha beside GPyTorch's DSVI deep GP, same run, same problem and model."""
     rows = load(results)
     peers = {(r["problem"], r["split"], r["commit"]): r for r in rows if r["library"] == "gpytorch"}
-    print("| problem | split | library | alpha | epochs | RMSE | test log-likelihood | train seconds "
-          "| time / GPyTorch's | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["problem", "split", "library", "alpha", "epochs", "RMSE", "test log-likelihood",
+                           "train seconds", "time / GPyTorch's", "commit (dirty)"])
     for r in rows:
         peer = peers.get((r["problem"], r["split"], r["commit"]))
         ratio = f"{r['train_seconds'] / peer['train_seconds']:.2f}" if peer else "-"
         alpha = "-" if r["alpha"] is None else f"{r['alpha']:g}"
-        print(f"| {r['problem']} | {r['split']} | {r['library']} | {alpha} | {r['epochs']} | {r['rmse']:.3f} "
-              f"| {r['test_loglik']:.3f} | {r['train_seconds']:.0f} | {ratio} | {r['commit']} ({r['dirty']}) |")
+        table.row(r["problem"], r["split"], r["library"], alpha, r["epochs"], f"{r['rmse']:.3f}",
+                  f"{r['test_loglik']:.3f}", f"{r['train_seconds']:.0f}", ratio, f"{r['commit']} ({r['dirty']})")
 
 
 def dgp_mnist_table(results: str = "dgp_mnist") -> None:
     """Tables C.13 / C.14 of the deep-GP paper: MNIST test NLL and error beside the paper's (same L)."""
     paper = deep_gp_paper()
-    print("| L | alpha | epochs | test error | paper | test NLL | paper | train seconds | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["L", "alpha", "epochs", "test error", "paper", "test NLL", "paper", "train seconds",
+                           "commit (dirty)"])
     for r in load(results):
         column = 0 if r["alpha"] < 0.05 else round(r["alpha"] * 10)
         nll = paper["C.13_big_test_nll"].get(f"L={r['layers']}", {}).get("MNIST", {}).get("mean", ["-"] * 11)[column]
         err = paper["C.14_big_test_error"].get(f"L={r['layers']}", {}).get("MNIST", {}).get("mean", ["-"] * 11)[column]
-        print(f"| {r['layers']} | {r['alpha']:g} | {r['epochs']} | {r['error']:.4f} | {err} | {r['nll']:.4f} | {nll} "
-              f"| {r['train_seconds']:.0f} | {r['commit']} ({r['dirty']}) |")
+        table.row(r["layers"], f"{r['alpha']:g}", r["epochs"], f"{r['error']:.4f}", err, f"{r['nll']:.4f}", nll,
+                  f"{r['train_seconds']:.0f}", f"{r['commit']} ({r['dirty']})")
 
 
 

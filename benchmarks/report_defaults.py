@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from report_common import load, panel_figure, provenance
+from report_common import MarkdownTable, load, panel_figure, provenance
 
 from common import RESULTS, results_rows
 
@@ -32,16 +32,15 @@ def mnist_30min_report(results: str = "mnist_30min", earlier: str = "mnist_fast"
     for r in rows + [dict(r, dtype=r.get("dtype", "float64")) for r in load(earlier) if r["phase"] == "eval"]:
         if r["phase"] == "eval":
             runs[(r["commit"], r["dirty"], label(r))].append(r)
-    print("| commit (dirty) | configuration | epochs | training time (s) | seconds per epoch | lowest validation NLL "
-          "(epoch) | validation error there |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit (dirty)", "configuration", "epochs", "training time (s)", "seconds per epoch",
+                           "lowest validation NLL (epoch)", "validation error there"])
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for (commit, dirty, name), evals in runs.items():
         best = min(evals, key=lambda r: r["val_nll"])
         last = evals[-1]
-        print(f"| {commit} ({dirty}) | {name} | {last['epoch']} | {last['train_seconds']:.0f} "
-              f"| {last['train_seconds'] / last['epoch']:.1f} | {best['val_nll']:.4f} ({best['epoch']}) "
-              f"| {100 * best['val_error']:.2f} % |")
+        table.row(f"{commit} ({dirty})", name, last["epoch"], f"{last['train_seconds']:.0f}",
+                  f"{last['train_seconds'] / last['epoch']:.1f}", f"{best['val_nll']:.4f} ({best['epoch']})",
+                  f"{100 * best['val_error']:.2f} %")
         ax.plot([r["train_seconds"] / 60 for r in evals], [r["val_nll"] for r in evals], label=f"{name} ({commit})")
     ax.axhline(0.0725, color="grey", ls=":", label="paper's test NLL (SEP, 0.0725)")
     ax.set(xlabel="training minutes (two threads)", ylabel="validation NLL (last 10,000 training images)",
@@ -50,13 +49,13 @@ def mnist_30min_report(results: str = "mnist_30min", earlier: str = "mnist_fast"
     fig.tight_layout()
     fig.savefig(RESULTS / "mnist_30min.png", dpi=100)
     print("\nfigure: benchmarks/results/mnist_30min.png\n")
-    print("| commit (dirty) | chosen model | validation NLL of each candidate | test error | test NLL | test ECE |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit (dirty)", "chosen model", "validation NLL of each candidate", "test error",
+                           "test NLL", "test ECE"])
     for r in rows:
         if r["phase"] == "chosen":
             scores = ", ".join(f"{Path(k).stem} {v:.4f}" for k, v in r["validation_nll"].items())
-            print(f"| {r['commit']} ({r['dirty']}) | {Path(r['model']).stem} | {scores} | {100 * r['test_error']:.2f} % "
-                  f"| {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
+            table.row(f"{r['commit']} ({r['dirty']})", Path(r["model"]).stem, scores, f"{100 * r['test_error']:.2f} %",
+                      f"{r['test_nll']:.4f}", f"{r['test_ece']:.4f}")
 
 
 def defaults_study_tables(results: str = "defaults_study") -> None:
@@ -66,17 +65,18 @@ def defaults_study_tables(results: str = "defaults_study") -> None:
     for r in load(results):
         rows[(r.get("dataset", "digits"), r["config"])] = r           # the newest row of each pair
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}\n")
-    print("| configuration (digits) | val error | val NLL | val ECE | mean confidence | noise | amplitude "
-          "| median lengthscale | epochs | seconds |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["configuration (digits)", "val error", "val NLL", "val ECE", "mean confidence", "noise",
+                           "amplitude", "median lengthscale", "epochs", "seconds"])
     for (dataset, config), r in rows.items():
         if dataset == "digits":
-            print(f"| {config} | {r['val_error']:.4f} | {r['val_nll']:.4f} | {r['val_ece']:.4f} "
-                  f"| {r['val_mean_confidence']:.3f} | {r['noise']:.3g} | {r['amplitude']:.3g} "
-                  f"| {r['median_lengthscale']:.3g} | {r['n_iter']} | {r['seconds']:.1f} |")
+            table.row(config, f"{r['val_error']:.4f}", f"{r['val_nll']:.4f}", f"{r['val_ece']:.4f}",
+                      f"{r['val_mean_confidence']:.3f}", f"{r['noise']:.3g}", f"{r['amplitude']:.3g}",
+                      f"{r['median_lengthscale']:.3g}", r["n_iter"], f"{r['seconds']:.1f}")
     configs = ["default", "pep_0.5", "ep_es", "vi_es", "sep_es"]
     sets = sorted({d for d, c in rows if c == "sep_es" and all((d, k) in rows for k in configs)},
                   key=lambda d: rows[(d, "default")]["n_fit"])
-    print("\n| data set | fit rows | " + " | ".join(configs) + " |\n| --- | --- |" + " --- |" * len(configs))
+    print()
+    table = MarkdownTable(["data set", "fit rows", *configs])
     ranks: dict = defaultdict(lambda: defaultdict(list))
     for d in sets:
         nll = {c: rows[(d, c)]["val_nll"] for c in configs}
@@ -85,36 +85,35 @@ def defaults_study_tables(results: str = "defaults_study") -> None:
         for c in configs:
             ranks[size][c].append(order.index(c) + 1)
             ranks["all"][c].append(order.index(c) + 1)
-        print(f"| {d} | {rows[(d, 'default')]['n_fit']} | "
-              + " | ".join(f"{nll[c]:.4f} ({rows[(d, c)]['seconds']:.1f} s)" for c in configs) + " |")
+        table.row(d, rows[(d, "default")]["n_fit"], *(f"{nll[c]:.4f} ({rows[(d, c)]['seconds']:.1f} s)" for c in configs))
     for size, by_config in ranks.items():
-        print(f"| mean rank, {size} | | " + " | ".join(f"{np.mean(by_config[c]):.2f}" for c in configs) + " |")
+        table.row(f"mean rank, {size}", "", *(f"{np.mean(by_config[c]):.2f}" for c in configs))
     variants = ["pep_0.5", "pep_100", "pep_es", "pep_es_20"]
     small = [d for d in sets if all((d, v) in rows for v in variants)]
     if small:
-        print("\n| data set (small-data default's variants) | " + " | ".join(variants) + " |\n| --- |"
-              + " --- |" * len(variants))
+        print()
+        table = MarkdownTable(["data set (small-data default's variants)", *variants])
         for d in small:
-            print(f"| {d} | " + " | ".join(f"{rows[(d, v)]['val_nll']:.4f}" for v in variants) + " |")
+            table.row(d, *(f"{rows[(d, v)]['val_nll']:.4f}" for v in variants))
         wins = {v: sum(min(variants, key=lambda k, d=d: rows[(d, k)]["val_nll"]) == v for d in small) for v in variants}
-        print("| best on | " + " | ".join(f"{wins[v]} of {len(small)}" for v in variants) + " |")
+        table.row("best on", *(f"{wins[v]} of {len(small)}" for v in variants))
 
 
 def defaults_test_table(results: str = "defaults_test") -> None:
     """``GPClassifier()`` against the previous default on the test splits, once per set."""
     rows = {(r["dataset"], r["estimator"]): r for r in load(results)}
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows.values()})}\n")
-    print("| data set | train rows | auto chose | test NLL auto / previous | test error auto / previous "
-          "| test ECE auto / previous | seconds auto / previous |\n| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "train rows", "auto chose", "test NLL auto / previous",
+                           "test error auto / previous", "test ECE auto / previous", "seconds auto / previous"])
     ratios = []
     for d in dict.fromkeys(k[0] for k in rows):
         if (d, "auto") not in rows or (d, "previous default (ep)") not in rows:
             continue
         a, p = rows[(d, "auto")], rows[(d, "previous default (ep)")]
         ratios.append(a["test_nll"] / p["test_nll"])
-        print(f"| {d} | {a['n_train']} | {a['method']} | {a['test_nll']:.4f} / {p['test_nll']:.4f} "
-              f"| {a['test_error']:.4f} / {p['test_error']:.4f} | {a['test_ece']:.4f} / {p['test_ece']:.4f} "
-              f"| {a['seconds']:.1f} / {p['seconds']:.1f} |")
+        table.row(d, a["n_train"], a["method"], f"{a['test_nll']:.4f} / {p['test_nll']:.4f}",
+                  f"{a['test_error']:.4f} / {p['test_error']:.4f}", f"{a['test_ece']:.4f} / {p['test_ece']:.4f}",
+                  f"{a['seconds']:.1f} / {p['seconds']:.1f}")
     if ratios:
         print(f"\ntest NLL of auto over the previous default: geometric mean {np.exp(np.mean(np.log(ratios))):.3f}, "
               f"better on {sum(r < 1 for r in ratios)} of {len(ratios)} sets")
@@ -129,22 +128,23 @@ def portfolio_study(results: str = "defaults_portfolio") -> None:
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
     names = list(dict.fromkeys(c for r in rows for c in r["cv_results"]["candidate"]))
     # the portfolios' rows of one set share its folds (the same seed): their candidates are merged
-    table, info = {}, {}
+    by_set, info = {}, {}
     for r in rows:
         cv = r["cv_results"]
         folds = sum(k.startswith("split") for k in cv)
-        table.setdefault(r["dataset"], {}).update(
+        by_set.setdefault(r["dataset"], {}).update(
             {c: (m, t * folds) for c, m, t in zip(cv["candidate"], cv["mean_test_nll"], cv["mean_fit_time"])})
         info[r["dataset"]] = (r["n_train"], r["scheme"])
-    print("| data set (training rows) | scheme | " + " | ".join(names) + " |\n| --- | --- |" + " --- |" * len(names))
+    table = MarkdownTable(["data set (training rows)", "scheme", *names])
     wins = dict.fromkeys(names, 0)
-    for d, scores in table.items():
+    for d, scores in by_set.items():
         best = min(scores, key=lambda c: scores[c][0])
         wins[best] += 1
         cells = [("-" if c not in scores else f"**{scores[c][0]:.4f}**" if c == best else f"{scores[c][0]:.4f}")
                  + ("" if c not in scores else f" ({scores[c][1]:.0f} s)") for c in names]
-        print(f"| {d} ({info[d][0]}) | {info[d][1]} | " + " | ".join(cells) + " |")
-    print("| lowest on | | " + " | ".join(f"{wins[c]}" for c in names) + " |\n")
+        table.row(f"{d} ({info[d][0]})", info[d][1], *cells)
+    table.row("lowest on", "", *(wins[c] for c in names))
+    print()
     print("cells: held-out NLL (seconds of all its fits)\n")
     print("Sub-portfolios (each keeps the candidate with the lowest held-out NLL among its members; a set where "
           "none of them runs keeps the full portfolio's first): geometric mean over the sets of the chosen NLL over "
@@ -154,7 +154,7 @@ def portfolio_study(results: str = "defaults_portfolio") -> None:
     for k in range(1, len(names) + 1):
         for subset in combinations(names, k):
             ratios, seconds, best_hits = [], 0.0, 0
-            for scores in table.values():
+            for scores in by_set.values():
                 present = [c for c in subset if c in scores]
                 if not present:
                     present = [next(iter(scores))]
@@ -166,9 +166,9 @@ def portfolio_study(results: str = "defaults_portfolio") -> None:
             options.append((float(np.exp(np.mean(np.log(ratios)))), seconds, best_hits, subset))
     front = [o for o in options if not any(p[0] <= o[0] and p[1] < o[1] or p[0] < o[0] and p[1] <= o[1]
                                            for p in options)]
-    print("| sub-portfolio | NLL over the best (geometric mean) | best on | seconds (all sets) |\n| --- | --- | --- | --- |")
+    table = MarkdownTable(["sub-portfolio", "NLL over the best (geometric mean)", "best on", "seconds (all sets)"])
     for ratio, seconds, hits, subset in sorted(front, key=lambda o: o[1]):
-        print(f"| {', '.join(subset)} | {ratio:.4f} | {hits} of {len(table)} | {seconds:.0f} |")
+        table.row(", ".join(subset), f"{ratio:.4f}", f"{hits} of {len(by_set)}", f"{seconds:.0f}")
 
 
 def replay_racing(splits: list[list[float]], seconds: list[float], margin: float) -> tuple[int, float]:
@@ -197,8 +197,8 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
     rows = load(results)
     print(f"rows from commit(s) {sorted({(r['commit'], r['dirty']) for r in rows})}\n")
     methods = ("sep", "vi", "rpapep", "pep")
-    print("| data set (training rows) | " + " | ".join(f"{m}: fixed -> regression" for m in methods)
-          + " | vi, pep: regression, kernel held fixed |\n|---|" + "---|" * (len(methods) + 1))
+    table = MarkdownTable(["data set (training rows)", *(f"{m}: fixed -> regression" for m in methods),
+                           "vi, pep: regression, kernel held fixed"])
     lower = dict.fromkeys(methods, 0)
     runs = dict.fromkeys(methods, 0)
     for r in rows:
@@ -215,7 +215,7 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
             cells.append(f"{a:.4f} -> {b:.4f}")
         held = [score.get(f"{m}_regression_kernel_fixed") for m in ("vi", "pep")]
         cells.append(" / ".join("-" if v is None else f"{v:.4f}" for v in held))
-        print(f"| {r['dataset']} ({r['n_train']}) | " + " | ".join(cells) + " |")
+        table.row(f"{r['dataset']} ({r['n_train']})", *cells)
     print()
     for m in methods:
         print(f"{m}: the regression's start gives the lower held-out NLL on {lower[m]} of {runs[m]} sets")
@@ -228,8 +228,8 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
               "the new default (rpapep fixed; sep, vi, pep regression)":
                   ["sep_regression", "vi_regression", "rpapep_fixed", "pep_regression"],
               "all 10 candidates": None}
-    print(f"| portfolio | racing ({float(margin):.0%}) | NLL over today's choice (geometric mean) | lower than today's "
-          "on | seconds of all fits (all sets) |\n|---|---|---|---|---|")
+    table = MarkdownTable(["portfolio", f"racing ({float(margin):.0%})", "NLL over today's choice (geometric mean)",
+                           "lower than today's on", "seconds of all fits (all sets)"])
     base, changed = {}, {}
     for label, names in groups.items():
         winners = {}
@@ -252,8 +252,8 @@ def kernel_start_study(results: str = "defaults_kernel_start", margin: str = "0.
                 ratios.append(nll / base[r["dataset"]])
                 lowered += nll < base[r["dataset"]]
                 spent += t
-            print(f"| {label} | {'yes' if race else 'no'} | {np.exp(np.mean(np.log(ratios))):.4f} | "
-                  f"{lowered} of {len(rows)} | {spent:.0f} |")
+            table.row(label, "yes" if race else "no", f"{np.exp(np.mean(np.log(ratios))):.4f}",
+                      f"{lowered} of {len(rows)}", f"{spent:.0f}")
         changed[label] = sum(len(w) > 1 for w in winners.values())
     print()
     for label, count in changed.items():
@@ -299,18 +299,17 @@ def defaults_panel_report(results: str = "defaults_panel", previous: str | None 
     names = list(dict.fromkeys(k[1] for k in rows))
     names = [OURS] + [n for n in names if n != OURS]
     sets = list(dict.fromkeys(k[0] for k in rows))
-    print("| data set | " + " | ".join(names) + " |\n| --- |" + " --- |" * len(names))
+    table = MarkdownTable(["data set", *names])
     for d in sets:
         cells = [f"{rows[(d, n)]['test_nll']:.4f} / {rows[(d, n)]['test_error']:.3f} / {rows[(d, n)]['test_ece']:.3f} "
                  f"({rows[(d, n)]['train_seconds']:.1f} s)" if (d, n) in rows else "-" for n in names]
-        print(f"| {d} | " + " | ".join(cells) + " |")
+        table.row(d, *cells)
     print("\ncells: test NLL / error / ECE (training seconds)\n")
     chosen = [d for d in sets if (d, OURS) in rows]
     candidates = list(dict.fromkeys(c for d in chosen for c in rows[(d, OURS)]["cv"].get("candidate", [])))
     print("Model selection on the training rows (validation NLL, mean over the folds or the one split; "
           "the chosen in bold; dropped: raced out after its first folds):\n")
-    print("| data set | scheme | " + " | ".join(candidates) + " | selection and final fit, seconds |\n| --- | --- |"
-          + " --- |" * (len(candidates) + 1))
+    table = MarkdownTable(["data set", "scheme", *candidates, "selection and final fit, seconds"])
     wins = dict.fromkeys(candidates, 0)
     for d in chosen:
         r = rows[(d, OURS)]
@@ -318,11 +317,13 @@ def defaults_panel_report(results: str = "defaults_panel", previous: str | None 
         wins[r["candidate"]] = wins.get(r["candidate"], 0) + 1
         cells = [("-" if c not in cv else "dropped" if np.isnan(cv[c]) else f"**{cv[c]:.4f}**"
                   if c == r["candidate"] else f"{cv[c]:.4f}") for c in candidates]
-        print(f"| {d} | {r['scheme']} | " + " | ".join(cells) + f" | {r['train_seconds']:.1f} |")
-    print("| chosen on | | " + " | ".join(f"{wins[c]} of {len(chosen)}" for c in candidates) + " | |\n")
+        table.row(d, r["scheme"], *cells, f"{r['train_seconds']:.1f}")
+    table.row("chosen on", "", *(f"{wins[c]} of {len(chosen)}" for c in candidates), "")
+    print()
     budget = "alphagp GPClassifier(max_time=GPflow's)"
-    print("| data set | default's test NLL | lowest GP peer | lowest of all others | default's ECE - best peer's ECE "
-          "| default's seconds / GPflow's | with max_time = GPflow's seconds |\n| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "default's test NLL", "lowest GP peer", "lowest of all others",
+                           "default's ECE - best peer's ECE", "default's seconds / GPflow's",
+                           "with max_time = GPflow's seconds"])
     counts = {"gp": 0, "all": 0, "ece": 0, "time": 0, "budget_gp": 0, "budget_all": 0, "sets": 0, "budget_sets": 0}
     for d in chosen:
         mine = rows[(d, OURS)]
@@ -347,9 +348,10 @@ def defaults_panel_report(results: str = "defaults_panel", previous: str | None 
             counts["budget_gp"] += capped["test_nll"] < best_peer["test_nll"]
             counts["budget_all"] += capped["test_nll"] < best_other["test_nll"]
             cap_cell = f"{capped['test_nll']:.4f} ({capped['candidate']}, {capped['train_seconds']:.1f} s)"
-        print(f"| {d} | {mine['test_nll']:.4f} ({mine['candidate']}) | {best_peer['test_nll']:.4f} ({best_peer['estimator']}) "
-              f"| {best_other['test_nll']:.4f} ({best_other['estimator']}) | {mine['test_ece'] - best_ece:+.3f} "
-              f"| {ratio:.2f} | {cap_cell} |")
+        table.row(d, f"{mine['test_nll']:.4f} ({mine['candidate']})",
+                  f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})",
+                  f"{best_other['test_nll']:.4f} ({best_other['estimator']})", f"{mine['test_ece'] - best_ece:+.3f}",
+                  f"{ratio:.2f}", cap_cell)
     previous = [(d, rows[(d, OURS)]["test_nll"], rows[(d, "alphagp previous default")]["test_nll"]) for d in chosen
                 if (d, "alphagp previous default") in rows]
     if previous:
@@ -377,9 +379,8 @@ def levers_study(results: str = "defaults_levers") -> None:
     fit again: a check), the fold models' average instead of the refit, the first fold's choice
     refitted, and the winner at more inducing points; then the geometric means and counts."""
     rows = load(results)
-    print("| set | fit rows | chosen | default NLL (s) | fold average NLL (s) | first fold: choice, NLL | "
-          "M=100 NLL (s) | M=200 NLL (s) |")
-    print("|---|---|---|---|---|---|---|---|")
+    table = MarkdownTable(["set", "fit rows", "chosen", "default NLL (s)", "fold average NLL (s)",
+                           "first fold: choice, NLL", "M=100 NLL (s)", "M=200 NLL (s)"])
     cells = {"fold_average": [], "first_fold": [], "100": [], "200": []}
     for r in rows:
         fold = r.get("fold_average")
@@ -399,9 +400,9 @@ def levers_study(results: str = "defaults_levers") -> None:
 
         def cell(v):
             return f"{v['val_nll']:.4f} ({v['seconds']:.0f})" if v else "-"
-        print(f"| {r['dataset']} | {r['n_fit']} | {r['chosen']} ({r['scheme']}) | {cell(r['default'])} | {cell(fold)} | "
-              + (f"{first['chosen']}, {first['val_nll']:.4f}" if first else "-")
-              + f" | {cell(cap.get('100'))} | {cell(cap.get('200'))} |")
+        table.row(r["dataset"], r["n_fit"], f"{r['chosen']} ({r['scheme']})", cell(r["default"]), cell(fold),
+                  f"{first['chosen']}, {first['val_nll']:.4f}" if first else "-", cell(cap.get("100")),
+                  cell(cap.get("200")))
     same = sum(abs(r["refit"]["val_nll"] - r["default"]["val_nll"]) < 1e-9 for r in rows)
     print(f"\nthe winner refitted gives the default's validation NLL again on {same} of {len(rows)} sets")
     for name, label, seconds_label in (
@@ -429,15 +430,13 @@ def mnist_default_table(results: str = "mnist_default") -> None:
     rows = results_rows(results)
     print(f"<!-- {provenance(rows)} -->")
     plans = any(r.get("plan") for r in rows)
-    print("| set | " + ("plan | commit | device | M | " if plans else "") + "budget (min) | chosen | candidates: held-out NLL "
-          "(seconds) | fit seconds | test error | test NLL | ECE |")
-    print("| --- | " + ("--- | --- | --- | --- | " if plans else "") + "--- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["set", *(["plan", "commit", "device", "M"] if plans else []), "budget (min)", "chosen",
+                           "candidates: held-out NLL (seconds)", "fit seconds", "test error", "test NLL", "ECE"])
     for r in rows:
         cands = "; ".join(f"{c['name']} {c['validation_nll']:.4f} ({c['fit_seconds']:.0f} s)" for c in r["candidates"])
-        plan = (f"{r.get('plan') or 'default'} | {r['commit']} | {r.get('gpu') or 'CPU, 1 thread'} | {r['n_inducing']} | "
-                if plans else "")
-        print(f"| {r['dataset']} | {plan}{r['max_minutes']:g} | {r['candidate']} | {cands or '-'} | "
-              f"{r['fit_seconds']:.0f} | {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} | {r['test_ece']:.4f} |")
+        plan = [r.get("plan") or "default", r["commit"], r.get("gpu") or "CPU, 1 thread", r["n_inducing"]] if plans else []
+        table.row(r["dataset"], *plan, f"{r['max_minutes']:g}", r["candidate"], cands or "-", f"{r['fit_seconds']:.0f}",
+                  f"{100 * r['test_error']:.2f} %", f"{r['test_nll']:.4f}", f"{r['test_ece']:.4f}")
     defaults = {r["commit"]: r for r in rows if r.get("plan") == "default"}
     for r in rows:
         base = defaults.get(r["commit"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from report_common import load, markdown_table, mean_se, provenance
+from report_common import MarkdownTable, load, markdown_table, mean_se, provenance
 
 from common import RESULTS, results_rows
 
@@ -23,11 +23,9 @@ def edges_tables(results: str = "edges", *only: str) -> None:
         group = [r for r in everything if r["measurement"] == what and r["commit"] == newest]
         keys = list(dict.fromkeys(k for r in group for k in r if k not in skip))
         print(f"\n{what} ({newest}, dirty {group[0]['dirty']})\n")
-        print("| " + " | ".join(keys) + " |")
-        print("| " + " | ".join("---" for _ in keys) + " |")
+        table = MarkdownTable(keys)
         for r in group:
-            print("| " + " | ".join(f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys)
-                  + " |")
+            table.row(*(f"{r[k]:.4g}" if isinstance(r.get(k), float) else r.get(k, "") for k in keys))
         for r in group:
             if r.get("error"):
                 print(f"\n{r.get('file', what)}: {r['error']}")
@@ -119,15 +117,15 @@ def ood_report(results: str = "ood") -> None:
 def streaming_table(results: str = "streaming") -> None:
     rows = results_rows(results)
     print(f"<!-- {provenance(rows)} -->")
-    print("| set | passes | fit: NLL, error, seconds | partial_fit (chunks of rows): NLL, error, seconds |")
-    print("| --- | --- | --- | --- |")
+    table = MarkdownTable(["set", "passes", "fit: NLL, error, seconds",
+                           "partial_fit (chunks of rows): NLL, error, seconds"])
     cells = {(r["dataset"], r["passes"], r["how"]): r for r in rows}
     for dataset, passes in sorted({(d, p) for d, p, _ in cells}):
         parts = []
         for how in ("fit", "partial_fit"):
             r = cells.get((dataset, passes, how))
             parts.append("-" if r is None else f"{r['test_nll']:.4f}, {r['test_error']:.4f}, {r['train_seconds']:.1f}")
-        print(f"| {dataset} | {passes} | {parts[0]} | {parts[1]} |")
+        table.row(dataset, passes, parts[0], parts[1])
 
 
 ORDINAL = "GPOrdinalClassifier()"
@@ -152,8 +150,7 @@ def ordinal_table(results: str = "ordinal") -> None:
     issue's aims counted over the sets."""
     rows, cells = _ordinal_cells(results)
     print(f"<!-- {provenance(rows)} -->")
-    print("| set | model | splits | test NLL | MAE (grades) | ECE | seconds |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["set", "model", "splits", "test NLL", "MAE (grades)", "ECE", "seconds"])
     sets = list(dict.fromkeys(r["dataset"] for r in rows))
     models = list(dict.fromkeys(r["model"] for r in rows))
     mean = {}
@@ -163,9 +160,8 @@ def ordinal_table(results: str = "ordinal") -> None:
             if not rs:
                 continue
             mean[dataset, model] = {k: float(np.mean([r[k] for r in rs])) for k in ("nll", "mae", "train_seconds")}
-            print(f"| {dataset} | {model} | {len(rs)} | {mean_se([r['nll'] for r in rs], 3)} | "
-                  f"{mean_se([r['mae'] for r in rs], 3)} | {mean_se([r['ece'] for r in rs], 3)} | "
-                  f"{mean_se([r['train_seconds'] for r in rs], 3)} |")
+            table.row(dataset, model, len(rs), mean_se([r["nll"] for r in rs], 3), mean_se([r["mae"] for r in rs], 3),
+                      mean_se([r["ece"] for r in rs], 3), mean_se([r["train_seconds"] for r in rs], 3))
     full = [d for d in sets if all((d, m) in mean for m in models)]
     if not full or ORDINAL not in models:
         return
@@ -228,15 +224,17 @@ def ordinal_fuzz_report(results: str = "ordinal_fuzz") -> None:
     print(f"{len(rows)} problems: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
     refusals = Counter(r["message"].split(";")[0].split(":")[0][:70] for r in rows if r["outcome"] == "refused")
     if refusals:
-        print("\n| refusal (its first words) | problems |\n|---|---|")
+        print()
+        table = MarkdownTable(["refusal (its first words)", "problems"])
         for message, count in refusals.most_common():
-            print(f"| {message} | {count} |")
+            table.row(message, count)
     edits = sorted({e for r in rows for e in r["edits"]})
     kinds = sorted({v for r in rows for v in r["edits"].values()})
-    print("\n| file edit | " + " | ".join(kinds) + " |\n|---|" + "---|" * len(kinds))
+    print()
+    table = MarkdownTable(["file edit", *kinds])
     for e in edits:
         counts = Counter(r["edits"][e] for r in rows if e in r["edits"])
-        print(f"| {e} | " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |")
+        table.row(e, *(counts.get(k, 0) for k in kinds))
     fresh = Counter(r["fresh_process"] for r in rows if r["fresh_process"] is not None)
     print("\nre-read in a fresh process: " + ", ".join(f"{k} {v}" for k, v in sorted(fresh.items())))
     warned = Counter(w for r in rows for w in r.get("warnings", []))
@@ -254,11 +252,11 @@ def install_index_report(results: str = "install_index") -> None:
     by where PyTorch's CPU index stands and pip's options, then the seconds the retries cost."""
     rows = load(results)
     print(f"<!-- {provenance(rows)} -->")
-    print("| CPU index | pip options | environment | seconds | retry warnings | torch | CUDA packages |\n"
-          "|---|---|---|---|---|---|---|")
+    table = MarkdownTable(["CPU index", "pip options", "environment", "seconds", "retry warnings", "torch",
+                           "CUDA packages"])
     for r in rows:
-        print(f"| {r['index']} | {r['options']} | {r['environment']} | {r['seconds']:.1f} | {r['retry_warnings']} | "
-              f"{r['torch']} | {r['cuda_packages']} |")
+        table.row(r["index"], r["options"], r["environment"], f"{r['seconds']:.1f}", r["retry_warnings"], r["torch"],
+                  r["cuda_packages"])
     by = {(r["index"], r["options"], r["environment"]): r for r in rows}
     for index in ("download.pytorch.org", "refused"):
         slow = by.get((index, "defaults", "this machine"))
@@ -293,9 +291,10 @@ def fuzz_report(results: str = "fuzz") -> None:
     refusals = Counter(r["message"].split(";")[0].split(":")[1].strip()[:60] if ":" in r["message"] else r["message"]
                        for r in rows if r["outcome"] == "refused")
     if refusals:
-        print("\n| refusal (its first words) | problems |\n|---|---|")
+        print()
+        table = MarkdownTable(["refusal (its first words)", "problems"])
         for message, count in refusals.most_common():
-            print(f"| {message} | {count} |")
+            table.row(message, count)
     timed = [r["seconds"] for r in rows if "seconds" in r]
     if timed:
         print(f"seconds a problem: median {np.median(timed):.1f}, the largest {max(timed):.1f}")
@@ -329,12 +328,11 @@ def budgets_report(results: str = "budgets") -> None:
     configs = list(dict.fromkeys(r["config"] for r in rows))
     by = {(r["config"], r["max_time"]): r for r in rows}
     print(f"{provenance(rows)}; 500 rows, 20 features, 5 classes (where the configuration does not say)\n")
-    print("| configuration | " + " | ".join(f"max_time={b:g}" for b in budgets) + " |")
-    print("|---|" + "---|" * len(budgets))
+    table = MarkdownTable(["configuration", *(f"max_time={b:g}" for b in budgets)])
     for c in configs:
         cells = [("error" if "error" in by[(c, b)] else f"{by[(c, b)]['seconds']:.1f} s") if (c, b) in by else "-"
                  for b in budgets]
-        print(f"| {c} | " + " | ".join(cells) + " |")
+        table.row(c, *cells)
     timed = [r for r in rows if "error" not in r]
     within = [r for r in timed if r["ratio"] <= BUDGET_SLACK]
     over = sorted({r["config"] for r in timed if r["ratio"] > BUDGET_SLACK})
@@ -356,13 +354,12 @@ def exact_ep_cost_report(results: str = "exact_ep_cost") -> None:
     shapes = list(dict.fromkeys((r["n_rows"], r["n_classes"]) for r in rows))
     by = {(r["n_rows"], r["n_classes"], r["method"]): r for r in rows}
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    print("| rows | classes | pair factors | a sweep | " + " | ".join(f"{m} fit (evaluations)" for m in methods) + " |")
-    print("|---|---|---|---|" + "---|" * len(methods))
+    table = MarkdownTable(["rows", "classes", "pair factors", "a sweep", *(f"{m} fit (evaluations)" for m in methods)])
     for n, C in sorted(shapes, key=lambda s: (s[0] * (s[1] - 1), s)):
         first = next(r for r in rows if (r["n_rows"], r["n_classes"]) == (n, C))
         cells = [f"{by[(n, C, m)]['fit_seconds']:.1f} s ({by[(n, C, m)]['search_evaluations']})" if (n, C, m) in by
                  else "-" for m in methods]
-        print(f"| {n} | {C} | {n * (C - 1):,} | {first['sweep_seconds']:.3f} s | " + " | ".join(cells) + " |")
+        table.row(n, C, f"{n * (C - 1):,}", f"{first['sweep_seconds']:.3f} s", *cells)
     P = np.array([r["pair_factors"] for r in rows if r["method"] == methods[0]], dtype=float)
     sweep = np.array([r["sweep_seconds"] for r in rows if r["method"] == methods[0]])
     print(f"\n- a sweep's seconds grow as P^{np.polyfit(np.log(P), np.log(sweep), 1)[0]:.2f}")

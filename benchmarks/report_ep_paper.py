@@ -10,6 +10,7 @@ from collections import defaultdict
 import numpy as np
 from report_common import (
     NAMES,
+    MarkdownTable,
     _at_seconds,
     _epoch_curve,
     _first_reaching,
@@ -58,24 +59,38 @@ def uci_groups(results: str) -> dict[tuple, list[dict]]:
     return groups
 
 
+def ours_over_paper_table(groups: dict, methods, metric: str, paper: dict) -> None:
+    """A line per (M fraction, data set) of ``paper`` that ``groups`` (:func:`uci_groups`) ran: the
+    splits, and per method of ``methods`` the mean ± standard error of ``metric`` over them, then
+    the paper's value (``paper[fraction][data set]``, a value per method, ``None`` where the text
+    lost it)."""
+    table = MarkdownTable(["M", "data set", "splits", *methods])
+    for frac in sorted(paper):
+        for ds, name in NAMES.items():
+            runs = [groups.get((frac, ds, m), []) for m in methods]
+            if not any(runs):
+                continue
+            cells = [(mean_se([r[metric] for r in rows]) if rows else "–")
+                     + (f" / {p:.2f}" if p is not None else " / –") for rows, p in zip(runs, paper[frac][ds])]
+            table.row(f"{int(frac * 100)}%", name, max(len(r) for r in runs), *cells)
+
+
 def uci_tables(results: str = "uci") -> None:
     groups = uci_groups(results)
     for metric, paper, title in (("test_nll", PAPER_NLL, "negative test log-likelihood"),
                                  ("test_error", PAPER_ERROR, "test error")):
         print(f"\n#### {title} (mean ± standard error over splits; paper in brackets)\n")
-        print("| M | data set | splits | EP | SEP | EP paper | SEP paper |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        table = MarkdownTable(["M", "data set", "splits", "EP", "SEP", "EP paper", "SEP paper"])
         for frac in sorted(paper):
             for ds, name in NAMES.items():
                 ep, sep = groups.get((frac, ds, "EP"), []), groups.get((frac, ds, "SEP"), [])
                 if not ep and not sep:
                     continue
                 cells = [mean_se([r[metric] for r in rows]) if rows else "–" for rows in (ep, sep)]
-                print(f"| {int(frac * 100)}% | {name} | {max(len(ep), len(sep))} | {cells[0]} | {cells[1]} "
-                      f"| {paper[frac][ds][0]:.2f} | {paper[frac][ds][1]:.2f} |")
+                table.row(f"{int(frac * 100)}%", name, max(len(ep), len(sep)), cells[0], cells[1],
+                          f"{paper[frac][ds][0]:.2f}", f"{paper[frac][ds][1]:.2f}")
     print("\n#### training time per fit, averaged over the data sets run (seconds; paper's R code in brackets)\n")
-    print("| M | EP s/fit | SEP s/fit | EP s/iteration | SEP s/iteration | EP paper | SEP paper |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["M", "EP s/fit", "SEP s/fit", "EP s/iteration", "SEP s/iteration", "EP paper", "SEP paper"])
     for frac in sorted(PAPER_TIME):
         row = []
         for key in ("train_seconds", "seconds_per_iter"):
@@ -83,7 +98,7 @@ def uci_tables(results: str = "uci") -> None:
                 per_ds = [np.mean([r[key] for r in groups[(frac, ds, method)]])
                           for ds in NAMES if groups.get((frac, ds, method))]
                 row.append(f"{np.mean(per_ds):.3g}" if per_ds else "–")
-        print(f"| {int(frac * 100)}% | {' | '.join(row)} | {PAPER_TIME[frac][0]} | {PAPER_TIME[frac][1]} |")
+        table.row(f"{int(frac * 100)}%", *row, PAPER_TIME[frac][0], PAPER_TIME[frac][1])
 
 
 def table2_tables(results: str = "uci_table2") -> None:
@@ -94,20 +109,10 @@ def table2_tables(results: str = "uci_table2") -> None:
     for metric, paper, title in (("test_nll", PAPER4_NLL, "negative test log-likelihood"),
                                  ("test_error", PAPER4_ERROR, "test error")):
         print(f"\n#### {title}: ours (mean ± standard error over splits) / paper\n")
-        print(f"| M | data set | splits | {' | '.join(METHODS4)} |")
-        print("| --- " * (len(METHODS4) + 3) + "|")
-        for frac in sorted(paper):
-            for ds, name in NAMES.items():
-                runs = [groups.get((frac, ds, m), []) for m in METHODS4]
-                if not any(runs):
-                    continue
-                cells = [(mean_se([r[metric] for r in rows]) if rows else "–")
-                         + (f" / {p:.2f}" if p is not None else " / –") for rows, p in zip(runs, paper[frac][ds])]
-                print(f"| {int(frac * 100)}% | {name} | {max(len(r) for r in runs)} | {' | '.join(cells)} |")
+        ours_over_paper_table(groups, METHODS4, metric, paper)
     print("\n#### seconds per fit, averaged over the data sets run, and the ratio to EP's in the same run "
           "(paper's R code: average over all 8 sets)\n")
-    print(f"| M | data sets | {' | '.join(METHODS4)} | paper {' | paper '.join(METHODS4)} |")
-    print("| --- " * (2 * len(METHODS4) + 2) + "|")
+    table = MarkdownTable(["M", "data sets", *METHODS4, *(f"paper {m}" for m in METHODS4)])
     for frac in sorted(PAPER4_TIME):
         done = [ds for ds in NAMES if all(groups.get((frac, ds, m)) for m in METHODS4)]
         if not done:
@@ -116,7 +121,7 @@ def table2_tables(results: str = "uci_table2") -> None:
                  for m in METHODS4}
         cells = [f"{means[m]:.3g} ({means[m] / means['EP']:.2f}x)" for m in METHODS4]
         paper = [f"{t:g} ({t / PAPER4_TIME[frac][1]:.2f}x)" for t in PAPER4_TIME[frac]]
-        print(f"| {int(frac * 100)}% | {len(done)} | {' | '.join(cells)} | {' | '.join(paper)} |")
+        table.row(f"{int(frac * 100)}%", len(done), *cells, *paper)
 
 
 def selection_table(results: str = "select_validation") -> None:
@@ -136,12 +141,13 @@ def selection_table(results: str = "select_validation") -> None:
         for case in complete:
             wins[min(settings, key=lambda s: case[s]["test_nll"])] += 1
         print(f"\n#### {method}: {len(complete)} (data set, split, M) cases, scored on validation rows\n")
-        print("| setting | mean validation NLL | mean validation error | lowest NLL in | mean seconds |")
-        print("| --- | --- | --- | --- | --- |")
+        table = MarkdownTable(["setting", "mean validation NLL", "mean validation error", "lowest NLL in",
+                               "mean seconds"])
         for s in settings:
             v = [c[s] for c in complete]
-            print(f"| `{s}` | {np.mean([r['test_nll'] for r in v]):.4f} | {np.mean([r['test_error'] for r in v]):.4f} "
-                  f"| {wins[s]} | {np.mean([r['train_seconds'] for r in v]):.1f} |")
+            table.row(f"`{s}`", f"{np.mean([r['test_nll'] for r in v]):.4f}",
+                      f"{np.mean([r['test_error'] for r in v]):.4f}", wins[s],
+                      f"{np.mean([r['train_seconds'] for r in v]):.1f}")
 
 
 def uci_comparison(*results: str) -> None:
@@ -149,27 +155,25 @@ def uci_comparison(*results: str) -> None:
     results = results or ("uci", "uci_lr0.1")
     runs = [uci_groups(name) for name in results]
     columns = [f"{method} {name}" for method in ("EP", "SEP") for name in results]
-    print(f"| M | data set | {' | '.join(columns)} | EP paper | SEP paper |")
-    print("| --- " * (len(columns) + 4) + "|")
+    table = MarkdownTable(["M", "data set", *columns, "EP paper", "SEP paper"])
     for frac in sorted(PAPER_NLL):
         for ds, name in NAMES.items():
             cells = [mean_se([r["test_nll"] for r in run[(frac, ds, method)]]) if run.get((frac, ds, method)) else "–"
                      for method in ("EP", "SEP") for run in runs]
             if all(c == "–" for c in cells):
                 continue
-            print(f"| {int(frac * 100)}% | {name} | {' | '.join(cells)} "
-                  f"| {PAPER_NLL[frac][ds][0]:.2f} | {PAPER_NLL[frac][ds][1]:.2f} |")
+            table.row(f"{int(frac * 100)}%", name, *cells, f"{PAPER_NLL[frac][ds][0]:.2f}",
+                      f"{PAPER_NLL[frac][ds][1]:.2f}")
 
 
 def mnist_table(results: str = "mnist") -> None:
-    print("| commit | Adam rate (decay per epoch) | damping | epoch | training time (s) | s/epoch | test error "
-          "| test NLL | ECE |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit", "Adam rate (decay per epoch)", "damping", "epoch", "training time (s)", "s/epoch",
+                           "test error", "test NLL", "ECE"])
     for r in load(results):
         rate = f"{r['learning_rate']} ({r.get('learning_rate_decay', 1.0)})"
-        print(f"| {r['commit']} | {rate} | {r.get('damping', 1.0)} | {r['epoch']} | {r['train_seconds']:.0f} "
-              f"| {r['seconds_per_epoch']:.1f} | {100 * r['test_error']:.2f}% | {r['test_nll']:.4f} "
-              f"| {r['test_ece']:.4f} |")
+        table.row(r["commit"], rate, r.get("damping", 1.0), r["epoch"], f"{r['train_seconds']:.0f}",
+                  f"{r['seconds_per_epoch']:.1f}", f"{100 * r['test_error']:.2f}%", f"{r['test_nll']:.4f}",
+                  f"{r['test_ece']:.4f}")
 
 
 def learning_rate_table() -> None:
@@ -177,12 +181,11 @@ def learning_rate_table() -> None:
     groups = defaultdict(list)
     for (ds, rate, _), r in latest.items():
         groups[(ds, rate)].append(r)
-    print("| data set | initial rate | splits | final log Z_q | test NLL | test error |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "initial rate", "splits", "final log Z_q", "test NLL", "test error"])
     order = list(NAMES)
     for (ds, rate), rows in sorted(groups.items(), key=lambda item: (order.index(item[0][0]), item[0][1])):
-        print(f"| {NAMES[ds]} | {rate} | {len(rows)} | {np.mean([r['final_log_Zq'] for r in rows]):.1f} "
-              f"| {mean_se([r['test_nll'] for r in rows])} | {mean_se([r['test_error'] for r in rows])} |")
+        table.row(NAMES[ds], rate, len(rows), f"{np.mean([r['final_log_Zq'] for r in rows]):.1f}",
+                  mean_se([r["test_nll"] for r in rows]), mean_se([r["test_error"] for r in rows]))
 
 
 def time_to_nll_table(reference_seconds: float = 60.0) -> None:
@@ -194,9 +197,8 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
     for (method, rate, _), r in latest.items():
         groups[(method, rate)].append(r)
     mean_curves = {key: mean_curve(rows) for key, rows in groups.items()}
-    print("| method | initial rate | splits | target | reached at iteration | training time (s) "
-          "| ~60 s / crossing time (not a speed-up: see above) | NLL after all iterations |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["method", "initial rate", "splits", "target", "reached at iteration", "training time (s)",
+                           "~60 s / crossing time (not a speed-up: see above)", "NLL after all iterations"])
     for (method, rate), curve in sorted(mean_curves.items()):
         default = mean_curves.get((method, 0.1))
         targets = [(f"paper {PAPER_NLL[0.05]['satimage'][method == 'SEP']:.2f}",
@@ -205,10 +207,9 @@ def time_to_nll_table(reference_seconds: float = 60.0) -> None:
             targets.append((f"rate 0.1 final {default[-1]['test_nll']:.3f}", default[-1]["test_nll"]))
         for label, target in targets:
             hit = first_reaching(curve, target)
-            reached = (f"{hit['iteration']} | {hit['train_seconds']:.2f} | "
-                       f"{reference_seconds / hit['train_seconds']:.0f}x") if hit else "not reached | - | -"
-            print(f"| {method} | {rate} | {len(groups[(method, rate)])} | {label} | {reached} "
-                  f"| {curve[-1]['test_nll']:.3f} |")
+            reached = ([hit["iteration"], f"{hit['train_seconds']:.2f}",
+                        f"{reference_seconds / hit['train_seconds']:.0f}x"] if hit else ["not reached", "-", "-"])
+            table.row(method, rate, len(groups[method, rate]), label, *reached, f"{curve[-1]['test_nll']:.3f}")
 
 
 def satellite_error_figure(results: str = "satellite_time") -> None:
@@ -221,15 +222,15 @@ def satellite_time_figure(results: str = "satellite_time") -> None:
     """EP paper Figure 4: GFITC, SEP and VI on Satellite, test NLL against training time for
     M = 4, 20, 100 (batch training, split-averaged)."""
     curves = curves_report(load(results), "method", "M", "satellite_time.png", "Satellite")
-    print("\n| M | method | time to reach GFITC's final NLL + 0.005 (s) | lowest NLL on the curve | at (s) |")
-    print("| --- | --- | --- | --- | --- |")
+    print()
+    table = MarkdownTable(["M", "method", "time to reach GFITC's final NLL + 0.005 (s)", "lowest NLL on the curve",
+                           "at (s)"])
     for (m, method), curve in sorted(curves.items()):
         target = curves[(m, "GFITC")][-1]["test_nll"] + 0.005
         hit = first_reaching(curve, target)
         low = min(curve, key=lambda p: p["test_nll"])
         reached = f"{hit['train_seconds']:.1f}" if hit else "never"
-        print(f"| {m} | {method} | {reached} | {low['test_nll']:.3f} "
-              f"| {low['train_seconds']:.1f} |")
+        table.row(m, method, reached, f"{low['test_nll']:.3f}", f"{low['train_seconds']:.1f}")
 
 
 def vi_vs_gpflow_table(results: str = "vi_vs_gpflow", reference_iteration: int = 250) -> None:
@@ -252,17 +253,18 @@ def vi_vs_gpflow_table(results: str = "vi_vs_gpflow", reference_iteration: int =
         se = np.std(diff, ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
         return f"{np.mean(a):.3f} / {np.mean(g):.3f} ({np.mean(diff):+.3f} ± {se:.3f})"
 
-    print(f"\n| data set | splits | NLL alphagp / GPflow after {reference_iteration} iterations | after all "
-          "| alphagp s | GPflow s | GPflow s without its first step | GPflow / alphagp, first step left out |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print()
+    table = MarkdownTable(["data set", "splits", f"NLL alphagp / GPflow after {reference_iteration} iterations",
+                           "after all", "alphagp s", "GPflow s", "GPflow s without its first step",
+                           "GPflow / alphagp, first step left out"])
     for ds in sorted({k[0] for k in pairs}):
         ps = [p for (d, _), p in pairs.items() if d == ds and len(p) == 2]
         last = ps[0]["alphagp"]["iterations"]
         a = np.mean([p["alphagp"]["train_seconds"] for p in ps])
         g = np.mean([p["gpflow"]["train_seconds"] for p in ps])
         g1 = np.mean([p["gpflow"]["train_seconds"] - p["gpflow"]["first_step_seconds"] for p in ps])
-        print(f"| {ds} | {len(ps)} | {compared(ps, reference_iteration)} | {compared(ps, last)} | {a:.1f} "
-              f"| {g:.1f} | {g1:.1f} | {g1 / a:.2f} |")
+        table.row(ds, len(ps), compared(ps, reference_iteration), compared(ps, last), f"{a:.1f}", f"{g:.1f}",
+                  f"{g1:.1f}", f"{g1 / a:.2f}")
 
 
 def vi_vs_gpflow_headline(results: str = "vi_vs_gpflow", reference_iteration: int = 250) -> None:
@@ -301,12 +303,11 @@ def placement_tables(results: str = "inducing_placement") -> None:
         columns = sorted({r[column] for r in rows})
         cells = {(r["method"], r[column]): r for r in rows}
         print(f"\n#### {figure}: commit {rows[-1]['commit']} (dirty: {rows[-1]['dirty']}), test error / NLL\n")
-        print(f"| method | {' | '.join(f'{column} = {c:g}' for c in columns)} | mean seconds per fit |")
-        print("| --- " * (len(columns) + 2) + "|")
+        table = MarkdownTable(["method", *(f'{column} = {c:g}' for c in columns), "mean seconds per fit"])
         for method in dict.fromkeys(r["method"] for r in rows):
             fits = [cells[(method, c)] for c in columns]
-            print(f"| {method.upper()} | " + " | ".join(f"{f['test_error']:.3f} / {f['test_nll']:.3f}" for f in fits)
-                  + f" | {np.mean([f['train_seconds'] for f in fits]):.0f} |")
+            table.row(method.upper(), *(f"{f['test_error']:.3f} / {f['test_nll']:.3f}" for f in fits),
+                      f"{np.mean([f['train_seconds'] for f in fits]):.0f}")
 
 
 def mnist_methods_figure(results: str = "mnist_methods") -> None:
@@ -318,33 +319,33 @@ def mnist_methods_figure(results: str = "mnist_methods") -> None:
     rows = [{"dataset": machine, "method": m, "commit": rs[0]["commit"], "dirty": rs[0]["dirty"],
              "curve": _epoch_curve(rs)} for (m, machine), rs in evals.items()]
     curves_report(rows, "method", "dataset", f"{results}.png", "MNIST")
-    print("\n| machine | commit (dirty) | method | inducing inputs learnt | epochs run | selected epoch "
-          "| its training s | validation NLL | test error (%) | test NLL | mean test error of the last evaluations (%) "
-          "| mean test NLL of the last |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print()
+    table = MarkdownTable(["machine", "commit (dirty)", "method", "inducing inputs learnt", "epochs run",
+                           "selected epoch", "its training s", "validation NLL", "test error (%)", "test NLL",
+                           "mean test error of the last evaluations (%)", "mean test NLL of the last"])
     for r in selected:
-        print(f"| {_machine_label(r)} | {r['commit']} ({r['dirty']}) | {r['method']} | {r.get('optimize_inducing', True)} "
-              f"| {r['epochs_run']} | {r['epoch']} | {r['train_seconds']:.0f} "
-              f"| {r['val_nll']:.4f} | {100 * r['test_error']:.2f} | {r['test_nll']:.4f} "
-              f"| {100 * r['last_mean_test_error']:.2f} | {r['last_mean_test_nll']:.4f} |")
+        table.row(_machine_label(r), f"{r['commit']} ({r['dirty']})", r["method"], r.get("optimize_inducing", True),
+                  r["epochs_run"], r["epoch"], f"{r['train_seconds']:.0f}", f"{r['val_nll']:.4f}",
+                  f"{100 * r['test_error']:.2f}", f"{r['test_nll']:.4f}", f"{100 * r['last_mean_test_error']:.2f}",
+                  f"{r['last_mean_test_nll']:.4f}")
 
 
 def fit_time_table(results: str = "fit_time") -> None:
     """Like for like: whole-fit time per split beside the R code's, and per split whether and when
     the test NLL reaches the paper's value (at its printed precision)."""
     rows = load(results)
-    print("| commit (dirty) | data set | method | threads | split | full fit (s) | R full fit (s) | ratio R / ours "
-          "| test NLL after the fit | paper NLL | reached at iteration | time to target (s) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit (dirty)", "data set", "method", "threads", "split", "full fit (s)", "R full fit (s)",
+                           "ratio R / ours", "test NLL after the fit", "paper NLL", "reached at iteration",
+                           "time to target (s)"])
     for r in rows:
-        hit = (f"{r['iterations_to_target']} | {r['seconds_to_target']:.2f}" if r["iterations_to_target"]
-               else "not reached | -")
-        print(f"| {r['commit']} ({r['dirty']}) | {NAMES[r['dataset']]} | {r['method']} | {r.get('threads', 'not recorded')} | {r['seed']} "
-              f"| {r['fit_seconds']:.2f} | {r['r_seconds']:.0f} | {r['r_seconds'] / r['fit_seconds']:.1f}x "
-              f"| {r['test_nll']:.3f} | {r['paper_nll']:.2f} | {hit} |")
-    print("\n| data set | method | threads | splits | full fit (s, mean ± standard error) | R / ours "
-          "| splits reaching the paper's NLL | time to target (s, median of those) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        hit = ([r["iterations_to_target"], f"{r['seconds_to_target']:.2f}"] if r["iterations_to_target"]
+               else ["not reached", "-"])
+        table.row(f"{r['commit']} ({r['dirty']})", NAMES[r["dataset"]], r["method"], r.get("threads", "not recorded"),
+                  r["seed"], f"{r['fit_seconds']:.2f}", f"{r['r_seconds']:.0f}",
+                  f"{r['r_seconds'] / r['fit_seconds']:.1f}x", f"{r['test_nll']:.3f}", f"{r['paper_nll']:.2f}", *hit)
+    print()
+    table = MarkdownTable(["data set", "method", "threads", "splits", "full fit (s, mean ± standard error)", "R / ours",
+                           "splits reaching the paper's NLL", "time to target (s, median of those)"])
     groups = defaultdict(list)
     for r in rows:
         groups[(r["dataset"], r["method"], r["threads"])].append(r)
@@ -352,22 +353,22 @@ def fit_time_table(results: str = "fit_time") -> None:
         fit = [r["fit_seconds"] for r in rs]
         hits = [r["seconds_to_target"] for r in rs if r["seconds_to_target"] is not None]
         median = f"{np.median(hits):.2f}" if hits else "-"
-        print(f"| {NAMES[ds]} | {method} | {threads} | {len(rs)} | {mean_se(fit)} | {rs[0]['r_seconds'] / np.mean(fit):.1f}x "
-              f"| {len(hits)} of {len(rs)} | {median} |")
+        table.row(NAMES[ds], method, threads, len(rs), mean_se(fit), f"{rs[0]['r_seconds'] / np.mean(fit):.1f}x",
+                  f"{len(hits)} of {len(rs)}", median)
 
 
 def satellite_timing_table() -> None:
     """Whole-fit times of the older Satellite M = 5% runs, mean ± standard error over splits."""
-    print("| results file | commit | method | splits | seconds per fit (mean ± standard error) | test NLL |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["results file", "commit", "method", "splits", "seconds per fit (mean ± standard error)",
+                           "test NLL"])
     for name in ("uci_lr0.1", "uci_satellite_M5_timing"):
         groups = defaultdict(list)
         for r in load(name):
             if r["dataset"] == "satimage" and r["M_fraction"] == 0.05:
                 groups[(r["commit"], r["method"])].append(r)
         for (commit, method), rs in groups.items():
-            print(f"| {name}.jsonl | {commit} | {method} | {len(rs)} | {mean_se([r['train_seconds'] for r in rs])} "
-                  f"| {np.mean([r['test_nll'] for r in rs]):.3f} |")
+            table.row(f"{name}.jsonl", commit, method, len(rs), mean_se([r["train_seconds"] for r in rs]),
+                      f"{np.mean([r['test_nll'] for r in rs]):.3f}")
 
 
 def mnist_validated_table(results: str = "mnist_validated") -> None:
@@ -396,9 +397,9 @@ def ep_hyper_table(dataset: str = "vehicle", results: str = "ep_hyper_updates") 
     and NLL after the last update; then the comparison over the splits."""
     rows = [r for r in read_rows(f"{results}.jsonl") if r["dataset"] == dataset]
     print(f"<!-- {provenance_threads(rows)} -->")
-    print("| data set | split | schedule | M | updates | EP sweeps | seconds | log Z_q / N at the end "
-          "| at inner's last second | seconds to inner's final log Z_q / N | test error | test NLL |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "split", "schedule", "M", "updates", "EP sweeps", "seconds",
+                           "log Z_q / N at the end", "at inner's last second", "seconds to inner's final log Z_q / N",
+                           "test error", "test NLL"])
     by_split = defaultdict(dict)
     for r in rows:
         by_split[r["split"]][r["schedule"]] = r       # a repeated run: the last row
@@ -411,10 +412,10 @@ def ep_hyper_table(dataset: str = "vehicle", results: str = "ep_hyper_updates") 
             if inner is not None:
                 at_inner = _at_seconds(r["curve"], inner["curve"][-1]["seconds"])
                 hit = _first_reaching(r["curve"], inner["curve"][-1]["log_zq"])
-            print(f"| {dataset} | {split} | {schedule} | {r['M']} | {r['updates']} | {end['sweeps']} "
-                  f"| {end['seconds']:.1f} | {end['log_zq']:.4f} | {'-' if at_inner is None else format(at_inner, '.4f')} "
-                  f"| {'not reached' if hit is None else format(hit['seconds'], '.1f')} "
-                  f"| {r['error']:.3f} | {r['nll']:.4f} |")
+            table.row(dataset, split, schedule, r["M"], r["updates"], end["sweeps"], f"{end['seconds']:.1f}",
+                      f"{end['log_zq']:.4f}", "-" if at_inner is None else format(at_inner, ".4f"),
+                      "not reached" if hit is None else format(hit["seconds"], ".1f"), f"{r['error']:.3f}",
+                      f"{r['nll']:.4f}")
         if inner is not None and "outer" in runs:
             pairs += 1
             outer_curve, inner_end = runs["outer"]["curve"], inner["curve"][-1]
@@ -435,8 +436,8 @@ def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
     the count of sets where outer's NLL is the lower."""
     rows = read_rows(f"{results}.jsonl")
     print(f"<!-- {provenance_threads(rows)} -->")
-    print("| data set | splits | EP (inner): test error | test NLL | seconds | EP-outer: test error | test NLL | seconds |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set", "splits", "EP (inner): test error", "test NLL", "seconds",
+                           "EP-outer: test error", "test NLL", "seconds"])
     runs = defaultdict(dict)
     for r in rows:
         runs[r["dataset"], r["schedule"]][r["split"]] = r            # a repeated run: the last row
@@ -449,8 +450,8 @@ def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
         cells = []
         for own in (inner, outer):
             picked = [own[k] for k in splits]
-            cells.append(f"{mean_se([r['error'] for r in picked], 3)} | {mean_se([r['nll'] for r in picked], 3)} "
-                         f"| {np.mean([r['curve'][-1]['seconds'] for r in picked]):.1f}")
+            cells += [mean_se([r["error"] for r in picked], 3), mean_se([r["nll"] for r in picked], 3),
+                      f"{np.mean([r['curve'][-1]['seconds'] for r in picked]):.1f}"]
         sets += 1
         gap = np.mean([outer[k]["nll"] for k in splits]) - np.mean([inner[k]["nll"] for k in splits])
         lower += int(gap < 0)
@@ -460,7 +461,7 @@ def ep_hyper_columns(results: str = "ep_hyper_updates") -> None:
         within += int(abs(gap) <= spread)
         ratios.append(np.mean([outer[k]["curve"][-1]["seconds"] for k in splits])
                       / np.mean([inner[k]["curve"][-1]["seconds"] for k in splits]))
-        print(f"| {dataset} | {len(splits)} | {cells[0]} | {cells[1]} |")
+        table.row(dataset, len(splits), *cells)
     if sets:
         print(f"\nEP-outer's mean test NLL is the lower on {lower} of {sets} sets; outer minus inner from "
               f"{min(gaps):+.3f} to {max(gaps):+.3f}, within the larger standard error of the two on {within} of "
@@ -506,12 +507,12 @@ def vi_gap_table(results: str = "airline") -> None:
     for r in runs:
         print(f"{r['method']}, {r['minutes']:g} minutes, M = {r['M']}, mini-batches of {r['batch_size']}, "
               f"{len(r['curve'])} evaluations:\n")
-        print("| epoch | training seconds | test error (%) | mean log E_q[p(y*|f*)] | mean E_q[log p(y*|f*)] | gap |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        table = MarkdownTable(["epoch", "training seconds", "test error (%)", "mean log E_q[p(y*|f*)]",
+                               "mean E_q[log p(y*|f*)]", "gap"])
         for c in r["curve"]:
             loglik, expected = -c["test_nll"], c["test_expected_log_lik"]
-            print(f"| {c['epoch']} | {c['train_seconds']:.0f} | {100 * c['test_error']:.2f} | {loglik:.4f} "
-                  f"| {expected:.4f} | {loglik - expected:.4f} |")
+            table.row(c["epoch"], f"{c['train_seconds']:.0f}", f"{100 * c['test_error']:.2f}", f"{loglik:.4f}",
+                      f"{expected:.4f}", f"{loglik - expected:.4f}")
         loglik = -np.array([c["test_nll"] for c in r["curve"]])
         expected = np.array([c["test_expected_log_lik"] for c in r["curve"]])
         steps = len(loglik) - 1
@@ -551,15 +552,15 @@ def airline_end_table(results: str = "airline") -> None:
     rows = [r for r in read_rows(f"{results}.jsonl") if r.get("phase") == "final" and r.get("curve")
             and r.get("labels", "papers") == "papers" and len(r["curve"]) > 1]
     print(f"<!-- {provenance_threads(rows)} -->")
-    print("| method | minutes | NLL at the last evaluation but one (s) | at the last (s) | change per 100 s |")
-    print("| --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["method", "minutes", "NLL at the last evaluation but one (s)", "at the last (s)",
+                           "change per 100 s"])
     slopes = {}
     for r in rows:
         before, last = r["curve"][-2], r["curve"][-1]
         slope = 100 * (last["test_nll"] - before["test_nll"]) / (last["train_seconds"] - before["train_seconds"])
         slopes[f"{r['method']} ({r['minutes']:g} min)"] = slope
-        print(f"| {r['method']} | {r['minutes']:g} | {before['test_nll']:.4f} ({before['train_seconds']:.0f}) "
-              f"| {last['test_nll']:.4f} ({last['train_seconds']:.0f}) | {slope:+.4f} |")
+        table.row(r["method"], f"{r['minutes']:g}", f"{before['test_nll']:.4f} ({before['train_seconds']:.0f})",
+                  f"{last['test_nll']:.4f} ({last['train_seconds']:.0f})", f"{slope:+.4f}")
     falling = {k: v for k, v in slopes.items() if v < 0}
     rising = {k: v for k, v in slopes.items() if v > 0}
     print(f"\nFalling at the end: {len(falling)} of {len(slopes)} runs, by at most {-min(slopes.values()):.4f} per "
@@ -579,22 +580,21 @@ def airline_report(results: str = "airline") -> None:
     rows = [r for r in every if r.get("labels", "papers") == "papers"]
     if late:            # the binary label (arrival delay > 0): its table only
         print(f"<!-- labels 'late': {provenance(late)} -->")
-        print("| method (late labels) | epochs | training seconds | test error | test NLL |")
-        print("| --- | --- | --- | --- | --- |")
+        table = MarkdownTable(["method (late labels)", "epochs", "training seconds", "test error", "test NLL"])
         for r in late:
-            print(f"| {r['method']} | {r['epochs_run'] if r.get('curve') else '-'} | {r['train_seconds']:.1f} | "
-                  f"{100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
+            table.row(r["method"], r["epochs_run"] if r.get("curve") else "-", f"{r['train_seconds']:.1f}",
+                      f"{100 * r['test_error']:.2f} %", f"{r['test_nll']:.4f}")
         print()
     print(f"<!-- {provenance(rows)} -->")
-    print("| method | epochs | training seconds | test error | test NLL | lowest test NLL on the curve (at s) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["method", "epochs", "training seconds", "test error", "test NLL",
+                           "lowest test NLL on the curve (at s)"])
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for r in rows:
         curve = r.get("curve")
         low = min(curve, key=lambda c: c["test_nll"]) if curve else None
-        print(f"| {r['method']} | {r['epochs_run'] if curve else '-'} | {r['train_seconds']:.1f} | "
-              f"{100 * r['test_error']:.2f} % | {r['test_nll']:.4f} | "
-              + (f"{low['test_nll']:.4f} ({low['train_seconds']:.0f}) |" if low else "- |"))
+        table.row(r["method"], r["epochs_run"] if curve else "-", f"{r['train_seconds']:.1f}",
+                  f"{100 * r['test_error']:.2f} %", f"{r['test_nll']:.4f}",
+                  f"{low['test_nll']:.4f} ({low['train_seconds']:.0f})" if low else "-")
         for ax, key in zip(axes, ("test_error", "test_nll")):
             if curve:
                 ax.plot([c["train_seconds"] for c in curve], [c[key] for c in curve], marker=".", label=r["method"],

@@ -5,7 +5,7 @@ closed form's held-out NLL against M and seconds (``closed_form_capacity.py``)."
 from __future__ import annotations
 
 from report_closed_form import DEFAULT, GP_PEERS, LARGER, SMALL
-from report_common import load, panel_figure, panel_table
+from report_common import MarkdownTable, load, panel_figure, panel_table
 
 from common import RESULTS
 
@@ -26,17 +26,16 @@ def exact_ep_report(results: str = "exact_ep") -> None:
         latest[(r["dataset"], r["estimator"])] = r
     names = list(dict.fromkeys(r["estimator"] for r in rows))
     sets = list(dict.fromkeys(r["dataset"] for r in rows))
-    print("| data set (training rows, classes) | " + " | ".join(names) + " | exact EP (one) s / GPC s |")
-    print("|---|" + "---|" * (len(names) + 1))
+    table = MarkdownTable(["data set (training rows, classes)", *names, "exact EP (one) s / GPC s"])
     below = within = 0
     for d in sets:
         cells = {n: latest.get((d, n)) for n in names}
         first = next(r for r in cells.values() if r is not None)
         one, gpc = cells.get("exact EP (one lengthscale)"), cells.get("scikit-learn GPC")
         ratio = "-" if one is None or gpc is None else f"{one['train_seconds'] / gpc['train_seconds']:.1f}"
-        print(f"| {d} ({first['n_train']}, {first['n_classes']}) | "
-              + " | ".join("-" if r is None else f"{r['test_nll']:.4f} ({r['train_seconds']:.2f} s)" for r in cells.values())
-              + f" | {ratio} |")
+        table.row(f"{d} ({first['n_train']}, {first['n_classes']})",
+                  *("-" if r is None else f"{r['test_nll']:.4f} ({r['train_seconds']:.2f} s)" for r in cells.values()),
+                  ratio)
         if d in AIM_SETS and one is not None and gpc is not None:
             below += one["test_nll"] <= gpc["test_nll"]
             within += one["train_seconds"] <= AIM_RATIO * gpc["train_seconds"]
@@ -55,8 +54,8 @@ def capacity_report(results: str = "closed_form_capacity") -> None:
     latest = {}
     for r in rows:
         latest[(r["dataset"], r["asked"], r["inducing_init"], r.get("kernel", "start"))] = r
-    print("| data set (fit rows) | M (asked) | inducing inputs | kernel | held-out NLL | held-out error | seconds | "
-          "seconds / HGB's |\n|---|---|---|---|---|---|---|---|")
+    table = MarkdownTable(["data set (fit rows)", "M (asked)", "inducing inputs", "kernel", "held-out NLL",
+                           "held-out error", "seconds", "seconds / HGB's"])
     for d in dict.fromkeys(r["dataset"] for r in rows):
         hgb = latest.get((d, "hgb", "-", "start"))
         fits = sorted((r for (s, a, *_), r in latest.items() if s == d and a != "hgb"),
@@ -64,12 +63,12 @@ def capacity_report(results: str = "closed_form_capacity") -> None:
         for r in fits:
             exact = " (exact)" if r.get("exact") else ""
             ratio = "-" if hgb is None else f"{r['seconds'] / hgb['seconds']:.1f}"
-            print(f"| {d} ({r['n_fit']}) | {r['n_inducing']}{exact} ({r['asked']}) | {r['inducing_init']} | "
-                  f"{r.get('kernel', 'start')} | {r['held_nll']:.4f} | {r['held_error']:.4f} | {r['seconds']:.1f} | "
-                  f"{ratio} |")
+            table.row(f"{d} ({r['n_fit']})", f"{r['n_inducing']}{exact} ({r['asked']})", r["inducing_init"],
+                      r.get("kernel", "start"), f"{r['held_nll']:.4f}", f"{r['held_error']:.4f}", f"{r['seconds']:.1f}",
+                      ratio)
         if hgb is not None:
-            print(f"| {d} ({hgb['n_fit']}) | HistGradientBoosting | - | - | {hgb['held_nll']:.4f} | "
-                  f"{hgb['held_error']:.4f} | {hgb['seconds']:.1f} | 1.0 |")
+            table.row(f"{d} ({hgb['n_fit']})", "HistGradientBoosting", "-", "-", f"{hgb['held_nll']:.4f}",
+                      f"{hgb['held_error']:.4f}", f"{hgb['seconds']:.1f}", "1.0")
     print()
     def nll(d, asked, kernel="start"):
         r = latest.get((d, asked, "random", kernel))
@@ -121,8 +120,8 @@ def panel_73(results: str = "defaults_panel_73") -> None:
     panel_table(rows, sets, names)
     counts = {k: [0, 0] for k in ("gp_small", "all", "time", "binary", "floor", "size")}
     behind = {"gp_small": [], "all": []}
-    print("| data set | default | lowest GP peer | lowest other classifier | class frequencies | default's seconds / "
-          "GPflow's | / HistGradientBoosting's | default chose |\n|---|---|---|---|---|---|---|---|")
+    table = MarkdownTable(["data set", "default", "lowest GP peer", "lowest other classifier", "class frequencies",
+                           "default's seconds / GPflow's", "/ HistGradientBoosting's", "default chose"])
     for d in sets:
         mine = rows.get((d, DEFAULT))
         if mine is None:
@@ -158,11 +157,11 @@ def panel_73(results: str = "defaults_panel_73") -> None:
         if floor:
             counts["floor"][0] += mine["test_nll"] <= floor["test_nll"]
             counts["floor"][1] += 1
-        print(f"| {d} | {mine['test_nll']:.4f} | "
-              + (f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})" if best_peer else "-")
-              + " | " + (f"{best_other['test_nll']:.4f} ({best_other['estimator']})" if best_other else "-")
-              + " | " + (f"{floor['test_nll']:.4f}" if floor else "-")
-              + f" | {ratio:.2f} | {hgb_ratio:.1f} | {mine.get('candidate', '-')} |")
+        table.row(d, f"{mine['test_nll']:.4f}",
+                  f"{best_peer['test_nll']:.4f} ({best_peer['estimator']})" if best_peer else "-",
+                  f"{best_other['test_nll']:.4f} ({best_other['estimator']})" if best_other else "-",
+                  f"{floor['test_nll']:.4f}" if floor else "-", f"{ratio:.2f}", f"{hgb_ratio:.1f}",
+                  mine.get("candidate", "-"))
     print()
     print(f"the default: lowest test NLL of the GP peers on {counts['gp_small'][0]} of {counts['gp_small'][1]} small "
           f"sets (aim: 14 of 16, {_met(counts['gp_small'][0] >= 14)}); lowest of every classifier on "

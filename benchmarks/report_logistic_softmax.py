@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from report_common import load, mean_se, provenance_threads
+from report_common import MarkdownTable, load, mean_se, provenance_threads
 
 from common import read_rows, row_threads
 
@@ -22,8 +22,7 @@ def likelihoods_table(results: str = "likelihoods") -> None:
         groups[(r["noise"], r["likelihood"])].append(r)
     order = ["bayes", "softmax", "logistic-softmax", "robust-max", "heaviside", "logistic-softmax, augmented"]
     print(f"commits (dirty): {commits}; {len(groups[next(iter(groups))])} seeds per cell\n")
-    print("| sigma^2 | likelihood (method) | test error (%) | test NLL | ECE | fit seconds |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["sigma^2", "likelihood (method)", "test error (%)", "test NLL", "ECE", "fit seconds"])
     for noise in sorted({k[0] for k in groups}):
         for name in order:
             rs = groups.get((noise, name))
@@ -31,9 +30,8 @@ def likelihoods_table(results: str = "likelihoods") -> None:
                 continue
             method = rs[0]["method"] or "known mixture"
             seconds = mean_se([r["train_seconds"] for r in rs]) if "train_seconds" in rs[0] else "-"
-            print(f"| {noise:.3f} | {name} ({method}) | {mean_se([100 * r['error'] for r in rs])} "
-                  f"| {mean_se([r['nll'] for r in rs], 3)} | {mean_se([r['ece'] for r in rs], 3)} "
-                  f"| {seconds} |")
+            table.row(f"{noise:.3f}", f"{name} ({method})", mean_se([100 * r["error"] for r in rs]),
+                      mean_se([r["nll"] for r in rs], 3), mean_se([r["ece"] for r in rs], 3), seconds)
 
 
 def augmentation_wine_table(results: str = "augmentation_wine") -> None:
@@ -45,16 +43,15 @@ def augmentation_wine_table(results: str = "augmentation_wine") -> None:
         groups[r["method"]].append(r)
     print(f"commits (dirty): {sorted({(r['commit'], r['dirty']) for r in rows})}; "
           f"{len(groups['augmented'])} seeds\n")
-    print("| method | test error (%) | test NLL | p: mean abs. diff. | p: largest | p: corr. | mu: mean abs. diff. "
-          "| mu: corr. | sigma^2: mean abs. diff. | sigma^2: corr. | fit seconds |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["method", "test error (%)", "test NLL", "p: mean abs. diff.", "p: largest", "p: corr.",
+                           "mu: mean abs. diff.", "mu: corr.", "sigma^2: mean abs. diff.", "sigma^2: corr.",
+                           "fit seconds"])
     for method, rs in groups.items():
         def avg(key, field, rs=rs):
             return f"{np.mean([r[key][field] for r in rs]):.3f}" if key in rs[0] else "-"
-        print(f"| {method} | {mean_se([100 * r['error'] for r in rs])} | {mean_se([r['nll'] for r in rs], 3)} "
-              f"| {avg('p', 'mean_abs')} | {avg('p', 'max_abs')} | {avg('p', 'corr')} | {avg('mu', 'mean_abs')} "
-              f"| {avg('mu', 'corr')} | {avg('var', 'mean_abs')} | {avg('var', 'corr')} "
-              f"| {mean_se([r['train_seconds'] for r in rs])} |")
+        table.row(method, mean_se([100 * r["error"] for r in rs]), mean_se([r["nll"] for r in rs], 3),
+                  avg("p", "mean_abs"), avg("p", "max_abs"), avg("p", "corr"), avg("mu", "mean_abs"), avg("mu", "corr"),
+                  avg("var", "mean_abs"), avg("var", "corr"), mean_se([r["train_seconds"] for r in rs]))
 
 
 def augmented_inducing_table(inducing_set: str = "every", part: str = "all", epochs: str = "every",
@@ -64,9 +61,8 @@ def augmented_inducing_table(inducing_set: str = "every", part: str = "all", epo
     settings had the same inducing set, so only the kernels differ. ``part="summary"`` prints only
     the line that compares the settings; ``epochs`` keeps the rows of one budget."""
     if part == "all":
-        print("| commit (dirty) | threads | M | hyper-parameters | inducing sets | epochs | test error (%) | test NLL "
-              "| training seconds |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        table = MarkdownTable(["commit (dirty)", "threads", "M", "hyper-parameters", "inducing sets", "epochs",
+                               "test error (%)", "test NLL", "training seconds"])
     pairs = defaultdict(dict)
     for r in load(results):
         kept = r.get("inducing_set", "per-setting")
@@ -74,8 +70,9 @@ def augmented_inducing_table(inducing_set: str = "every", part: str = "all", epo
             continue
         sets = "one" if kept == "one" or r["shared"] else "one per class"
         if part == "all":
-            print(f"| {r['commit']} ({r['dirty']}) | {row_threads(r)} | {r['M']} | {'shared' if r['shared'] else 'independent'} "
-                  f"| {sets} | {r['epochs']} | {100 * r['error']:.2f} | {r['nll']:.4f} | {r['training_seconds']:.0f} |")
+            table.row(f"{r['commit']} ({r['dirty']})", row_threads(r), r["M"],
+                      "shared" if r["shared"] else "independent", sets, r["epochs"], f"{100 * r['error']:.2f}",
+                      f"{r['nll']:.4f}", f"{r['training_seconds']:.0f}")
         pairs[r["M"], r["epochs"], kept][r["shared"]] = r
     pairs = {key: pair for key, pair in pairs.items() if len(pair) == 2}
     if inducing_set != "every" and pairs:
@@ -90,13 +87,12 @@ def likelihood_maps_table(results: str = "likelihood_maps") -> None:
     share above 0.99, the mean absolute difference from the Bayes map) and its test error and NLL."""
     rows = read_rows(f"{results}.jsonl")
     print(f"<!-- {provenance_threads(rows)} -->")
-    print("| likelihood | method | mean largest probability on the lattice | share above 0.99 "
-          "| mean abs. difference from Bayes | test error | test NLL |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["likelihood", "method", "mean largest probability on the lattice", "share above 0.99",
+                           "mean abs. difference from Bayes", "test error", "test NLL"])
     for r in rows:
-        print(f"| {r['likelihood']} | {r['method'] or '-'} | {r['mean_max_probability']:.3f} "
-              f"| {100 * r['share_above_0_99']:.1f} % | {r['mean_abs_diff_bayes']:.3f} | {r['error']:.3f} "
-              f"| {r['nll']:.3f} |")
+        table.row(r["likelihood"], r["method"] or "-", f"{r['mean_max_probability']:.3f}",
+                  f"{100 * r['share_above_0_99']:.1f} %", f"{r['mean_abs_diff_bayes']:.3f}", f"{r['error']:.3f}",
+                  f"{r['nll']:.3f}")
     fitted = [r for r in rows if r["method"]]
     sharpest = max(fitted, key=lambda r: r["share_above_0_99"])
     print(f"\nThe sharpest map: {sharpest['likelihood']}, above 0.99 on {100 * sharpest['share_above_0_99']:.1f} % "

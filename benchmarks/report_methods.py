@@ -7,7 +7,7 @@ import subprocess
 from collections import defaultdict
 
 import numpy as np
-from report_common import _machine_label, load, mean_se
+from report_common import MarkdownTable, _machine_label, load, mean_se
 
 
 def mnist_sites_table(results: str = "mnist_sites") -> None:
@@ -17,11 +17,11 @@ def mnist_sites_table(results: str = "mnist_sites") -> None:
     for r in load(results):
         if r["phase"] == "eval":
             runs[(r["method"], r["learning_rate"], _machine_label(r), r["commit"], r["dirty"])].append(r)
-    print("| machine | commit (dirty) | method | Adam rate | validation error % / NLL after each epoch |")
-    print("| --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["machine", "commit (dirty)", "method", "Adam rate",
+                           "validation error % / NLL after each epoch"])
     for (method, lr, machine, commit, dirty), rs in runs.items():
         curve = ", ".join(f"{100 * e['val_error']:.1f} / {e['val_nll']:.3f}" for e in rs)
-        print(f"| {machine} | {commit} ({dirty}) | {method} | {lr:g} | {curve} |")
+        table.row(machine, f"{commit} ({dirty})", method, f"{lr:g}", curve)
 
 
 def exact_posterior_table() -> None:
@@ -38,12 +38,11 @@ def exact_posterior_table() -> None:
         return f"{np.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" if v else "-"
 
     print(f"commit {rows[-1]['commit']} (dirty: {rows[-1]['dirty']}), {len(groups[rows[-1]['method']])} seeds\n")
-    print("| against | exact posterior: mean abs. diff. | exact: largest | factorised-likelihood posterior: "
-          "mean abs. diff. | factorised: largest |")
-    print("| --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["against", "exact posterior: mean abs. diff.", "exact: largest",
+                           "factorised-likelihood posterior: mean abs. diff.", "factorised: largest"])
     for method, rs in groups.items():
-        print(f"| {method} | {cell(rs, 'mean_abs_diff')} | {cell(rs, 'max_abs_diff')} "
-              f"| {cell(rs, 'mean_abs_diff_factorised')} | {cell(rs, 'max_abs_diff_factorised')} |")
+        table.row(method, cell(rs, "mean_abs_diff"), cell(rs, "max_abs_diff"), cell(rs, "mean_abs_diff_factorised"),
+                  cell(rs, "max_abs_diff_factorised"))
     print(f"\nGibbs chains' largest gap: exact {cell(rows, 'gibbs_chain_max_gap')}, "
           f"factorised {cell(rows, 'factorised_chain_max_gap')}")
 
@@ -55,21 +54,20 @@ def method_guide_table(results: str = "method_guide") -> None:
     groups = defaultdict(list)
     for r in load(results):
         groups[r["dataset"], r["mode"], r["method"]].append(r)
-    print("| data set (rows, classes) | training | method | seeds | test error | test NLL | test ECE "
-          "| seconds an epoch | fit seconds | predict seconds | commit (dirty) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["data set (rows, classes)", "training", "method", "seeds", "test error", "test NLL",
+                           "test ECE", "seconds an epoch", "fit seconds", "predict seconds", "commit (dirty)"])
     for (dataset, mode, method), rows in groups.items():
         r0 = rows[0]
         commits = ", ".join(sorted({f"{r['commit']} ({r['dirty']})" for r in rows}))
         if "refused" in r0:
-            print(f"| {dataset} ({r0['n_train']} train, {r0['n_classes']}) | {mode} | `{method}` | {len(rows)} "
-                  f"| refused: {r0['refused'].split(';')[0]} | | | | | | {commits} |")
+            table.row(f"{dataset} ({r0['n_train']} train, {r0['n_classes']})", mode, f"`{method}`", len(rows),
+                      f"refused: {r0['refused'].split(';')[0]}", "", "", "", "", "", commits)
             continue
-        print(f"| {dataset} ({r0['n_train']} train, {r0['n_classes']}) | {mode} | `{method}` | {len(rows)} "
-              f"| {mean_se([r['test_error'] for r in rows], 3)} | {mean_se([r['test_nll'] for r in rows], 3)} "
-              f"| {mean_se([r['test_ece'] for r in rows], 3)} | {np.mean([r['seconds_per_epoch'] for r in rows]):.3g} "
-              f"| {np.mean([r['fit_seconds'] for r in rows]):.0f} | {np.mean([r['predict_seconds'] for r in rows]):.1f} "
-              f"| {commits} |")
+        table.row(f"{dataset} ({r0['n_train']} train, {r0['n_classes']})", mode, f"`{method}`", len(rows),
+                  mean_se([r["test_error"] for r in rows], 3), mean_se([r["test_nll"] for r in rows], 3),
+                  mean_se([r["test_ece"] for r in rows], 3), f"{np.mean([r['seconds_per_epoch'] for r in rows]):.3g}",
+                  f"{np.mean([r['fit_seconds'] for r in rows]):.0f}",
+                  f"{np.mean([r['predict_seconds'] for r in rows]):.1f}", commits)
 
 
 #: what identifies a row of a guard file, and the numbers compared between commits
@@ -83,8 +81,7 @@ def guard_table(*results: str) -> None:
     """A refactor's guard: for each results file, every row of its first commit against the same
     row (same data set, method, alpha, seed, M) of its newest commit; the largest relative change
     of each number per method."""
-    print("| results | method | before | after | rows | largest relative change | of |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["results", "method", "before", "after", "rows", "largest relative change", "of"])
     for name in results or ("guard_contracts", "exact_posterior_guard"):
         rows = load(name)
         before, after = rows[0]["commit"], rows[-1]["commit"]
@@ -99,8 +96,7 @@ def guard_table(*results: str) -> None:
         dirty = f"{after} ({rows[-1]['dirty']})"
         for method, found in sorted(changes.items()):
             change, number = max(found)
-            print(f"| {name} | {method} | {before} | {dirty} | {len(found) // len({n for _, n in found})} "
-                  f"| {change:.1e} | {number} |")
+            table.row(name, method, before, dirty, len(found) // len({n for _, n in found}), f"{change:.1e}", number)
 
 
 
@@ -121,9 +117,9 @@ def code_walk_table(results: str = "code_walk", most_stops: str = "40", most_bet
     for r in sorted(load(results), key=lambda r: _commit_time(r["commit"])):     # in the order of the history
         name = r["method"] + (" (stream)" if r.get("stream") else "")
         rows[(r["commit"], name)] = r                           # a commit's last walk of a method
-    print("| commit (dirty) | method | stops | files | stops between estimator files |\n|---|---|---|---|---|")
+    table = MarkdownTable(["commit (dirty)", "method", "stops", "files", "stops between estimator files"])
     for (commit, method), r in rows.items():
-        print(f"| {commit} ({r['dirty']}) | {method} | {r['stops']} | {len(r['files'])} | {r['estimator_stops']} |")
+        table.row(f"{commit} ({r['dirty']})", method, r["stops"], len(r["files"]), r["estimator_stops"])
     print()
     stops, between = int(most_stops), int(most_between)
     for method in dict.fromkeys(m for _, m in rows):

@@ -6,26 +6,25 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from report_common import load
+from report_common import MarkdownTable, load
 
 from common import RESULTS
 
 
 def speed_table() -> None:
-    print("| commit | configuration | method | C | M | batch | D | step (ms) | dense floor (ms) | step / floor |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit", "configuration", "method", "C", "M", "batch", "D", "step (ms)", "dense floor (ms)",
+                           "step / floor"])
     for r in load("speed"):
-        print(f"| {r['commit']} | {r['dataset']} | {r['method']} | {r['C']} | {r['M']} | {r['batch_size']} | {r['D']} "
-              f"| {1e3 * r['step_seconds']:.1f} | {1e3 * r['floor_seconds']:.1f} | {r['ratio']:.2f} |")
+        table.row(r["commit"], r["dataset"], r["method"], r["C"], r["M"], r["batch_size"], r["D"],
+                  f"{1000.0 * r['step_seconds']:.1f}", f"{1000.0 * r['floor_seconds']:.1f}", f"{r['ratio']:.2f}")
 
 
 def memory_table() -> None:
-    print("| commit | N (rows, memory-mapped) | batch | steps | peak RSS incl. file pages (MiB) "
-          "| peak anonymous RSS (MiB) | training time (s) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit", "N (rows, memory-mapped)", "batch", "steps", "peak RSS incl. file pages (MiB)",
+                           "peak anonymous RSS (MiB)", "training time (s)"])
     for r in load("memory"):
-        print(f"| {r['commit']} | {r['n']:,} | {r['batch_size']} | {r['steps']} | {r['peak_rss_mib']:.0f} "
-              f"| {r['peak_anon_rss_mib']:.0f} | {r['train_seconds']:.1f} |")
+        table.row(r["commit"], f"{r['n']:,}", r["batch_size"], r["steps"], f"{r['peak_rss_mib']:.0f}",
+                  f"{r['peak_anon_rss_mib']:.0f}", f"{r['train_seconds']:.1f}")
 
 
 def distributed_table(results: str = "distributed") -> None:
@@ -34,9 +33,9 @@ def distributed_table(results: str = "distributed") -> None:
     one-process fit's after its first epoch; the runs are the same model, so they reach it at the
     same epoch)."""
     rows = load(results)
-    print("| commit (dirty) | data set | method | rows | M | processes | split | s/epoch | speed-up "
-          "| kB sent per step (collectives) | MB at each epoch's end | s to validation NLL | test error | test NLL |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit (dirty)", "data set", "method", "rows", "M", "processes", "split", "s/epoch",
+                           "speed-up", "kB sent per step (collectives)", "MB at each epoch's end",
+                           "s to validation NLL", "test error", "test NLL"])
     single = {}
     for r in rows:
         key = (r["commit"], r["dataset"], r["n_train"], r.get("method"), r["M"])
@@ -49,10 +48,10 @@ def distributed_table(results: str = "distributed") -> None:
         traffic = (f"{r['bytes_per_step'] / 1e3:.0f} ({r['collectives_per_step']:.0f})" if "bytes_per_step" in r
                    and r["processes"] > 1 else "-")
         epoch_end = f"{r['epoch_end_bytes'] / 1e6:.1f}" if r.get("epoch_end_bytes") else "-"
-        print(f"| {r['commit']} ({r['dirty']}) | {r['dataset']} | {r.get('method') or 'sep'} | {r['n_train'] or 'all'} "
-              f"| {r['M']} | {r['processes']} | {r.get('split') or ('one' if r['processes'] == 1 else 'rows')} "
-              f"| {r['seconds_per_epoch']:.1f} | {speed} | {traffic} | {epoch_end} | {reached} "
-              f"| {100 * r['test_error']:.2f} % | {r['test_nll']:.4f} |")
+        table.row(f"{r['commit']} ({r['dirty']})", r["dataset"], r.get("method") or "sep", r["n_train"] or "all",
+                  r["M"], r["processes"], r.get("split") or ("one" if r["processes"] == 1 else "rows"),
+                  f"{r['seconds_per_epoch']:.1f}", speed, traffic, epoch_end, reached, f"{100 * r['test_error']:.2f} %",
+                  f"{r['test_nll']:.4f}")
 
 
 def _tta_runs(results: str):
@@ -104,10 +103,9 @@ def time_to_accuracy_report(results: str = "tta") -> None:
     fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 3.6), squeeze=False)
     print("Time ratios are against alphagp-augmented in runs that have it (the logistic-softmax paper's "
           "Figure 7), else against alphagp-sep.\n")
-    print("| run | commit (dirty) | library | inducing sets | M | final s | final test error | final test NLL "
-          "| target: worst final NLL | seconds to it | time / reference's | target: best final NLL "
-          "| seconds to it | time / reference's |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["run", "commit (dirty)", "library", "inducing sets", "M", "final s", "final test error",
+                           "final test NLL", "target: worst final NLL", "seconds to it", "time / reference's",
+                           "target: best final NLL", "seconds to it", "time / reference's"])
     for ax, (run, libraries) in zip(axes.flat, runs.items()):
         curves = {lib: sorted(rs, key=lambda r: r["train_seconds"]) for lib, rs in libraries.items()}
         target = max(c[-1]["test_nll"] for c in curves.values())
@@ -120,16 +118,15 @@ def time_to_accuracy_report(results: str = "tta") -> None:
 
         def cells(level, times, lib, reference=reference):
             t, ref = times[lib], times.get(reference)
-            return (f"{level:.4f} | {'never' if t is None else f'{t:.2f}'} | "
-                    + (f"{t / ref:.2g}x" if t and ref else "-"))
+            return [f"{level:.4f}", "never" if t is None else f"{t:.2f}", f"{t / ref:.2g}x" if t and ref else "-"]
 
         worst_times, best_times = reached(target), reached(best)
         for lib, c in curves.items():
             ax.plot([r["train_seconds"] for r in c], [r["test_nll"] for r in c], marker=".", label=lib)
             last = c[-1]
-            print(f"| {run} | {last['commit']} ({last['dirty']}) | {lib} | {last['inducing']} | {last['M']} "
-                  f"| {last['train_seconds']:.0f} | {100 * last['test_error']:.2f} % | {last['test_nll']:.4f} "
-                  f"| {cells(target, worst_times, lib)} | {cells(best, best_times, lib)} |")
+            table.row(run, f"{last['commit']} ({last['dirty']})", lib, last["inducing"], last["M"],
+                      f"{last['train_seconds']:.0f}", f"{100 * last['test_error']:.2f} %", f"{last['test_nll']:.4f}",
+                      *cells(target, worst_times, lib), *cells(best, best_times, lib))
         ax.axhline(target, color="grey", lw=0.6, ls="--")
         ax.set(xscale="log", yscale="log", xlabel="training seconds", ylabel="test NLL (log scale)", title=run)
         ax.legend(fontsize=8)
@@ -142,26 +139,25 @@ def time_to_accuracy_report(results: str = "tta") -> None:
 
 def profile_table(results: str = "profile") -> None:
     """The operators taking most of a step's time (``profile_step.py``), per configuration and method."""
-    print("| commit (dirty) | configuration | method | threads | step (ms) | operator | calls per step "
-          "| self ms per step | share |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit (dirty)", "configuration", "method", "threads", "step (ms)", "operator",
+                           "calls per step", "self ms per step", "share"])
     for r in load(results):
         for i, op in enumerate(r["ops"][:8]):
-            head = (f"| {r['commit']} ({r['dirty']}) | {r['dataset']} | {r['method']} | {r.get('threads', 'not recorded')} "
-                    f"| {1e3 * r['step_seconds']:.1f} " if i == 0 else "| | | | | ")
-            print(f"{head}| {op['name']} | {op['calls_per_step']:.1f} | {op['self_ms_per_step']:.1f} "
-                  f"| {100 * op['share']:.0f} % |")
+            head = ([f"{r['commit']} ({r['dirty']})", r["dataset"], r["method"], r.get("threads", "not recorded"),
+                     f"{1e3 * r['step_seconds']:.1f}"] if i == 0 else [""] * 5)
+            table.row(*head, op["name"], f"{op['calls_per_step']:.1f}", f"{op['self_ms_per_step']:.1f}",
+                      f"{100 * op['share']:.0f} %")
 
 
 def threads_table() -> None:
     groups = defaultdict(list)
     for r in load("threads"):
         groups[(r["commit"], r["dirty"], r["dataset"], r["load"], r["n_jobs"])].append(r["fit_seconds"])
-    print("| commit (dirty) | problem | machine load | n_jobs | runs | fit time (s, median) | range (s) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    table = MarkdownTable(["commit (dirty)", "problem", "machine load", "n_jobs", "runs", "fit time (s, median)",
+                           "range (s)"])
     for (commit, dirty, dataset, load_, n_jobs), t in groups.items():
-        print(f"| {commit} ({dirty}) | {dataset} | {load_} | {n_jobs} | {len(t)} | {np.median(t):.2f} "
-              f"| {min(t):.2f}-{max(t):.2f} |")
+        table.row(f"{commit} ({dirty})", dataset, load_, n_jobs, len(t), f"{np.median(t):.2f}",
+                  f"{min(t):.2f}-{max(t):.2f}")
 
 
 
