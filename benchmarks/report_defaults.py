@@ -85,7 +85,8 @@ def defaults_study_tables(results: str = "defaults_study") -> None:
         for c in configs:
             ranks[size][c].append(order.index(c) + 1)
             ranks["all"][c].append(order.index(c) + 1)
-        table.row(d, rows[(d, "default")]["n_fit"], *(f"{nll[c]:.4f} ({rows[(d, c)]['seconds']:.1f} s)" for c in configs))
+        table.row(d, rows[(d, "default")]["n_fit"],
+                  *(f"{nll[c]:.4f} ({rows[(d, c)]['seconds']:.1f} s)" for c in configs))
     for size, by_config in ranks.items():
         table.row(f"mean rank, {size}", "", *(f"{np.mean(by_config[c]):.2f}" for c in configs))
     variants = ["pep_0.5", "pep_100", "pep_es", "pep_es_20"]
@@ -434,7 +435,8 @@ def mnist_default_table(results: str = "mnist_default") -> None:
                            "candidates: held-out NLL (seconds)", "fit seconds", "test error", "test NLL", "ECE"])
     for r in rows:
         cands = "; ".join(f"{c['name']} {c['validation_nll']:.4f} ({c['fit_seconds']:.0f} s)" for c in r["candidates"])
-        plan = [r.get("plan") or "default", r["commit"], r.get("gpu") or "CPU, 1 thread", r["n_inducing"]] if plans else []
+        plan = ([r.get("plan") or "default", r["commit"], r.get("gpu") or "CPU, 1 thread", r.get("n_inducing", "-")]
+                if plans else [])
         table.row(r["dataset"], *plan, f"{r['max_minutes']:g}", r["candidate"], cands or "-", f"{r['fit_seconds']:.0f}",
                   f"{100 * r['test_error']:.2f} %", f"{r['test_nll']:.4f}", f"{r['test_ece']:.4f}")
     defaults = {r["commit"]: r for r in rows if r.get("plan") == "default"}

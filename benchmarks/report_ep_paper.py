@@ -344,7 +344,8 @@ def fit_time_table(results: str = "fit_time") -> None:
                   r["seed"], f"{r['fit_seconds']:.2f}", f"{r['r_seconds']:.0f}",
                   f"{r['r_seconds'] / r['fit_seconds']:.1f}x", f"{r['test_nll']:.3f}", f"{r['paper_nll']:.2f}", *hit)
     print()
-    table = MarkdownTable(["data set", "method", "threads", "splits", "full fit (s, mean ± standard error)", "R / ours",
+    table = MarkdownTable(["data set", "method", "threads", "splits", "full fit (s, mean ± standard error)",
+                           "R / ours",
                            "splits reaching the paper's NLL", "time to target (s, median of those)"])
     groups = defaultdict(list)
     for r in rows:
