@@ -101,7 +101,7 @@ def run_alphagp(X_train, X_test, y_train, y_test, eval_every: int, max_time: flo
     are the user's), only the end point."""
     clf = GPClassifier(n_jobs=1, random_state=0, max_time=max_time)
     start = time.perf_counter()
-    recorder = MetricsRecorder(clf.predict_proba, X_test, y_test, every=eval_every, classes=np.unique(y_train))
+    recorder = MetricsRecorder(X_test, y_test, every=eval_every, classes=np.unique(y_train))
     clf.fit(X_train, y_train, callbacks=[recorder] if len(y_train) < CV_ROWS else None)
     seconds = time.perf_counter() - start
     selection = seconds - clf.history_[-1]["train_seconds"] if clf.history_ else 0.0

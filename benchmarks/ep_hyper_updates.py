@@ -47,23 +47,25 @@ class ConvergeSites:
     hyper-parameters held until log Z_q per point changes by less than ``tol`` (relative) or
     ``max_sweeps`` ran; records the converged log Z_q and the sweeps' seconds."""
 
-    def __init__(self, clf: GPClassifier, X: np.ndarray, y_idx: np.ndarray, tol: float, max_sweeps: int):
-        self.clf, self.X, self.y, self.tol, self.max_sweeps = clf, X, y_idx, tol, max_sweeps
+    def __init__(self, X: np.ndarray, y_idx: np.ndarray, tol: float, max_sweeps: int):
+        self.X, self.y, self.tol, self.max_sweeps = X, y_idx, tol, max_sweeps
         self.seconds, self.sweeps, self.curve = 0.0, 0, []
 
-    def _energy(self, X, y, idx) -> float:
-        terms = self.clf.model_.local_update(X, y, idx)
+    @staticmethod
+    def _energy(model, X, y, idx) -> float:
+        terms = model.local_update(X, y, idx)
         return float(terms.total(len(y), len(y))) / len(y)
 
     def __call__(self, state) -> None:
         start = time.perf_counter()
-        X = torch.as_tensor((self.X - self.clf.mean_) / self.clf.scale_, dtype=torch.float64)
+        so_far = state.fit_so_far                     # the model in training and its standardisation
+        X = torch.as_tensor((self.X - so_far.mean_) / so_far.scale_, dtype=torch.float64)
         y = torch.as_tensor(self.y, dtype=torch.long)
         idx = torch.arange(len(y))
         with torch.no_grad():
-            last, sweeps = self._energy(X, y, idx), 1
+            last, sweeps = self._energy(so_far.model_, X, y, idx), 1
             while sweeps < self.max_sweeps:
-                energy = self._energy(X, y, idx)
+                energy = self._energy(so_far.model_, X, y, idx)
                 sweeps += 1
                 done = abs(energy - last) <= self.tol * abs(last)
                 last = energy
@@ -91,7 +93,7 @@ def main() -> None:
         for schedule in args.schedules:
             clf = GPClassifier(method="ep", n_inducing=M, batch_size=None, max_iter=args.updates,
                                early_stopping=False, n_jobs=args.threads, random_state=seed)
-            outer = ConvergeSites(clf, X_tr, y_idx, args.tol, args.max_sweeps) if schedule == "outer" else None
+            outer = ConvergeSites(X_tr, y_idx, args.tol, args.max_sweeps) if schedule == "outer" else None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 clf.fit(X_tr, y_tr, callbacks=[outer] if outer else None)

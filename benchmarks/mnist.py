@@ -120,9 +120,10 @@ def main() -> None:
         if "setup_seconds" not in settings:  # fit's wall time before the first epoch (inducing-point seeding)
             settings["setup_seconds"] = time.perf_counter() - fit_start - state.train_seconds - eval_seconds[0]
         eval_start = time.perf_counter()
-        val, test = clf.evaluate(Xva, yva), (clf.evaluate(Xte, yte) if args.test else {})
+        so_far = state.fit_so_far                     # the model in training
+        val, test = so_far.evaluate(Xva, yva), (so_far.evaluate(Xte, yte) if args.test else {})
         row = base_row("mnist-validated", phase="eval", epoch=state.epoch, train_seconds=state.train_seconds,
-                       alpha=getattr(clf.model_, "alpha", None), optimize_inducing=clf.optimize_inducing_,
+                       alpha=getattr(so_far.model_, "alpha", None), optimize_inducing=so_far.optimize_inducing_,
                        **{f"val_{k}": v for k, v in val.items()}, **{f"test_{k}": v for k, v in test.items()},
                        **settings)
         append_row(args.output, row)
@@ -130,7 +131,7 @@ def main() -> None:
         eval_seconds[0] += time.perf_counter() - eval_start
         if not best or val["nll"] < best["val_nll"]:
             best.update(val_nll=val["nll"], epoch=state.epoch, train_seconds=state.train_seconds,
-                        state=copy.deepcopy(clf.model_.state_dict()))
+                        state=copy.deepcopy(so_far.model_.state_dict()))
         print(f"epoch {state.epoch:3d}  {state.train_seconds:8.1f} s  validation error {100 * val['error']:.2f}% "
               f"nll {val['nll']:.4f}", flush=True)
 

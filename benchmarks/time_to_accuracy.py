@@ -96,15 +96,15 @@ class Budget:
     training time has grown by the factor ``growth`` (log-spaced, as the curves are drawn), and
     stops at ``budget`` seconds."""
 
-    def __init__(self, clf, X_test, y_test, budget: float, first: float, growth: float):
-        self.clf, self.X_test, self.y_test = clf, X_test, y_test
+    def __init__(self, X_test, y_test, budget: float, first: float, growth: float):
+        self.X_test, self.y_test = X_test, y_test
         self.budget, self.growth, self.next = budget, growth, first
         self.curve: list[dict] = []
 
     def __call__(self, state) -> None:
         done = state.train_seconds >= self.budget
         if state.train_seconds >= self.next or done:
-            m = self.clf.evaluate(self.X_test, self.y_test)
+            m = state.fit_so_far.evaluate(self.X_test, self.y_test)
             self.curve.append({"epoch": state.epoch, "train_seconds": state.train_seconds,
                                "test_error": m["error"], "test_nll": m["nll"]})
             self.next = state.train_seconds * self.growth
@@ -122,7 +122,7 @@ def run_alphagp(method: str, p: dict, args) -> tuple[list[dict], dict]:
                        kernel_params={"lengthscale": p["lengthscale"]}, random_state=args.split, n_jobs=1,
                        optimize_inducing=False if paper else "auto",
                        method_params={"step_delay": 1e-9} if paper else None)
-    budget = Budget(clf, p["X_test"], p["y_test"], 60 * args.minutes, args.eval_first, args.eval_growth)
+    budget = Budget(p["X_test"], p["y_test"], 60 * args.minutes, args.eval_first, args.eval_growth)
     with log_kernel_parameters(paper):
         clf.fit(p["X_train"], p["y_train"], callbacks=[budget])
     return budget.curve, {"batch_size": batch, "inducing": "shared" if shared else "per class",

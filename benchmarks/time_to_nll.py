@@ -32,7 +32,6 @@ from common import (
     append_row,
     base_row,
     benchmark_parser,
-    class_index,
     done_keys,
     first_reaching,
     parse_benchmark_args,
@@ -67,8 +66,7 @@ def main() -> None:
             method, _, alpha = spec.partition(":")
             clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=m, max_iter=args.max_iter,
                                learning_rate=rate, random_state=seed, n_jobs=args.threads)
-            recorder = MetricsRecorder(lambda X, clf=clf: clf.predict_proba(X), Xte,
-                                       class_index(yte, ytr), every=args.eval_every)
+            recorder = MetricsRecorder(Xte, yte, every=args.eval_every)
             clf.fit(Xtr, ytr, callbacks=[recorder])
             target = None if args.inducing else PAPER_NLL.get(method)
             curve = [{"iteration": r["epoch"], "train_seconds": r["train_seconds"],

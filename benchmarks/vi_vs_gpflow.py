@@ -41,7 +41,7 @@ def run_alphagp(problem: dict) -> tuple[list[dict], dict]:
                        standardize=False, epsilon=EPSILON, max_iter=int(problem["iterations"]), tol=None,
                        learning_rate=float(problem["learning_rate"]), n_jobs=1, random_state=0)
     every = int(problem["eval_every"])
-    recorder = MetricsRecorder(clf.predict_proba, problem["X_test"], problem["y_test"], every=every)
+    recorder = MetricsRecorder(problem["X_test"], problem["y_test"], every=every)
     clf.fit(problem["X_train"], problem["y_train"], callbacks=[recorder])
     return [{"iteration": r["epoch"], "train_seconds": r["train_seconds"], "test_nll": r["nll"],
              "test_error": r["error"]} for r in recorder.rows], {}

@@ -93,7 +93,7 @@ def test_decision_regions_need_two_features(blobs):
 def test_history_plot_draws_the_recorded_test_nll_against_training_time(blobs):
     X, y = blobs
     clf = GPClassifier(method="sep", n_inducing=8, batch_size=40, max_iter=4, random_state=0)
-    clf.fit(X, y, callbacks=[MetricsRecorder(clf.predict_proba, X, y)])
+    clf.fit(X, y, callbacks=[MetricsRecorder(X, y)])
     figure = plot_history({"sep": clf})
     line = figure.axes[0].lines[0]
     np.testing.assert_allclose(line.get_xdata(), [r["train_seconds"] for r in clf.history_])

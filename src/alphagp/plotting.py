@@ -219,7 +219,7 @@ def plot_history(estimators, metric: str = "test_nll", path=None, log_time: bool
         points = [(row["train_seconds"], row[metric]) for row in getattr(estimator, "history_", [])
                   if row.get(metric) is not None]
         if not points:
-            hint = (" (pass callbacks=[MetricsRecorder(clf.predict_proba, X_test, y_test)] to fit)"
+            hint = (" (pass callbacks=[MetricsRecorder(X_test, y_test)] to fit)"
                     if metric.startswith("test_") else " (fit with early_stopping=True)" if metric == "validation"
                     else "")
             raise ValueError(f"{label!r} has no {metric!r} in its history_{hint}")

@@ -189,14 +189,14 @@ def test_deep_gp_classifier_matches_gp_classifier_at_the_edges(classes, tmp_path
     from alphagp.training import MetricsRecorder
     X, y = classes
     deep = DeepGPClassifier(**{**SMALL, "max_iter": 2}, checkpoint=tmp_path / "deep.ckpt")
-    recorder = MetricsRecorder(deep.predict_proba, X[:40], y[:40])
+    recorder = MetricsRecorder(X[:40], y[:40])
     deep.fit(X, y, callbacks=[recorder])
     assert (tmp_path / "deep.ckpt").is_file() and len(recorder.rows) == 2
     for clf in (deep, GPClassifier(method="ep", n_inducing=8, max_iter=3).fit(X, y)):
         with pytest.raises(ValueError, match="not seen during fit"):
             clf.score(X[:5], np.array(["low", "mid", "high", "top", "low"]))
     gp = GPClassifier(method="ep", n_inducing=8, max_iter=3)
-    recorder = MetricsRecorder(gp.predict_proba, X[:40], y[:40])      # string labels, as evaluate takes
+    recorder = MetricsRecorder(X[:40], y[:40])      # string labels, as evaluate takes
     gp.fit(X, y, callbacks=[recorder])
     assert len(recorder.rows) == 3
     np.testing.assert_allclose(recorder.rows[-1]["nll"], gp.evaluate(X[:40], y[:40])["nll"], rtol=1e-12)

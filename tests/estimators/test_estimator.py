@@ -152,12 +152,32 @@ def test_metrics_recorder_logs_test_metrics_against_time(thyroid):
     from alphagp.training import MetricsRecorder
     X, y = thyroid
     clf = GPClassifier(**FAST)
-    rec = MetricsRecorder(lambda Xt: clf.predict_proba(Xt), X, np.searchsorted([1, 2, 3], y), every=5)
+    rec = MetricsRecorder(X, y, every=5)
     clf.fit(X, y, callbacks=[rec])
     assert [r["epoch"] for r in rec.rows] == [5, 10, 15]
     times = [r["train_seconds"] for r in rec.rows]
     assert times == sorted(times) and times[0] > 0
     assert "test_nll" in clf.history_[9]
+
+
+def test_callbacks_predict_with_the_fit_so_far_and_the_estimator_is_written_when_fit_ends(thyroid):
+    """Issue 81: a callback reads the model in training from ``state.fit_so_far`` (a copy of the
+    estimator holding it), not from the estimator, which holds no model until the fit ends (a
+    refit's old model is dropped as it starts); the last epoch's fit so far predicts what the fitted
+    estimator does."""
+    from alphagp.training import MetricsRecorder
+    X, y = thyroid
+    clf = GPClassifier(**FAST).fit(X, y)
+    seen = []
+
+    def look(state):
+        seen.append((hasattr(clf, "model_"), state.fit_so_far is clf, state.fit_so_far.predict_proba(X)))
+    clf.set_params(max_iter=4).fit(X, y, callbacks=[look])
+    assert [s[:2] for s in seen] == [(False, False)] * 4
+    np.testing.assert_allclose(seen[-1][2], clf.predict_proba(X), rtol=1e-12, atol=0)
+    assert not np.allclose(seen[0][2], seen[-1][2])             # the model in training, not a snapshot
+    with pytest.raises(TypeError, match="takes the held-out rows first"):
+        MetricsRecorder(clf.predict_proba, X, y)
 
 
 def test_early_stopping_stops_where_the_objective_flattened(thyroid):

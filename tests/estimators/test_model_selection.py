@@ -225,11 +225,11 @@ def test_one_split_leaves_no_share_for_a_final_fit_it_will_not_make(quick_portfo
     assert sum(shares) == pytest.approx(60.0 if keep else 45.0)
 
 
-def test_callbacks_holding_the_estimator_see_its_final_fit(quick_portfolio):
+def test_callbacks_see_the_final_fit_so_far(quick_portfolio):
     from alphagp.training import MetricsRecorder
     X, y = _problem()
     clf = GPClassifier(n_inducing=6, random_state=0)
-    recorder = MetricsRecorder(clf.predict_proba, X[:30], y[:30], every=1)
+    recorder = MetricsRecorder(X[:30], y[:30], every=1)
     clf.fit(X, y, callbacks=[recorder])
     assert len(recorder.rows) == clf.n_iter_ and clf.get_params()["method"] == "auto"
     assert all(np.isfinite(r["nll"]) for r in recorder.rows)

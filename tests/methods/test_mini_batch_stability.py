@@ -25,7 +25,7 @@ def _held_out_nll_per_epoch(method, **params):
     clf = GPClassifier(method=method, n_inducing=10, batch_size=50, max_iter=15, learning_rate=0.01,
                        random_state=0, **params)
     nll = []
-    clf.fit(X, y, callbacks=[lambda state: nll.append(clf.evaluate(X_val, y_val)["nll"])])
+    clf.fit(X, y, callbacks=[lambda state: nll.append(state.fit_so_far.evaluate(X_val, y_val)["nll"])])
     return clf, nll
 
 

@@ -6,6 +6,7 @@ attributes are written in :mod:`.fitted`."""
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import replace
 from numbers import Integral, Real
@@ -111,13 +112,22 @@ class GPEstimatorBase(BaseEstimator):
         """How :func:`.run.run` runs ``plan`` for this estimator: its checkpoint and the settings a
         checkpoint records and a resumed fit must match (the parameters but the schedule's, as plain
         data, with the plan's values of ``PLAN_SETTINGS``; :func:`.run.run` adds a digest of the
-        rows' weights), progress, threads, data-parallel mode and ``callbacks`` (which, where given, see the fit so far, with the
-        values of ``made``, on the estimator as training starts). ``own=False``: a selection's
-        scored fit, without the estimator's checkpoint, progress or callbacks."""
+        rows' weights), progress, threads, data-parallel mode and ``callbacks``, which, where given,
+        predict with ``state.fit_so_far``: a copy of the estimator holding the fit so far (the model
+        in training, the values of ``made``). The estimator's own fitted values are written when the
+        fit ends; with callbacks its model of an earlier fit is dropped as this one starts, so a
+        callback that reads the estimator instead fails rather than scoring the old model. ``own=False``: a selection's scored fit, without the estimator's checkpoint,
+        progress or callbacks."""
         if not own:
             return Settings(n_jobs=self.n_jobs, distributed=self.distributed)
-        show = None if not callbacks else (lambda partial: fitted.record_fit(self, replace(
-            partial, made={**made, **partial.made})))
+        in_training = None
+        if callbacks:
+            self.__dict__.pop("model_", None)
+
+            def in_training(partial):
+                fit_so_far = copy.copy(self)
+                fitted.record_fit(fit_so_far, replace(partial, made={**made, **partial.made}))
+                return fit_so_far
         settings = {}
         if self.checkpoint is not None:                  # what only a checkpoint reads
             settings = {k: v for k, v in params_to_plain(self.get_params()).items() if k not in self.SCHEDULE_PARAMS}
@@ -131,7 +141,7 @@ class GPEstimatorBase(BaseEstimator):
         return Settings(checkpoint=self.checkpoint, checkpoint_settings=settings,
                         callbacks=callbacks, verbose=self.verbose if self.verbose == "auto" else bool(self.verbose),
                         n_jobs=self.n_jobs,
-                        distributed=self.distributed, show=show)
+                        distributed=self.distributed, in_training=in_training)
 
     def _predictor(self) -> Predictor:
         """The fitted model's :class:`~.run.Predictor`: its standardisation, dtype, device and threads."""

@@ -128,10 +128,10 @@ class HeldOutRows:
 class Settings:
     """How a fit is run, beside its plan: the estimator's checkpoint file (or ``None``), the
     settings a checkpoint records and a resumed fit must match (plain data, the weights' digest
-    added by :func:`run`), callbacks, progress, threads and the data-parallel mode. ``show``: where
-    callbacks predict with the estimator in training (a
-    :class:`~alphagp.training.MetricsRecorder` of its ``predict_proba``), what puts the fit so far
-    (a :class:`FitResult` with an empty history) on it before training."""
+    added by :func:`run`), callbacks, progress, threads and the data-parallel mode. ``in_training``:
+    with callbacks, what makes the fit so far they predict with (``state.fit_so_far``; the
+    estimators: a copy of themselves holding it) of a :class:`FitResult` with an empty history,
+    whose model is the one in training."""
 
     checkpoint: Any = None
     checkpoint_settings: dict = field(default_factory=dict)
@@ -139,7 +139,7 @@ class Settings:
     verbose: bool | str = False
     n_jobs: int | None = None
     distributed: Any = False
-    show: Callable | None = None
+    in_training: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -244,8 +244,8 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
         if settings.distributed:                  # the first process's random start and batch order for all
             seed = _share_start(model, seed, device)
         family.seed(model, seed)
-        if settings.show is not None:
-            settings.show(FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made=made))
+        fit_so_far = None if settings.in_training is None else settings.in_training(
+            FitResult(plan, Xs.mean, Xs.scale, model, [], 0, made=made))
         predictor = Predictor(model, Xs.mean, Xs.scale, dtype, device, settings.n_jobs)
         validation = None if held is None else HeldOutRows(
             RowSubset(X, held), y[held], w_val, lambda X_val, y_val, w: family.score(predictor, X_val, y_val, w, context))
@@ -258,7 +258,8 @@ def run(plan, X, y, weight: np.ndarray | None, family: Family, context, settings
                                         **(weight_digest(w_fit, dtype) if settings.checkpoint else {})},
                               verbose=settings.verbose, seed=seed, distributed=settings.distributed,
                               validation=validation, max_time=plan.max_time, n_points=model.n_weighted,
-                              spent=0.0 if plan.max_time is None else time.perf_counter() - started)
+                              spent=0.0 if plan.max_time is None else time.perf_counter() - started,
+                              fit_so_far=fit_so_far)
             state = trainer.fit(Xs, y_fit)
         model.after_fit(Xs, y_fit)
         finished = {} if validation is None else family.finish(predictor, validation, context)

@@ -10,8 +10,9 @@ import os
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,7 +35,10 @@ class TrainingState:
     """What callbacks see after each epoch. ``validation_scores`` and ``best_epoch`` (the epoch
     whose state the fit returns) are kept with a ``validation`` score; ``stopped_by`` says what
     ended the fit early (``"validation"``, ``"objective"``, ``"max_time"``, ``"callback"``, ``"converged"``:
-    the optimiser's own test, L-BFGS's)."""
+    the optimiser's own test, L-BFGS's). ``fit_so_far``: what a callback predicts with, where the
+    trainer was given one (an estimator's fit hands it a copy of the estimator holding the model in
+    training, so ``state.fit_so_far.predict_proba(X)`` is the model as it is now); not part of a
+    checkpoint."""
 
     epoch: int = 0
     objective: float = float("nan")
@@ -47,6 +51,13 @@ class TrainingState:
     best_validation: float = math.inf
     best_epoch: int = 0
     stopped_by: str = ""
+    fit_so_far: Any = field(default=None, repr=False, compare=False)
+
+    def record(self) -> dict:
+        """The state as a checkpoint keeps it: plain data, without ``fit_so_far``."""
+        plain = asdict(replace(self, fit_so_far=None))
+        del plain["fit_so_far"]
+        return plain
 
 
 class Trainer:
@@ -109,6 +120,9 @@ class Trainer:
     callbacks
         called as ``cb(state)`` after each epoch; time spent in them is not counted
         in ``state.train_seconds``. A callback may set ``state.stop = True``.
+    fit_so_far
+        what callbacks predict with, as ``state.fit_so_far`` (the estimators hand a copy of
+        themselves holding the model in training).
     checkpoint
         path of a checkpoint file, written every ``checkpoint_every`` epochs and
         read back (resuming, with a :class:`CheckpointResumed` warning) when it exists at
@@ -142,7 +156,7 @@ class Trainer:
                  settings: dict | None = None, verbose: bool = False, seed: int = 0,
                  distributed: bool | str = False, validation: Callable[[], float] | None = None,
                  max_time: float | None = None, clock: Callable[[], float] = time.perf_counter,
-                 n_points: float | None = None, spent: float = 0.0):
+                 n_points: float | None = None, spent: float = 0.0, fit_so_far=None):
         if max_time is not None and not (isinstance(max_time, numbers.Real) and max_time > 0):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
         if learning_rate_decay != "cosine" and not (isinstance(learning_rate_decay, numbers.Real)
@@ -177,7 +191,8 @@ class Trainer:
         self.optimizer = make_optimizer(optimizer, self._params, learning_rate) if self._params else None
         self.validation, self.max_time, self.clock = validation, max_time, clock
         self.n_points = n_points
-        self.state = TrainingState()
+        self.fit_so_far = fit_so_far
+        self.state = TrainingState(fit_so_far=fit_so_far)
         self._fingerprint: dict = {}
         self._best_state: dict | None = None
         self._time_at_start = 0.0
@@ -190,13 +205,13 @@ class Trainer:
     def _save(self) -> None:
         write_checkpoint(self.checkpoint, self._fingerprint, self.method.state_dict(),
                          None if self.optimizer is None else self.optimizer.state_dict(),
-                         self.generator.get_state(), asdict(self.state), self._best_state)
+                         self.generator.get_state(), self.state.record(), self._best_state)
 
     def _load(self) -> None:
         ckpt = read_checkpoint(self.checkpoint, self._fingerprint)
         self.method.load_state_dict(ckpt["method"])
         self.generator.set_state(ckpt["generator"])
-        self.state = TrainingState(**ckpt["state"])
+        self.state = TrainingState(**ckpt["state"], fit_so_far=self.fit_so_far)
         self._best_state = ckpt.get("best")
         if self.optimizer and ckpt["optimizer"]:
             self.optimizer.load_state_dict(ckpt["optimizer"])
