@@ -41,6 +41,30 @@ from common import (
 PAPER_NLL = {"ep": 0.31, "sep": 0.33}  # Table 2, Satellite, M = 5%
 
 
+def fit_curve(problem, spec: str, m: int, rate: float | None, seed: int, args) -> dict:
+    """The row of one fit: method ``spec`` (a name, alpha after a colon) at ``m`` inducing points
+    and initial rate ``rate`` on one split's ``problem`` (``Xtr, Xte, ytr, yte``), its test NLL
+    and error every ``--eval-every`` iterations, and where it first reaches the paper's NLL."""
+    Xtr, Xte, ytr, yte = problem
+    method, _, alpha = spec.partition(":")
+    clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=m, max_iter=args.max_iter,
+                       learning_rate=rate, random_state=seed, n_jobs=args.threads)
+    recorder = MetricsRecorder(Xte, yte, every=args.eval_every)
+    clf.fit(Xtr, ytr, callbacks=[recorder])
+    target = None if args.inducing else PAPER_NLL.get(method)
+    curve = [{"iteration": r["epoch"], "train_seconds": r["train_seconds"],
+              "test_nll": r["nll"], "test_error": r["error"]} for r in recorder.rows]
+    hit = first_reaching(curve, target) if target is not None else None
+    final = recorder.rows[-1]
+    return base_row("time-to-nll", dataset=args.dataset, method=method.upper(), method_spec=spec,
+                    alpha=getattr(clf.model_, "alpha", None), seed=seed, M=m,
+                    M_fraction=None if args.inducing else args.fraction, batch_size=None, learning_rate=rate,
+                    target_nll=target, iterations_to_target=None if hit is None else hit["iteration"],
+                    seconds_to_target=None if hit is None else hit["train_seconds"], final_test_nll=final["nll"],
+                    final_test_error=final["error"], train_seconds=final["train_seconds"], iterations=clf.n_iter_,
+                    curve=curve)
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__, threads=2, output="time_to_nll.jsonl")
     parser.add_argument("--dataset", default="satimage")
@@ -58,33 +82,17 @@ def main() -> None:
     done = done_keys(args.output, lambda r: (r["dataset"], r.get("method_spec", r["method"].lower()), r["seed"],
                                              r["M"], r["learning_rate"])) if args.skip_done else set()
     for seed in range(args.splits):
-        Xtr, Xte, ytr, yte = split(args.dataset, seed)
-        sizes = args.inducing or [max(1, round(args.fraction * len(ytr)))]
+        problem = split(args.dataset, seed)
+        sizes = args.inducing or [max(1, round(args.fraction * len(problem[2])))]
         for m, spec, rate in ((m, spec, rate) for m in sizes for spec in args.methods for rate in args.rates):
             if (args.dataset, spec, seed, m, rate) in done:
                 continue
-            method, _, alpha = spec.partition(":")
-            clf = GPClassifier(method=method, alpha=float(alpha) if alpha else None, n_inducing=m, max_iter=args.max_iter,
-                               learning_rate=rate, random_state=seed, n_jobs=args.threads)
-            recorder = MetricsRecorder(Xte, yte, every=args.eval_every)
-            clf.fit(Xtr, ytr, callbacks=[recorder])
-            target = None if args.inducing else PAPER_NLL.get(method)
-            curve = [{"iteration": r["epoch"], "train_seconds": r["train_seconds"],
-                      "test_nll": r["nll"], "test_error": r["error"]} for r in recorder.rows]
-            hit = first_reaching(curve, target) if target is not None else None
-            it, seconds = (hit["iteration"], hit["train_seconds"]) if hit else (None, None)
-            final = recorder.rows[-1]
-            row = base_row("time-to-nll", dataset=args.dataset, method=method.upper(), method_spec=spec,
-                           alpha=getattr(clf.model_, "alpha", None), seed=seed, M=m,
-                           M_fraction=None if args.inducing else args.fraction, batch_size=None, learning_rate=rate,
-                           target_nll=target, iterations_to_target=it, seconds_to_target=seconds,
-                           final_test_nll=final["nll"], final_test_error=final["error"],
-                           train_seconds=final["train_seconds"], iterations=clf.n_iter_,
-                           curve=curve)
+            row = fit_curve(problem, spec, m, rate, seed, args)
             append_row(args.output, row)
-            print(f"{method:3s} M={m} rate={rate} split={seed} target {target}: "
-                  f"{'not reached' if it is None else f'iteration {it}, {seconds:.2f} s'}; "
-                  f"final nll={final['nll']:.3f} in {final['train_seconds']:.1f} s", flush=True)
+            it, seconds = row["iterations_to_target"], row["seconds_to_target"]
+            reached = "not reached" if it is None else f"iteration {it}, {seconds:.2f} s"
+            print(f"{row['method'].lower():3s} M={m} rate={rate} split={seed} target {row['target_nll']}: {reached}; "
+                  f"final nll={row['final_test_nll']:.3f} in {row['train_seconds']:.1f} s", flush=True)
 
 
 if __name__ == "__main__":
