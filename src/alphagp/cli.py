@@ -270,6 +270,7 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
     """The model and training flags; each help names the default the estimator uses."""
     from .estimators.fit_plan import HIDDEN_WIDTH
     from .estimators.model_selection import DEFAULT_ALPHA_GRID
+    from .kernel_terms import text_forms
     from .methods import METHODS
     gp, deep = _defaults()
 
@@ -288,8 +289,8 @@ def _add_model_options(p: argparse.ArgumentParser, regression: bool) -> None:
                    help="candidates of --alpha auto, comma-separated (default: "
                         f"{','.join(f'{a:g}' for a in DEFAULT_ALPHA_GRID)}; not with --layers)")
     g.add_argument("--kernel", type=_kernel, default=None, metavar="TERMS",
-                   help="the covariance, terms rbf(one), rbf(ard), rbf(columns) (a lengthscale per table column) "
-                        "and linear joined by + and *, e.g. 'rbf(columns) + linear' (default: "
+                   help=f"the covariance, terms {text_forms()} joined by + and * (rbf(columns): a lengthscale "
+                        "per table column), e.g. 'rbf(columns) + linear' (default: "
                         f"{gp['kernel']}, the RBF with a lengthscale per feature; not with --layers)")
     g.add_argument("--inducing-points", type=_inducing_points, default=None, metavar="FILE.npy",
                    help="initial inducing inputs, an [M, D] or [C, M, D] array in a .npy file, in the units of "

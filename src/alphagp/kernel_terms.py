@@ -39,8 +39,41 @@ LENGTHSCALES = ("one", "ard", "columns")
 
 class Term:
     """A covariance term (module docstring). Subclasses give :meth:`n_params`, :meth:`matrix`,
-    :meth:`diagonal`, :meth:`variance`, :meth:`initial`, :meth:`bounds`, :meth:`spec` and
-    :meth:`bound`; ``+`` and ``*`` compose them."""
+    :meth:`diagonal`, :meth:`variance`, :meth:`initial`, :meth:`bounds`, :meth:`lengthscale_values`,
+    :meth:`bound` and :meth:`names`; ``+`` and ``*`` compose them. A term of its own (a leaf) is also
+    its ``KIND``, the name of its description (:meth:`spec`) and of its text form (``linear``, or
+    with a setting ``rbf(ard)``): :meth:`from_spec`, :meth:`text` and :meth:`parse` read and write
+    them (a leaf without settings needs none of the three), and one line in :data:`_KINDS`
+    registers it."""
+
+    #: a leaf's name in its description and its text form
+    KIND = ""
+
+    @classmethod
+    def from_spec(cls, _spec: dict) -> Term:
+        """The leaf term its description (:meth:`spec`) names: here, one without settings."""
+        return cls()
+
+    @classmethod
+    def parse(cls, setting: str | None) -> Term:
+        """The leaf term of the text form ``KIND`` (``setting`` ``None``) or ``KIND(setting)``;
+        a ``ValueError`` for a setting the term does not take."""
+        if setting is not None:
+            raise ValueError(f"{cls.KIND} takes no setting in parentheses")
+        return cls()
+
+    @classmethod
+    def text_forms(cls) -> list[str]:
+        """The leaf's text forms, for messages and help."""
+        return [cls.KIND]
+
+    def spec(self) -> dict:
+        """Plain JSON naming the term (model files; :func:`term_from_spec` reads it back)."""
+        return {"type": self.KIND}
+
+    def text(self) -> str:
+        """The term's text form (what :func:`parse_term` reads)."""
+        return self.KIND
 
     def __add__(self, other: Term) -> Term:
         return Sum(_term(self), _term(other))
@@ -86,10 +119,6 @@ class Term:
         """``[D]`` the first RBF part's lengthscales at ``theta`` (``None``: the term has no RBF)."""
         raise NotImplementedError
 
-    def spec(self) -> dict:
-        """Plain JSON naming the term (:func:`term_from_spec`)."""
-        raise NotImplementedError
-
     def bound(self, groups: np.ndarray) -> Term:
         """The term for features whose table columns are ``groups`` ``[D]`` (integers from 0;
         only ``"columns"`` lengthscales read them)."""
@@ -125,6 +154,24 @@ class RBF(Term):
 
     lengthscales: str = "one"
     groups: tuple[int, ...] | None = None
+
+    KIND = "rbf"
+
+    @classmethod
+    def from_spec(cls, spec):
+        groups = spec.get("groups")
+        return cls(str(spec.get("lengthscales", "one")), None if groups is None else tuple(int(g) for g in groups))
+
+    @classmethod
+    def parse(cls, setting):
+        return cls("one" if setting is None else setting)
+
+    @classmethod
+    def text_forms(cls):
+        return ["rbf", *(f"rbf({form})" for form in LENGTHSCALES)]
+
+    def text(self):
+        return f"rbf({self.lengthscales})"
 
     def __post_init__(self):
         if self.lengthscales not in LENGTHSCALES:
@@ -185,7 +232,7 @@ class RBF(Term):
         return self.lengthscale(torch.as_tensor(np.asarray(theta, dtype=np.float64)), n_features).numpy().copy()
 
     def spec(self):
-        return {"type": "rbf", "lengthscales": self.lengthscales,
+        return {"type": self.KIND, "lengthscales": self.lengthscales,
                 **({} if self.groups is None else {"groups": list(self.groups)})}
 
     def bound(self, groups):
@@ -204,6 +251,8 @@ class RBF(Term):
 @dataclass(frozen=True, repr=False)
 class Linear(Term):
     """b x'x' (module docstring): the linear signal logistic regression takes."""
+
+    KIND = "linear"
 
     def n_params(self, _n_features):
         return 1
@@ -225,9 +274,6 @@ class Linear(Term):
 
     def lengthscale_values(self, _theta, _n_features):
         return None
-
-    def spec(self):
-        return {"type": "linear"}
 
     def bound(self, _groups):
         return self
@@ -319,27 +365,33 @@ class Product(_Pair):
 _KINDS = {"rbf": RBF, "linear": Linear, "sum": Sum, "product": Product}
 
 
+def _leaves() -> dict[str, type[Term]]:
+    """The registered terms of their own (not a sum or product) by ``KIND``."""
+    return {kind: cls for kind, cls in _KINDS.items() if not issubclass(cls, _Pair)}
+
+
+def text_forms() -> str:
+    """Every leaf's text forms in words (``"rbf, rbf(one), ... and linear"``), for messages and help."""
+    forms = [form for cls in _leaves().values() for form in cls.text_forms()]
+    return ", ".join(forms[:-1]) + " and " + forms[-1]
+
+
 def term_from_spec(spec: dict) -> Term:
     """The term :meth:`Term.spec` described; a ``ValueError`` for a description of no term."""
     if not isinstance(spec, dict) or spec.get("type") not in _KINDS:
         raise ValueError(f"the kernel description is damaged: {spec!r} names no kernel term "
                          f"(one of {sorted(_KINDS)})")
-    kind = spec["type"]
-    if kind in ("sum", "product"):
-        return _KINDS[kind](term_from_spec(spec.get("left")), term_from_spec(spec.get("right")))
-    if kind == "linear":
-        return Linear()
-    groups = spec.get("groups")
-    return RBF(str(spec.get("lengthscales", "one")), None if groups is None else tuple(int(g) for g in groups))
+    cls = _KINDS[spec["type"]]
+    if issubclass(cls, _Pair):
+        return cls(term_from_spec(spec.get("left")), term_from_spec(spec.get("right")))
+    return cls.from_spec(spec)
 
 
 def describe_spec(spec: dict) -> str:
     """The text form of a term's description (what :func:`parse_term` reads)."""
     kind = spec["type"]
-    if kind == "rbf":
-        return f"rbf({spec.get('lengthscales', 'one')})"
-    if kind == "linear":
-        return "linear"
+    if kind not in ("sum", "product"):
+        return _KINDS[kind].from_spec(spec).text()
     left, right = describe_spec(spec["left"]), describe_spec(spec["right"])
     # the text reads left to right, * before +: parentheses where the description nests otherwise
     if kind == "product":
@@ -350,20 +402,20 @@ def describe_spec(spec: dict) -> str:
     return f"{left} + {right}"
 
 
-_TOKEN = re.compile(r"\s*(rbf\s*\(\s*(one|ard|columns)\s*\)|rbf|linear|\+|\*|\(|\))")
+#: a leaf's name, with a setting in parentheses or without, an operator or a parenthesis
+_TOKEN = re.compile(r"\s*([a-z_]+\s*\(\s*[a-z_]+\s*\)|[a-z_]+|\+|\*|\(|\))")
 
 
 def parse_term(text: str) -> Term:
-    """The term of the text form ``text``: ``rbf``, ``rbf(one)``, ``rbf(ard)``, ``rbf(columns)``,
-    ``linear``, joined by ``+`` and ``*`` (``*`` first) with parentheses; a ``ValueError`` that
-    quotes the text where it is not one."""
+    """The term of the text form ``text``: the leaves' forms (:func:`text_forms`: ``rbf``,
+    ``rbf(one)``, ``rbf(ard)``, ``rbf(columns)``, ``linear``) joined by ``+`` and ``*`` (``*``
+    first) with parentheses; a ``ValueError`` that quotes the text where it is not one."""
     tokens, position = [], 0
     while position < len(text.rstrip()):
         match = _TOKEN.match(text, position)
         if match is None:
-            raise ValueError(f"kernel {text!r}: cannot read {text[position:].strip()!r}; write terms rbf, "
-                             "rbf(one), rbf(ard), rbf(columns) and linear joined by + and *, e.g. "
-                             "'rbf(columns) + linear'")
+            raise ValueError(f"kernel {text!r}: cannot read {text[position:].strip()!r}; write terms "
+                             f"{text_forms()} joined by + and *, e.g. 'rbf(columns) + linear'")
         tokens.append(match.group(1).replace(" ", ""))
         position = match.end()
     term, rest = _sum(tokens, text)
@@ -398,9 +450,10 @@ def _atom(tokens: list[str], text: str):
         if not rest or rest[0] != ")":
             raise ValueError(f"kernel {text!r}: a parenthesis is not closed")
         return term, rest[1:]
-    if head == "linear":
-        return Linear(), rest
-    if head.startswith("rbf"):
-        inside = head[4:-1] if "(" in head else "one"
-        return RBF(inside), rest
-    raise ValueError(f"kernel {text!r}: unexpected {head!r}")
+    name, _, setting = head.partition("(")
+    if name not in _leaves():
+        raise ValueError(f"kernel {text!r}: unexpected {head!r}; write terms {text_forms()} joined by + and *")
+    try:
+        return _leaves()[name].parse(setting[:-1] if setting else None), rest
+    except ValueError as err:
+        raise ValueError(f"kernel {text!r}: cannot read {head!r}: {err}") from None
