@@ -67,6 +67,7 @@ def test_demo_prints_metrics(capsys):
     for key in ("test error", "test nll", "test ece", "test brier", "train time"):
         assert key in out
     assert "fitted: GPClassifier(method=" in out and "n_inducing=" in out   # what "auto" chose
+    assert "held-out NLL cross-validated:" in out                            # 761 rows: k-fold's scores
 
 
 def test_demo_honours_n_inducing(capsys):

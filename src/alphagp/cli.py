@@ -453,11 +453,11 @@ def _describe(clf) -> str:
 
 def _print_selection(clf) -> None:
     """What ``method="auto"`` tried: each candidate's held-out NLL and seconds, the chosen marked."""
+    from .estimators.held_out_schemes import said_of
     results = getattr(clf, "cv_results_", None)
     if not results:
         return
-    scheme = {"cv": "cross-validated", "split": "on a held-out split", "none": "not scored (a class of one row)"}
-    print(f"  method='auto' chose {clf.candidate_}; held-out NLL {scheme[clf.selection_scheme_]}:")
+    print(f"  method='auto' chose {clf.candidate_}; held-out NLL {said_of(clf.selection_scheme_)}:")
     folds = sorted(k for k in results if k.startswith("split") and k.endswith("_test_nll"))
     for i, (name, nll, seconds, rank) in enumerate(zip(results["candidate"], results["mean_test_nll"],
                                                        results["mean_fit_time"], results["rank_test_nll"])):

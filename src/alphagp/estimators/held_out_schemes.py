@@ -51,13 +51,16 @@ class Fold:
 @dataclass(frozen=True)
 class HeldOutScheme:
     """What every held-out scheme is (the selection reads nothing else of it): its ``folds``, its
-    ``name`` (``cv_results_``'s and the progress lines'), whether candidates may race on it
-    (``races``: :func:`~.model_selection.behind`, where the held-out folds are large enough) and
-    whether a scored fit of the winner is its final fit (``keeps_fit``). A candidate fits a fold's
-    training rows with its parameters as given; a scheme that differs says so."""
+    ``name`` (``selection_scheme_``, ``cv_results_``'s and the progress lines'), what the command
+    line says of its scores (``said``), whether candidates may race on it (``races``:
+    :func:`~.model_selection.behind`, where the held-out folds are large enough) and whether a scored
+    fit of the winner is its final fit (``keeps_fit``). A candidate fits a fold's training rows with
+    its parameters as given, and a closed form refitted in one step on every row takes them as
+    given too; a scheme that differs says so. Here: no fold, nothing scored (:class:`NoHeldOut`)."""
 
     folds: tuple[Fold, ...] = ()
     name = "none"
+    said = "not scored (a class of one row)"
     races = False
     keeps_fit = False
 
@@ -69,6 +72,11 @@ class HeldOutScheme:
         """A candidate's parameters on this scheme: as given."""
         return params
 
+    def refit_params(self, params: dict, given: dict) -> dict:  # noqa: ARG002 -- the scheme interface
+        """The winner's ``params`` for a closed form's one-step fit on every row (none held out), the
+        estimator's parameters ``given``: as they are."""
+        return params
+
 
 @dataclass(frozen=True)
 class KFold(HeldOutScheme):
@@ -76,6 +84,7 @@ class KFold(HeldOutScheme):
     winner's scored fit saw a fold's rows only, so the final fit is a fit of its own."""
 
     name = "cv"
+    said = "cross-validated"
     races = True
 
     def score(self, result, fold: Fold, X, y_idx: np.ndarray, n_classes: int, n_jobs) -> float:
@@ -94,6 +103,7 @@ class OneSplit(HeldOutScheme):
     fit, early-stopped on the share, is kept as the final fit."""
 
     name = "split"
+    said = "on a held-out split"
     keeps_fit = True
 
     def fit_rows(self, fold: Fold, weight):  # noqa: ARG002 -- the scheme interface
@@ -103,6 +113,10 @@ class OneSplit(HeldOutScheme):
     def fit_params(self, params: dict) -> dict:
         """The candidate's fit stops early on the split's share."""
         return {**params, "early_stopping": True}
+
+    def refit_params(self, params: dict, given: dict) -> dict:
+        """A one-step fit on every row has no share to stop on: the estimator's ``early_stopping``."""
+        return {**params, "early_stopping": given["early_stopping"]}
 
     def score(self, result, fold: Fold, X, y_idx: np.ndarray, n_classes: int, n_jobs) -> float:  # noqa: ARG002 -- the scheme interface
         """The held-out NLL of the state the fit returned (its best on the share)."""
@@ -115,6 +129,15 @@ class OneSplit(HeldOutScheme):
 @dataclass(frozen=True)
 class NoHeldOut(HeldOutScheme):
     """No stratified held-out share exists: no candidate can be scored."""
+
+
+#: the schemes by name (``selection_scheme_`` read back: :func:`said_of`)
+SCHEMES = {scheme.name: scheme for scheme in (KFold, OneSplit, NoHeldOut)}
+
+
+def said_of(name: str) -> str:
+    """How the held-out scores of the scheme ``name`` (a ``selection_scheme_``) were measured, in words."""
+    return SCHEMES[name].said
 
 
 def _copies(weight: np.ndarray | None) -> np.ndarray | None:

@@ -86,7 +86,7 @@ from ..numerics import CholeskyError
 from ..training import uses_mini_batches
 from ..training.progress import progress
 from .fit_plan import is_own_start, kernel_start_of
-from .held_out_schemes import CV_ROWS, Fold, scheme_for
+from .held_out_schemes import CV_ROWS, Fold, HeldOutScheme, scheme_for
 from .inputs import feature_groups
 from .run import standardisation
 
@@ -292,10 +292,15 @@ class Selection:
     candidate: Candidate
     params: dict
     cv_results: dict
-    scheme: str
+    held_out: HeldOutScheme
     fitted: object | None = None
     kernel_starts: dict = field(default_factory=dict)
     candidates: tuple = ()
+
+    @property
+    def scheme(self) -> str:
+        """The held-out scheme's name (``selection_scheme_``)."""
+        return self.held_out.name
 
 
 def shared_kernel_starts(selector: Selector, X, y_idx: np.ndarray, surrogates, weight=None,
@@ -367,7 +372,7 @@ def select(selector: Selector, X, y, y_idx, *, portfolio=None, keep_split_fit: b
     if not folds:
         candidate, params = choices[0]
         params = _feasible({**params, "random_state": seed}, y_idx, given["validation_fraction"])
-        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme.name)
+        return Selection(candidate, params, _results([candidate], [params], [[]], [[]]), scheme)
     surrogates = {kernel_start_of({**given, **params}) for _, params in choices} & SHARED_STARTS
     limit = None if budget is None else BUDGET_SHARE * budget / len(folds)
     starts: dict[int, dict] = {}
@@ -477,7 +482,7 @@ def select(selector: Selector, X, y, y_idx, *, portfolio=None, keep_split_fit: b
     candidate, params = choices[best]
     params = scheme.fit_params({**params, "random_state": seed})
     candidate, params = settled(candidate, params, chosen[best])
-    return Selection(candidate, _feasible(params, y_idx, given["validation_fraction"]), results, scheme.name,
+    return Selection(candidate, _feasible(params, y_idx, given["validation_fraction"]), results, scheme,
                      fitted[best], starts.get(0, {}), tuple(c for c, _ in choices))
 
 
@@ -590,7 +595,7 @@ def fit_selected(selector: Selector, X, y, y_idx, classes, callbacks, weight=Non
     given, name = selector.params, selector.name
     reuse = not callbacks and not given["checkpoint"]
     selection = select(selector, X, y, y_idx, keep_split_fit=reuse, weight=weight, clock=clock)
-    if selection.scheme == "none":
+    if not selection.held_out.folds:
         warnings.warn(f"no held-out rows to choose on (a class has a single row): fitted the first candidate, "
                       f"{selection.candidate.name}, without a selection", UserWarning, stacklevel=4)
     if given["verbose"] is True:
@@ -601,8 +606,8 @@ def fit_selected(selector: Selector, X, y, y_idx, classes, callbacks, weight=Non
     one_step = is_own_start(params)       # a closed form from its own start: refitted on every row in one step
     if selection.fitted is not None and reuse and not one_step:
         return selection.fitted, (selection.candidate.name, selection.scheme, selection.cv_results)
-    if one_step and selection.scheme == "split":           # every row, none held out to stop on
-        params["early_stopping"] = given["early_stopping"]
+    if one_step:                                             # every row, none held out to stop on
+        params = selection.held_out.refit_params(params, given)
     results, candidate = selection.cv_results, selection.candidate
     runners_up = [i for i in np.argsort(results["rank_test_nll"]) if np.isfinite(results["mean_test_nll"][i])
                   and results["candidate"][i] != candidate.name]
@@ -619,8 +624,8 @@ def fit_selected(selector: Selector, X, y, y_idx, classes, callbacks, weight=Non
                           UserWarning, stacklevel=4)
             candidate, params = settled(selection.candidates[i], {**given, **_feasible(
                 results["params"][i], y_idx, given["validation_fraction"])}, results["loo_choices"][i] or [])
-            if params.get("early_stopping") is True and selection.scheme == "split" and is_own_start(params):
-                params["early_stopping"] = given["early_stopping"]
+            if params.get("early_stopping") is True and is_own_start(params):
+                params = selection.held_out.refit_params(params, given)
 
 
 def _final_fit(selector: Selector, candidate: Candidate, params: dict, X, y_idx, classes, callbacks, weight, clock,
