@@ -390,7 +390,7 @@ def term_from_spec(spec: dict) -> Term:
 def describe_spec(spec: dict) -> str:
     """The text form of a term's description (what :func:`parse_term` reads)."""
     kind = spec["type"]
-    if kind not in ("sum", "product"):
+    if not issubclass(_KINDS[kind], _Pair):
         return _KINDS[kind].from_spec(spec).text()
     left, right = describe_spec(spec["left"]), describe_spec(spec["right"])
     # the text reads left to right, * before +: parentheses where the description nests otherwise
